@@ -1,0 +1,8 @@
+"""Allow ``python -m kgai_tui``."""
+
+from __future__ import annotations
+
+from kgai_tui.cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,241 @@
+"""The ``kgai-tui`` command line: every read with ``--json`` (kg's shapes) or text.
+
+Each command resolves the store, calls the core once and prints. The terminal app is
+imported only when it is opened, so scripted reads never pay for Textual.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from kgai_tui import __version__
+from kgai_tui.cli_support import (
+    JSON_OPTION,
+    STORE_OPTION,
+    emit_json,
+    handles_errors,
+    open_engine,
+)
+from kgai_tui.core.as_of import as_of_obj, project_as_of
+from kgai_tui.core.context import context_obj
+from kgai_tui.core.export import export_obj
+from kgai_tui.core.health import doctor_obj, status_obj
+from kgai_tui.core.reads import (
+    conflicts_obj,
+    heads_obj,
+    history_obj,
+    parse_as_of,
+    resolve_obj,
+)
+from kgai_tui.render_text import (
+    render_as_of,
+    render_conflicts,
+    render_context,
+    render_doctor,
+    render_heads,
+    render_history,
+    render_resolve,
+    render_status,
+)
+
+
+def _out(obj: dict[str, Any], as_json: bool, text: str) -> None:
+    if as_json:
+        emit_json(obj)
+    else:
+        click.echo(text)
+
+
+@click.group(
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.version_option(__version__, "--version", "-V", prog_name="kgai-tui")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """Read and steer a team's kgai decision memory.
+
+    Every read takes --json and prints the reference engine's JSON shape.
+    Exit codes: 0 ok, 1 failed answer, 2 bad input, 3 no store, 4 write failed.
+    """
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+
+
+@main.command()
+@STORE_OPTION
+@JSON_OPTION
+@click.option("--about", default="", help="Only elements whose name contains this.")
+@handles_errors
+def conflicts(store: str | None, as_json: bool, about: str) -> None:
+    """List elements with two or more decisions in force.
+
+    Example: kgai-tui conflicts --about invoice --json
+    """
+    obj = conflicts_obj(open_engine(store).projection, about)
+    _out(obj, as_json, render_conflicts(obj))
+
+
+@main.command()
+@STORE_OPTION
+@JSON_OPTION
+@click.argument("element", required=False, default=None)
+@handles_errors
+def heads(store: str | None, as_json: bool, element: str | None) -> None:
+    """Show the decisions in force, for one element or for all.
+
+    Example: kgai-tui heads feature:Invoice
+    """
+    obj = heads_obj(open_engine(store).projection, element)
+    _out(obj, as_json, render_heads(obj))
+
+
+@main.command()
+@STORE_OPTION
+@JSON_OPTION
+@click.argument("element", nargs=-1, required=True)
+@handles_errors
+def history(store: str | None, as_json: bool, element: tuple[str, ...]) -> None:
+    """Show every decision that shaped ELEMENT (kind:name or id), oldest first.
+
+    Example: kgai-tui history feature:Invoice
+    """
+    obj = history_obj(open_engine(store).projection, " ".join(element))
+    _out(obj, as_json, render_history(obj))
+
+
+@main.command()
+@STORE_OPTION
+@JSON_OPTION
+@click.argument("ref", nargs=-1, required=True)
+@handles_errors
+def resolve(store: str | None, as_json: bool, ref: tuple[str, ...]) -> None:
+    """Resolve KIND:NAME to its element id, existence and heads.
+
+    Example: kgai-tui resolve service:Billing
+    """
+    obj = resolve_obj(open_engine(store).projection, " ".join(ref))
+    _out(obj, as_json, render_resolve(obj))
+
+
+def _context(
+    store: str | None, as_json: bool, paths: str, about: str, max_: int
+) -> None:
+    path_list = [p.strip() for p in paths.split(",") if p.strip()]
+    obj = context_obj(
+        open_engine(store).projection, paths=path_list, about=about, limit=max_
+    )
+    if as_json:
+        emit_json(obj, floats=True)
+    else:
+        click.echo(render_context(obj))
+
+
+_CONTEXT_OPTIONS = [
+    click.option("--paths", default="", help="Comma-separated file paths or globs."),
+    click.option("--about", default="", help="A topic in words."),
+    click.option(
+        "--max", "max_", type=int, default=15, help="At most this many elements."
+    ),
+]
+
+
+def _with_context_options(func: Any) -> Any:
+    for option in reversed(_CONTEXT_OPTIONS):
+        func = option(func)
+    return func
+
+
+@main.command()
+@STORE_OPTION
+@JSON_OPTION
+@_with_context_options
+@handles_errors
+def context(
+    store: str | None, as_json: bool, paths: str, about: str, max_: int
+) -> None:
+    """Recall the decisions in force for the elements in play.
+
+    Example: kgai-tui context --paths src/billing/pdf.go --about invoices --json
+    """
+    _context(store, as_json, paths, about, max_)
+
+
+@main.command()
+@STORE_OPTION
+@JSON_OPTION
+@_with_context_options
+@handles_errors
+def recall(store: str | None, as_json: bool, paths: str, about: str, max_: int) -> None:
+    """Alias of ``context``.
+
+    Example: kgai-tui recall --about "invoice rendering"
+    """
+    _context(store, as_json, paths, about, max_)
+
+
+@main.command("as-of")
+@STORE_OPTION
+@JSON_OPTION
+@click.argument("timestamp")
+@handles_errors
+def as_of(store: str | None, as_json: bool, timestamp: str) -> None:
+    """Show the graph, heads and conflicts as they stood at TIMESTAMP.
+
+    TIMESTAMP is RFC3339, or YYYY-MM-DD meaning the end of that day (UTC).
+
+    Example: kgai-tui as-of 2026-03-31
+    """
+    cut = parse_as_of(timestamp)
+    engine = open_engine(store)
+    obj = as_of_obj(project_as_of(engine.shards, cut), cut)
+    _out(obj, as_json, render_as_of(obj))
+
+
+@main.command()
+@STORE_OPTION
+@click.option("--canonical", is_flag=True, help="Add the replay digest.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Accepted for symmetry; export is JSON."
+)
+@handles_errors
+def export(store: str | None, canonical: bool, as_json: bool) -> None:
+    """Print the whole projection as JSON (with --canonical, its digest).
+
+    Example: kgai-tui export --canonical
+    """
+    emit_json(export_obj(open_engine(store).projection, canonical=canonical))
+
+
+@main.command()
+@STORE_OPTION
+@JSON_OPTION
+@handles_errors
+def status(store: str | None, as_json: bool) -> None:
+    """Summarise the store: writers, events, elements, decisions, conflicts.
+
+    Example: kgai-tui status --json
+    """
+    obj = status_obj(open_engine(store))
+    _out(obj, as_json, render_status(obj))
+
+
+@main.command()
+@STORE_OPTION
+@JSON_OPTION
+@handles_errors
+def doctor(store: str | None, as_json: bool) -> None:
+    """Check every shard; exit 1 when anything is wrong.
+
+    Reports bad hashes, decision ids that do not match, broken parent chains,
+    malformed, over-long and torn lines, each with its shard and line.
+
+    Example: kgai-tui doctor
+    """
+    obj = doctor_obj(open_engine(store))
+    _out(obj, as_json, render_doctor(obj))
+    if not obj["ok"]:
+        sys.exit(1)

@@ -1,0 +1,137 @@
+"""Shared plumbing for CLI commands: output, exit codes and store opening.
+
+Exit codes (documented in docs/cli.md):
+
+* 0: success.
+* 1: the command ran and its answer is a failure (doctor found problems, no such
+  element, nothing to resolve).
+* 2: bad usage or bad input (arguments, timestamps, ingest JSON).
+* 3: no store where discovery looked (nothing is created).
+* 4: a write could not be completed (read-only store, full disk, lock held too long);
+  nothing was half-written.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, Final, NoReturn, ParamSpec, TypeVar
+
+import click
+
+from kgai_tui.core.discovery import StoreLocation, locate_store
+from kgai_tui.core.engine import Engine
+from kgai_tui.core.errors import (
+    KgaiError,
+    NotFoundError,
+    StoreNotFoundError,
+    UsageError,
+    WriteError,
+)
+from kgai_tui.core.gojson import marshal_indent, with_go_floats
+
+EXIT_OK: Final = 0
+EXIT_FAILED: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_NO_STORE: Final = 3
+EXIT_WRITE: Final = 4
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def exit_code_for(exc: KgaiError) -> int:
+    """Map a core error to its documented exit code."""
+    if isinstance(exc, StoreNotFoundError):
+        return EXIT_NO_STORE
+    if isinstance(exc, UsageError):
+        return EXIT_USAGE
+    if isinstance(exc, WriteError):
+        return EXIT_WRITE
+    if isinstance(exc, NotFoundError):
+        return EXIT_FAILED
+    return EXIT_FAILED
+
+
+def fail(message: str, code: int, *, as_json: bool) -> NoReturn:
+    """Report a failure as one line (and as ``{"error","ok":false}`` with --json)."""
+    first_line = message.strip().splitlines()[0] if message.strip() else "failed"
+    if as_json:
+        sys.stdout.buffer.write(marshal_indent({"error": first_line, "ok": False}))
+        sys.stdout.flush()
+    click.echo(f"kgai-tui: {first_line}", err=True)
+    sys.exit(code)
+
+
+def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """Turn core errors into a one-line message and the documented exit code."""
+
+    @wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        as_json = bool(kwargs.get("as_json", False))
+        try:
+            return func(*args, **kwargs)
+        except KgaiError as exc:
+            fail(str(exc), exit_code_for(exc), as_json=as_json)
+        except BrokenPipeError:
+            sys.exit(EXIT_OK)
+        except OSError as exc:
+            fail(
+                f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
+                EXIT_WRITE if exc.errno else EXIT_FAILED,
+                as_json=as_json,
+            )
+
+    return wrapper
+
+
+def emit_json(obj: Any, *, floats: bool = False) -> None:
+    """Print an object as Go's ``MarshalIndent`` output plus a newline.
+
+    ``floats`` walks the value to print floats as Go does (``15``, not ``15.0``);
+    outputs without floats skip the walk, which matters for a million-row export.
+    """
+    sys.stdout.buffer.write(marshal_indent(with_go_floats(obj) if floats else obj))
+    sys.stdout.flush()
+
+
+def resolve_location(store: str | None) -> StoreLocation:
+    """Find the store for a command (never creates it)."""
+    return locate_store(store)
+
+
+def open_engine(store: str | None) -> Engine:
+    """Open the discovered store, warning on stderr about skipped lines.
+
+    Raises:
+        StoreNotFoundError: nothing is at the discovered location.
+    """
+    location = resolve_location(store)
+    if not location.exists:
+        raise StoreNotFoundError(
+            f"no kgai store at {location.root} (found via {location.source}); "
+            "pass --store PATH or set KGAI_STORE"
+        )
+    engine = Engine.open(location.root)
+    skipped = len(engine.problems)
+    if skipped:
+        click.echo(
+            f"kgai-tui: warning: skipped {skipped} bad line(s) in "
+            f"{Path(location.root) / 'log'} (run `kgai-tui doctor` for details)",
+            err=True,
+        )
+    return engine
+
+
+STORE_OPTION = click.option(
+    "--store",
+    "store",
+    metavar="PATH",
+    default=None,
+    help="Store directory (default: $KGAI_STORE, else <project>/.kgai/store).",
+)
+JSON_OPTION = click.option(
+    "--json", "as_json", is_flag=True, help="Print JSON (the kg shape) instead of text."
+)

@@ -1,0 +1,145 @@
+"""Recall: the head set for the elements in play, for a path or a topic (spec 6.4).
+
+One deliberate fix (spec 13.1): relevance alone decides the filter. The reference adds
+``0.001 × lamport`` before the ``score >= 1`` cut, so from lamport 1000 on every
+recently decided element passes any filter; here recency only orders elements whose
+relevance is equal, and the printed ``score`` is the relevance.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+from kgai_tui.core.props import parse_props
+from kgai_tui.core.reads import when_of
+from kgai_tui.core.scoring import (
+    about_score,
+    decision_about_score,
+    glob_match,
+    one_line,
+    split_paths,
+    tokenize,
+)
+
+if TYPE_CHECKING:
+    from kgai_tui.core.projection import Projection
+
+DEFAULT_MAX: Final = 15
+WHY_CAP: Final = 4
+PATH_WEIGHT: Final = 10.0
+ABOUT_WEIGHT: Final = 6.0
+DECISION_WEIGHT: Final = 5.0
+
+
+def decision_boost(p: Projection, q_toks: list[str]) -> dict[str, float]:
+    """Score every decision's text against the topic; each element keeps its best."""
+    boost: dict[str, float] = {}
+    for idx, shaped in enumerate(p.dec_shapes):
+        if not shaped:
+            continue
+        score = decision_about_score(
+            q_toks, p.dec_title[idx], p.dec_rationale[idx], p.dec_summary[idx]
+        )
+        if score <= 0:
+            continue
+        for eid in shaped:
+            if score > boost.get(eid, 0.0):
+                boost[eid] = score
+    return boost
+
+
+def element_links(p: Projection, eid: str) -> list[dict[str, str]]:
+    """Out-links then in-links, each ordered by kind, neighbour name, neighbour id."""
+    graph = p.graph
+    outs = sorted(
+        (k, graph.nodes[t]["name"], t) for _, t, k in graph.out_edges(eid, keys=True)
+    )
+    ins = sorted(
+        (k, graph.nodes[f]["name"], f) for f, _, k in graph.in_edges(eid, keys=True)
+    )
+    return [{"dir": "out", "kind": k, "neighbor": n} for k, n, _ in outs] + [
+        {"dir": "in", "kind": k, "neighbor": n} for k, n, _ in ins
+    ]
+
+
+def relevance(
+    p: Projection,
+    eid: str,
+    paths: list[str],
+    q_toks: list[str],
+    boost: dict[str, float],
+) -> float:
+    """Return the path and topic score of one element (no recency term)."""
+    kind, name, blob = p.element(eid) or ("", "", "")
+    score = 0.0
+    if paths:
+        stored = split_paths(parse_props(blob).get("paths", ""))
+        for query in paths:
+            if any(glob_match(s, query) for s in stored):
+                score += PATH_WEIGHT
+    if q_toks:
+        score += ABOUT_WEIGHT * about_score(q_toks, kind, name, blob)
+        score += DECISION_WEIGHT * boost.get(eid, 0.0)
+    return score
+
+
+def context_obj(
+    p: Projection, *, paths: list[str], about: str, limit: int = DEFAULT_MAX
+) -> dict[str, Any]:
+    """Return the recall payload ``{ok, items, shown, omitted, total, note?}``."""
+    limit = limit if limit > 0 else DEFAULT_MAX
+    q_toks = tokenize(about) if about else []
+    filtered = bool(paths) or bool(about)
+    boost = decision_boost(p, q_toks) if q_toks else {}
+    scored: list[tuple[float, int, str]] = []
+    for eid in p.graph.nodes:
+        rel = relevance(p, eid, paths, q_toks, boost)
+        if filtered and rel < 1:
+            continue
+        scored.append((rel, p.max_authority_lamport(eid), eid))
+    scored.sort(key=lambda row: (-row[0], -row[1], row[2]))
+    total = len(scored)
+    items = [_item(p, eid, rel) for rel, _, eid in scored[:limit]]
+    omitted = max(total - limit, 0)
+    out: dict[str, Any] = {
+        "ok": True,
+        "items": items,
+        "shown": len(items),
+        "omitted": omitted,
+        "total": total,
+    }
+    note = ""
+    if omitted > 0:
+        note = (
+            f"{omitted} more element(s) omitted — narrow with --paths/--about "
+            "or raise --max"
+        )
+    if not filtered:
+        note = ("no filters — showing whole element graph. " + note).strip()
+    if note:
+        out["note"] = note
+    return out
+
+
+def _item(p: Projection, eid: str, rel: float) -> dict[str, Any]:
+    kind, name, blob = p.element(eid) or ("", "", "")
+    item: dict[str, Any] = {"element_id": eid, "name": name, "kind": kind}
+    props = parse_props(blob)
+    if props:
+        item["props"] = dict(sorted(props.items()))
+    links = element_links(p, eid)
+    if links:
+        item["links"] = links
+    why = []
+    for idx in p.heads_of(eid)[:WHY_CAP]:
+        entry: dict[str, Any] = {"title": p.dec_title[idx]}
+        rationale = one_line(p.dec_rationale[idx])
+        if rationale:
+            entry["rationale"] = rationale
+        entry["when"] = when_of(p, idx)
+        entry["is_head"] = True
+        why.append(entry)
+    if why:
+        item["why"] = why
+    item["score"] = rel
+    return item

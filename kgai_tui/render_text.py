@@ -1,0 +1,144 @@
+"""Plain-text renderings of the CLI's JSON shapes, for people at a terminal.
+
+Each function takes the exact object ``--json`` would print, so text and JSON can
+never disagree about what a command found.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _short(dec_id: str) -> str:
+    return dec_id[:10]
+
+
+def _day(when: str) -> str:
+    return when[:10] if when else "????-??-??"
+
+
+def render_conflicts(obj: dict[str, Any]) -> str:
+    """Render ``conflicts``: each contested element and its competing heads."""
+    groups = obj.get("conflicts") or []
+    if not groups:
+        return "✓ no conflicts: every element has at most one decision in force"
+    lines = [f"⚠ {len(groups)} element(s) decided two ways"]
+    for g in groups:
+        lines.append(f"{g['kind']}:{g['name']}  ({g['element_id']})")
+        for head, title in zip(g["heads"], g["titles"], strict=False):
+            lines.append(f"├─ {title}  {_short(head)}")
+        lines.append(
+            "└─ resolve: kgai-tui resolve-conflict "
+            f"{g['element_id']} --keep <decision id>"
+        )
+    return "\n".join(lines)
+
+
+def render_heads(obj: dict[str, Any]) -> str:
+    """Render ``heads``: the decisions in force per element."""
+    rows = obj.get("heads") or []
+    if not rows:
+        return "no decisions in force"
+    lines = []
+    for row in rows:
+        lines.append(f"{row['kind']}:{row['name']}")
+        for d in row["decisions"]:
+            lines.append(
+                f"  ● {d['title']}  ({_day(d['when'])}, {d['author']}, "
+                f"{_short(d['id'])})"
+            )
+    return "\n".join(lines)
+
+
+def render_history(obj: dict[str, Any]) -> str:
+    """Render ``history``: oldest first, current and superseded marked."""
+    decisions = obj["decisions"]
+    lines = [
+        f"{obj['kind']}:{obj['name']} — {len(decisions)} decision(s), oldest first"
+    ]
+    for d in decisions:
+        mark = "● current" if d["is_head"] else "  superseded"
+        lines.append(f"{_day(d['when'])}  {d['title']}  {mark}")
+        if d.get("rationale"):
+            lines.append(f"    why: {d['rationale'].splitlines()[0]}")
+        lines.append(f"    by {d['author'] or 'unknown'} · {_short(d['id'])}")
+    return "\n".join(lines)
+
+
+def render_resolve(obj: dict[str, Any]) -> str:
+    """Render ``resolve``: the id, whether it exists, and its heads."""
+    state = "exists" if obj["existed"] else "does not exist yet"
+    lines = [f"{obj['kind']}:{obj['name']} → {obj['element_id']} ({state})"]
+    for head in obj.get("head_decisions", []):
+        lines.append(f"  ● {head}")
+    return "\n".join(lines)
+
+
+def render_context(obj: dict[str, Any]) -> str:
+    """Render ``context``: elements in play, their links and decisions in force."""
+    lines: list[str] = []
+    for item in obj["items"]:
+        lines.append(f"{item['name']} ({item['kind']})")
+        for k, v in item.get("props", {}).items():
+            lines.append(f"  {k}={v}")
+        for link in item.get("links", []):
+            arrow = "→" if link["dir"] == "out" else "←"
+            lines.append(f"  {arrow} {link['kind']} {link['neighbor']}")
+        for why in item.get("why", []):
+            text = f"  ● {why['title']}"
+            if why.get("rationale"):
+                text += f" — {why['rationale']}"
+            lines.append(text)
+    if not obj["items"]:
+        lines.append("nothing recalled: no element matches these paths or this topic")
+    lines.append(f"({obj['shown']} shown, {obj['omitted']} more omitted)")
+    if obj.get("note"):
+        lines.append(obj["note"])
+    return "\n".join(lines)
+
+
+def render_as_of(obj: dict[str, Any]) -> str:
+    """Render ``as-of``: counts, then elements, links and conflicts at that moment."""
+    elements = obj.get("elements") or []
+    links = obj.get("links") or []
+    conflicts = obj.get("conflicts") or []
+    lines = [
+        f"as of {obj['at']}: {len(elements)} element(s), {len(links)} link(s), "
+        f"{len(conflicts)} conflict(s)"
+    ]
+    lines += [f"  {name or '(unnamed)'}" for name in elements]
+    lines += [f"  {ln['from']} -{ln['kind']}-> {ln['to']}" for ln in links]
+    for g in conflicts:
+        lines.append(f"  ⚠ {g['kind']}:{g['name']}: " + " | ".join(g["titles"]))
+    return "\n".join(lines)
+
+
+def render_status(obj: dict[str, Any]) -> str:
+    """Render ``status``: one line per fact."""
+    keys = [
+        "root",
+        "install_id",
+        "actor",
+        "events",
+        "elements",
+        "decisions",
+        "conflicts",
+        "shards",
+        "skipped_lines",
+        "sync_transport",
+    ]
+    return "\n".join(f"{k}: {obj[k]}" for k in keys if k in obj)
+
+
+def render_doctor(obj: dict[str, Any]) -> str:
+    """Render ``doctor``: a verdict, then every problem on its own line."""
+    problems = obj.get("problems") or []
+    if not problems:
+        return (
+            f"✓ healthy: {obj['events']} event(s) in {obj['root']}, "
+            "every hash, decision id and chain checks out"
+        )
+    return "\n".join(
+        [f"✗ {len(problems)} problem(s) in {obj['root']}"]
+        + [f"  {p}" for p in problems]
+    )

@@ -1,0 +1,108 @@
+"""Build valid events and shards in tests, with real hashes and decision ids."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from kgai_tui.core.codec import compute_hash, marshal_event
+from kgai_tui.core.ids import decision_id, element_id
+from kgai_tui.core.model import Decision, Event, Mutation
+
+
+def upsert(kind: str, name: str, **props: str) -> Mutation:
+    """An ``upsert_element`` mutation for ``kind:name``."""
+    return Mutation(
+        op="upsert_element",
+        element_id=element_id(kind, name),
+        kind=kind,
+        name=name,
+        props=tuple(sorted(props.items())),
+    )
+
+
+def set_prop(kind: str, name: str, key: str, value: str) -> Mutation:
+    """A ``set_prop`` mutation."""
+    return Mutation(
+        op="set_prop", element_id=element_id(kind, name), key=key, value=value
+    )
+
+
+def link(op: str, src: tuple[str, str], dst: tuple[str, str], kind: str) -> Mutation:
+    """An ``add_link`` or ``retire_link`` mutation between two ``(kind, name)`` refs."""
+    f, t = element_id(*src), element_id(*dst)
+    return Mutation(op=op, element_id=f, from_id=f, to_id=t, link_kind=kind)
+
+
+def decision(
+    title: str,
+    mutations: Sequence[Mutation] | None = (),
+    *,
+    rationale: str = "",
+    author: str = "alice",
+    supersedes: Iterable[str] = (),
+    shapes: Iterable[str] | None = None,
+    targets: Iterable[str] | None = None,
+    summary: str = "",
+    provenance_only: bool | None = None,
+) -> Decision:
+    """A decision with a correct id; shapes and targets default to the upserts."""
+    muts = None if mutations is None else tuple(mutations)
+    touched = sorted({m.element_id for m in muts or () if m.element_id})
+    shp = tuple(sorted(set(shapes))) if shapes is not None else tuple(touched)
+    tgt = tuple(sorted(set(targets))) if targets is not None else shp
+    prov = (not tgt) if provenance_only is None else provenance_only
+    d = Decision(
+        id="",
+        title=title,
+        rationale=rationale,
+        author=author,
+        summary=summary,
+        supersedes=tuple(sorted(set(supersedes))),
+        shapes=shp,
+        targets=tgt,
+        mutations=muts,
+        provenance_only=prov,
+    )
+    return replace(d, id=decision_id(d))
+
+
+class ShardWriter:
+    """Append events to one writer's shard with a correct parent chain."""
+
+    def __init__(self, install_id: str, actor: str = "alice") -> None:
+        """Start an empty shard for ``install_id``."""
+        self.install_id = install_id
+        self.actor = actor
+        self.events: list[Event] = []
+
+    def add(self, d: Decision | None, *, lamport: int, recorded_at: str) -> Event:
+        """Append a decision event and return it."""
+        parents = (self.events[-1].hash,) if self.events else None
+        ev = Event(
+            hash="",
+            op="assert",
+            actor=self.actor,
+            install_id=self.install_id,
+            lamport=lamport,
+            recorded_at=recorded_at,
+            parents=parents,
+            decision=d,
+        )
+        ev = replace(ev, hash=compute_hash(ev))
+        self.events.append(ev)
+        return ev
+
+    def to_bytes(self) -> bytes:
+        """The shard file's bytes."""
+        return b"".join(marshal_event(ev) + b"\n" for ev in self.events)
+
+
+def write_store(root: Path, shards: dict[str, bytes]) -> Path:
+    """Create ``root/log/<name>`` files from bytes; returns ``root``."""
+    log = root / "log"
+    log.mkdir(parents=True, exist_ok=True)
+    for name, data in shards.items():
+        (log / name).write_bytes(data)
+    return root

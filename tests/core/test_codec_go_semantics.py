@@ -9,7 +9,13 @@ from builders import ShardWriter, decision, upsert
 from kgai_tui.core.codec import compute_hash, decode_line, marshal_event
 from kgai_tui.core.errors import LineError
 from kgai_tui.core.gojson import go_float, marshal_indent
-from kgai_tui.core.gotext import go_fields, go_fold_key, go_lower, go_upper, parse_rfc3339
+from kgai_tui.core.gotext import (
+    go_fields,
+    go_fold_key,
+    go_lower,
+    go_upper,
+    parse_rfc3339,
+)
 
 
 def _line() -> bytes:
@@ -44,7 +50,12 @@ def test_keys_match_case_insensitively_last_wins() -> None:
     """``HASH`` fills ``hash``; of two keys for one field the last wins."""
     good = _line()
     obj_hash = _obj()["hash"]
-    raw = b'{"hash":"sha256:bogus","HASH":"' + str(obj_hash).encode() + b'",' + good[1:].split(b",", 1)[1]
+    raw = (
+        b'{"hash":"sha256:bogus","HASH":"'
+        + str(obj_hash).encode()
+        + b'",'
+        + good[1:].split(b",", 1)[1]
+    )
     decoded = decode_line(raw)
     assert decoded.event.hash == obj_hash
     assert decoded.hash_ok
@@ -71,7 +82,14 @@ def test_nested_duplicate_decision_merges() -> None:
     first = {"id": dec["id"], "title": "placeholder"}
     rest = {k: v for k, v in dec.items() if k != "id"}
     head = orjson.dumps({k: v for k, v in good.items() if k != "decision"})[:-1]
-    raw = head + b',"decision":' + orjson.dumps(first) + b',"decision":' + orjson.dumps(rest) + b"}"
+    raw = (
+        head
+        + b',"decision":'
+        + orjson.dumps(first)
+        + b',"decision":'
+        + orjson.dumps(rest)
+        + b"}"
+    )
     decoded = decode_line(raw)
     assert decoded.event.decision is not None
     assert decoded.event.decision.id == dec["id"]
@@ -89,7 +107,11 @@ def test_null_keeps_scalars_and_clears_lists() -> None:
 def test_empty_parents_differs_from_null() -> None:
     """``[]`` and ``null`` hash differently, so the distinction is kept."""
     w = ShardWriter("i1")
-    ev = w.add(decision("t", [upsert("feature", "X")]), lamport=1, recorded_at="2026-01-01T00:00:00Z")
+    ev = w.add(
+        decision("t", [upsert("feature", "X")]),
+        lamport=1,
+        recorded_at="2026-01-01T00:00:00Z",
+    )
     raw = marshal_event(ev).replace(b'"parents":null', b'"parents":[]')
     decoded = decode_line(raw)
     assert decoded.event.parents == ()
@@ -123,7 +145,9 @@ def test_decision_must_be_an_object() -> None:
         decode_line(raw)
 
 
-@pytest.mark.parametrize("raw", [b"{", b"[]", b'"x"', b"NaN", b'{"lamport":NaN}', b"{} {}"])
+@pytest.mark.parametrize(
+    "raw", [b"{", b"[]", b'"x"', b"NaN", b'{"lamport":NaN}', b"{} {}"]
+)
 def test_malformed_json_is_refused(raw: bytes) -> None:
     """Malformed JSON and non-object values are line errors."""
     with pytest.raises(LineError):
@@ -170,7 +194,9 @@ def test_go_whitespace_set() -> None:
 
 def test_rfc3339_parsing_matches_go() -> None:
     """Fractional seconds are dropped; a lower-case ``z`` is refused; offsets apply."""
-    assert parse_rfc3339("2026-01-01T00:00:00.999Z") == parse_rfc3339("2026-01-01T00:00:00Z")
+    assert parse_rfc3339("2026-01-01T00:00:00.999Z") == parse_rfc3339(
+        "2026-01-01T00:00:00Z"
+    )
     assert parse_rfc3339("2026-01-01T00:00:00z") is None
     got = parse_rfc3339("2026-01-01T02:00:00+02:00")
     assert got == parse_rfc3339("2026-01-01T00:00:00Z")
@@ -179,9 +205,18 @@ def test_rfc3339_parsing_matches_go() -> None:
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(15.0, b"15"), (10.005, b"10.005"), (0.001, b"0.001"), (1e-7, b"1e-7"),
-     (1e21, b"1e+21"), (1.5e-7, b"1.5e-7"), (0.5, b"0.5"), (123456789.25, b"123456789.25"),
-     (1e20, b"100000000000000000000"), (-2.5, b"-2.5")],
+    [
+        (15.0, b"15"),
+        (10.005, b"10.005"),
+        (0.001, b"0.001"),
+        (1e-7, b"1e-7"),
+        (1e21, b"1e+21"),
+        (1.5e-7, b"1.5e-7"),
+        (0.5, b"0.5"),
+        (123456789.25, b"123456789.25"),
+        (1e20, b"100000000000000000000"),
+        (-2.5, b"-2.5"),
+    ],
 )
 def test_go_float_format(value: float, text: bytes) -> None:
     """Floats print as Go's encoding/json prints them."""

@@ -24,7 +24,10 @@ from kgai_tui.core.ids import decision_id, element_id
 VECTOR_LINES = GO_VECTORS.joinpath("vectors.ndjson").read_bytes().splitlines()
 SPEC_LINES = [
     line
-    for line in Path(__file__).parent.joinpath("spec_vectors.ndjson").read_bytes().split(b"\n")
+    for line in Path(__file__)
+    .parent.joinpath("spec_vectors.ndjson")
+    .read_bytes()
+    .split(b"\n")
     if line
 ]
 CHECK_DIGEST = "sha256:e2eb7f444c57c1cea9bcc6955ab5ecfef7446f3745d9fa4a0fcbe98085a69e28"
@@ -79,12 +82,24 @@ def test_spec_decision_ids() -> None:
     """The decision ids quoted in spec 2.6 come out exactly."""
     from kgai_tui.core.model import Decision, Mutation
 
-    retire = Mutation(op="retire_link", from_id="el_a", to_id="el_b", link_kind="PART_OF")
-    d = Decision(id="", title="Invoice standalone", rationale="split from pricing",
-                 mutations=(retire,))
+    retire = Mutation(
+        op="retire_link", from_id="el_a", to_id="el_b", link_kind="PART_OF"
+    )
+    d = Decision(
+        id="",
+        title="Invoice standalone",
+        rationale="split from pricing",
+        mutations=(retire,),
+    )
     assert decision_id(d) == "d_cd0e980c7a99b3b5c48b1efb"
-    assert decision_id(Decision(id="", title="t", mutations=None)) == "d_5a0c91c3229d0a919593c3ec"
-    assert decision_id(Decision(id="", title="t", mutations=())) == "d_ee47b003a5c8aebd7443f549"
+    assert (
+        decision_id(Decision(id="", title="t", mutations=None))
+        == "d_5a0c91c3229d0a919593c3ec"
+    )
+    assert (
+        decision_id(Decision(id="", title="t", mutations=()))
+        == "d_ee47b003a5c8aebd7443f549"
+    )
 
 
 def test_spec_element_ids() -> None:
@@ -98,7 +113,7 @@ def test_spec_element_ids() -> None:
 
 def test_go_string_escaping_vector() -> None:
     """Go's json.Marshal of a hostile string (spec 2.9, other vectors)."""
-    assert marshal("a\x01\t\n\r\"\\<>&\u2028\u2029é") == (
+    assert marshal('a\x01\t\n\r"\\<>&\u2028\u2029é') == (
         '"a\\u0001\\t\\n\\r\\"\\\\\\u003c\\u003e\\u0026\\u2028\\u2029é"'.encode()
     )
 

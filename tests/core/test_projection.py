@@ -28,7 +28,9 @@ def test_two_writers_on_one_element_conflict_newest_first() -> None:
     """Two authority decisions with no supersession are two heads, newest first."""
     a, b = ShardWriter("ia"), ShardWriter("ib")
     d1 = decision("Create invoice", [upsert("feature", "Invoice")])
-    d2 = decision("Draft invoices stay visible", [set_prop("feature", "Invoice", "drafts", "on")])
+    d2 = decision(
+        "Draft invoices stay visible", [set_prop("feature", "Invoice", "drafts", "on")]
+    )
     d3 = decision("Create invoice too", [upsert("feature", "Invoice")], author="bob")
     a.add(d1, lamport=1, recorded_at=T0.format(1))
     a.add(d2, lamport=3, recorded_at=T0.format(3))
@@ -63,14 +65,18 @@ def test_supersession_unseats_only_where_the_superseder_has_authority() -> None:
 
 def test_legacy_empty_targets_have_authority_everywhere() -> None:
     """Empty targets without provenance_only means authority on every shaped element."""
-    d = decision("Legacy", [upsert("feature", "Invoice")], targets=[], provenance_only=False)
+    d = decision(
+        "Legacy", [upsert("feature", "Invoice")], targets=[], provenance_only=False
+    )
     p = _replay(d)
     assert p.el_shapes[INVOICE] == {0: True}
 
 
 def test_provenance_only_has_no_authority() -> None:
     """A provenance-only note shapes an element but is never a head."""
-    d = decision("Note", [upsert("feature", "Invoice")], targets=[], provenance_only=True)
+    d = decision(
+        "Note", [upsert("feature", "Invoice")], targets=[], provenance_only=True
+    )
     p = _replay(d)
     assert p.heads_of(INVOICE) == []
     assert history_obj(p, "feature:Invoice")["decisions"][0]["is_head"] is False
@@ -98,7 +104,9 @@ def test_element_kind_and_name_are_fixed_by_the_first_upsert() -> None:
 def test_links_are_unique_per_triple_and_retire() -> None:
     """One link per (from, kind, to); retire removes it; re-adding restores it."""
     inv, pri = ("feature", "Invoice"), ("feature", "Pricing")
-    d1 = decision("l1", [upsert(*inv), upsert(*pri), link("add_link", inv, pri, "PART_OF")])
+    d1 = decision(
+        "l1", [upsert(*inv), upsert(*pri), link("add_link", inv, pri, "PART_OF")]
+    )
     d2 = decision("l2", [link("add_link", inv, pri, "PART_OF")])
     p = _replay(d1, d2)
     assert p.graph.number_of_edges() == 1
@@ -117,7 +125,13 @@ def test_set_prop_is_last_writer_wins_in_canonical_order() -> None:
 
 def test_unknown_ops_are_ignored_and_recorded() -> None:
     """An unknown op does not stop the decision's other mutations (rule 14.4)."""
-    d = decision("x", [Mutation(op="rename_element", element_id=INVOICE), upsert("feature", "Invoice")])
+    d = decision(
+        "x",
+        [
+            Mutation(op="rename_element", element_id=INVOICE),
+            upsert("feature", "Invoice"),
+        ],
+    )
     p = _replay(d)
     assert INVOICE in p.graph
     assert p.unknown_ops and p.unknown_ops[0][1] == "rename_element"
@@ -126,7 +140,11 @@ def test_unknown_ops_are_ignored_and_recorded() -> None:
 def test_duplicate_events_apply_once() -> None:
     """The same event twice (two shards) is applied once."""
     w = ShardWriter("i1")
-    ev = w.add(decision("a", [upsert("feature", "Invoice")]), lamport=1, recorded_at=T0.format(1))
+    ev = w.add(
+        decision("a", [upsert("feature", "Invoice")]),
+        lamport=1,
+        recorded_at=T0.format(1),
+    )
     p = replay([ev, ev])
     assert p.applied_count == 1
 

@@ -1,0 +1,97 @@
+"""Layering and static checks: core stays headless, typed and lint-clean."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "kgai_tui"
+BIN = Path(sys.executable).parent
+
+
+def _tool(name: str) -> str:
+    found = BIN / name
+    if found.exists():
+        return str(found)
+    path = shutil.which(name)
+    assert path, f"{name} is not installed (pip install -e '.[test]')"
+    return path
+
+
+def test_core_and_cli_import_no_ui_library() -> None:
+    """Importing the core and the CLI loads neither Textual nor Rich."""
+    code = (
+        "import sys, kgai_tui.cli, kgai_tui.core.engine, kgai_tui.core.context;"
+        "print([m for m in ('textual', 'rich', 'rich.console') if m in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_only_named_modules_import_engine_libraries() -> None:
+    """Only projection-side core modules import networkx; nothing outside core does."""
+    allowed = {"networkx": {"kgai_tui/core/projection.py"}}
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(ROOT).as_posix()
+        tree = ast.parse(path.read_text("utf-8"))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            for name in names:
+                top = name.split(".")[0]
+                if top in allowed:
+                    assert rel in allowed[top], f"{rel} imports {top}"
+
+
+def test_every_cli_command_has_help_with_an_example() -> None:
+    """Each command documents itself, with an example line."""
+    from kgai_tui.cli import main
+
+    for name, command in main.commands.items():
+        assert command.help, name
+        assert "Example:" in command.help, name
+
+
+def test_ruff_is_clean() -> None:
+    """ruff finds nothing in the package and tests."""
+    out = subprocess.run(
+        [_tool("ruff"), "check", "kgai_tui", "tests"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_mypy_strict_on_core() -> None:
+    """mypy --strict passes on kgai_tui/core."""
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "kgai_tui/core"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_import_contracts_hold() -> None:
+    """import-linter: the core imports no UI library, the CLI or click."""
+    if not (BIN / "lint-imports").exists() and not shutil.which("lint-imports"):
+        pytest.fail("import-linter is not installed (pip install -e '.[test]')")
+    out = subprocess.run(
+        [_tool("lint-imports")], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0, out.stdout + out.stderr

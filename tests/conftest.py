@@ -22,7 +22,13 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    for var in ("KGAI_STORE", "KGAI_PROJECT", "KGAI_HOME", "KGAI_ACTOR",
-                "KGAI_MACHINE", "KGAI_TUI_NOW"):
+    for var in (
+        "KGAI_STORE",
+        "KGAI_PROJECT",
+        "KGAI_HOME",
+        "KGAI_ACTOR",
+        "KGAI_MACHINE",
+        "KGAI_TUI_NOW",
+    ):
         monkeypatch.delenv(var, raising=False)
     yield

@@ -1,0 +1,199 @@
+"""Modal screens: a decision's full record, resolving a conflict, doctor, and help."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, OptionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+from kgai_tui.core.projection import Projection
+from kgai_tui.ui.render import decision_record, element_label
+from kgai_tui.ui.safe_text import one_line, plain
+
+KEYS: list[tuple[str, str]] = [
+    ("1 … 5", "Elements, Graph, Timeline, Conflicts, Search"),
+    ("/", "focus the search box"),
+    ("[  ]", "time slider: previous / next recorded decision"),
+    ("{  }", "time slider: a month back / forward"),
+    ("Home  End", "time slider: first decision / now"),
+    ("enter", "open (element, link, decision, hit)"),
+    ("escape", "back / close"),
+    ("r", "resolve the highlighted conflict (Conflicts)"),
+    ("↑ ↓ enter ⌫ + -", "Graph: pick, walk to, walk back, depth"),
+    ("d", "integrity report (doctor)"),
+    ("ctrl+p", "command palette: jump to any element or decision"),
+    ("?", "this help"),
+    ("q", "quit"),
+]
+
+
+class DecisionModal(ModalScreen[str | None]):
+    """The full record of one decision; returns an element or decision to open."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Close")
+    ]
+
+    def __init__(self, projection: Projection, index: int) -> None:
+        """Show decision ``index`` of ``projection``."""
+        super().__init__()
+        self.projection = projection
+        self.index = index
+
+    def compose(self) -> ComposeResult:
+        """The record, then its navigable neighbours."""
+        p, idx = self.projection, self.index
+        with Vertical(id="modal-box"):
+            with VerticalScroll():
+                yield Static(decision_record(p, idx), id="decision-record")
+                yield Static(self._event_facts(), id="decision-event")
+            options = [
+                Option(
+                    Text.assemble("element ", plain(element_label(p, e))), id=f"e:{e}"
+                )
+                for e in p.dec_shapes[idx]
+            ]
+            options += [
+                Option(
+                    Text.assemble(
+                        "replaces ", plain(one_line(p.dec_title[o] or p.dec_id[o], 60))
+                    ),
+                    id=f"d:{p.dec_id[o]}",
+                )
+                for o in p.dec_supersedes[idx]
+            ]
+            options += [
+                Option(
+                    Text.assemble(
+                        "replaced by ",
+                        plain(one_line(p.dec_title[o] or p.dec_id[o], 60)),
+                    ),
+                    id=f"d:{p.dec_id[o]}",
+                )
+                for o in p.dec_superseded_by[idx]
+            ]
+            yield OptionList(*options, id="decision-links", markup=False)
+
+    def _event_facts(self) -> Text:
+        p, idx = self.projection, self.index
+        out = Text("\nEvent\n", "bold underline")
+        out.append(
+            f"  hash     {p.dec_hash[idx] or '(stub: its event was not applied)'}\n",
+            "dim",
+        )
+        out.append(f"  lamport  {p.dec_lamport[idx]}\n", "dim")
+        out.append("  writer   ", "dim")
+        out.append_text(plain(p.dec_install[idx] or "?", "dim"))
+        out.append("\n")
+        return out
+
+    @on(OptionList.OptionSelected, "#decision-links")
+    def _follow(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+
+class ResolveModal(ModalScreen[tuple[str | None, str, str] | None]):
+    """Keep one side, or write a new decision; returns ``(keep, title, rationale)``."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel")
+    ]
+
+    def __init__(self, projection: Projection, element_id: str) -> None:
+        """Resolve the conflict on ``element_id``."""
+        super().__init__()
+        self.projection = projection
+        self.element_id = element_id
+
+    def compose(self) -> ComposeResult:
+        """One button per head, then a form for a new decision."""
+        p = self.projection
+        heads = p.heads_of(self.element_id)
+        with Vertical(id="modal-box"):
+            title = Text("Resolve ", "bold")
+            title.append_text(plain(element_label(p, self.element_id), "bold"))
+            yield Static(title)
+            yield Static(Text("Keep one side (the others stay in history):", "dim"))
+            for n, idx in enumerate(heads, start=1):
+                button = Button(
+                    f"{n}. keep: {one_line(p.dec_title[idx], 60)}", id=f"keep-{idx}"
+                )
+                yield button
+            yield Static(
+                Text("…or record a new decision that replaces all of them:", "dim")
+            )
+            yield Input(placeholder="title of the new decision", id="resolve-title")
+            yield TextArea(id="resolve-rationale")
+            with Horizontal(id="resolve-actions"):
+                yield Button("Record new decision", id="resolve-new", variant="primary")
+                yield Button("Cancel", id="resolve-cancel")
+
+    def on_mount(self) -> None:
+        """Focus the first option."""
+        self.query(Button).first().focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        button_id = event.button.id or ""
+        if button_id.startswith("keep-"):
+            idx = int(button_id.removeprefix("keep-"))
+            self.dismiss((self.projection.dec_id[idx], "", ""))
+        elif button_id == "resolve-new":
+            title = self.query_one("#resolve-title", Input).value
+            if not title.strip():
+                self.notify("A new decision needs a title.", severity="error")
+                return
+            rationale = self.query_one("#resolve-rationale", TextArea).text
+            self.dismiss((None, title, rationale))
+        else:
+            self.dismiss(None)
+
+
+class TextModal(ModalScreen[None]):
+    """A scrollable read-only report (doctor findings)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Close")
+    ]
+
+    def __init__(self, body: Text) -> None:
+        """Show ``body``."""
+        super().__init__()
+        self.body = body
+
+    def compose(self) -> ComposeResult:
+        """One scrolling Static."""
+        with Vertical(id="modal-box"), VerticalScroll():
+            yield Static(self.body)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key, and what the marks mean."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,question_mark,q", "dismiss(None)", "Close"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        """The key table and the legend."""
+        table = Table(title="kgai-tui keys", show_header=True, expand=True)
+        table.add_column("key", style="bold cyan", no_wrap=True)
+        table.add_column("does")
+        for key, does in KEYS:
+            table.add_row(Text(key), Text(does))
+        legend = Text(
+            "\n● in force   ○ superseded   ✗ dead end (provenance-only note)   "
+            "· touched without authority   ⚠ contested\n",
+            "dim",
+        )
+        with Vertical(id="modal-box"), VerticalScroll():
+            yield Static(table)
+            yield Static(legend)

@@ -1,0 +1,49 @@
+"""Snapshot: the immutable state every view renders (the store at the slider)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from kgai_tui.core.engine import Engine
+    from kgai_tui.core.moments import GraphDelta
+    from kgai_tui.core.projection import Projection
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The whole store (``engine``) and the projection at the slider's moment."""
+
+    engine: Engine
+    projection: Projection
+    moment: datetime | None
+    delta: GraphDelta | None
+    revision: int
+
+    @property
+    def writers(self) -> int:
+        """Number of shards (one per writer)."""
+        return len(self.engine.shards)
+
+
+class ElementRequested(Message):
+    """A view asks the app to show an element (in Elements or Graph)."""
+
+    def __init__(self, element_id: str, *, view: str = "elements") -> None:
+        """Carry the element and the view to show it in."""
+        super().__init__()
+        self.element_id = element_id
+        self.view = view
+
+
+class DecisionRequested(Message):
+    """A view asks the app to open the full record of a decision."""
+
+    def __init__(self, decision_index: int) -> None:
+        """Carry the decision index in the current projection."""
+        super().__init__()
+        self.decision_index = decision_index

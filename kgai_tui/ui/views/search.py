@@ -1,0 +1,147 @@
+"""SearchView: a debounced query box over the BM25 index, hits with highlights."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.timer import Timer
+from textual.widgets import Input, Label, OptionList, Static, Switch
+from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
+
+from kgai_tui.ui.safe_text import one_line, plain
+from kgai_tui.ui.snapshot import DecisionRequested, ElementRequested, Snapshot
+
+DEBOUNCE_SECONDS = 0.25
+
+
+class SearchView(Vertical):
+    """Type to search; Enter opens the highlighted hit."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        """Start empty."""
+        super().__init__(id=id)
+        self.snapshot: Snapshot | None = None
+        self._timer: Timer | None = None
+        self._hits: list[Any] = []
+        self._generation = 0
+
+    def compose(self) -> ComposeResult:
+        """Lay out the box, the toggle and the hits."""
+        with Horizontal(id="search-bar"):
+            yield Input(
+                placeholder='search decisions and elements…  ("phrases", kind:, author:, prefix*)',
+                id="search-input",
+            )
+            yield Label("include superseded", id="search-all-label")
+            yield Switch(False, id="search-all")
+        yield Static(id="search-caption")
+        yield OptionList(id="search-results", markup=False)
+
+    def show(self, snapshot: Snapshot) -> None:
+        """Re-run the query against a new snapshot."""
+        self.snapshot = snapshot
+        self._schedule(0.0)
+
+    @on(Input.Changed, "#search-input")
+    def _typed(self) -> None:
+        self._schedule(DEBOUNCE_SECONDS)
+
+    @on(Switch.Changed, "#search-all")
+    def _toggled(self) -> None:
+        self._schedule(0.0)
+
+    @on(Input.Submitted, "#search-input")
+    def _submitted(self) -> None:
+        results = self.query_one("#search-results", OptionList)
+        if results.option_count:
+            results.focus()
+            results.highlighted = 0
+
+    def _schedule(self, delay: float) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        self._generation += 1
+        generation = self._generation
+        self._timer = self.set_timer(max(delay, 0.001), lambda: self._run(generation))
+
+    def _run(self, generation: int) -> None:
+        if self.snapshot is None:
+            return
+        query = self.query_one("#search-input", Input).value
+        include_all = self.query_one("#search-all", Switch).value
+        self._search(query, include_all, generation)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _search(self, query: str, include_all: bool, generation: int) -> None:
+        snapshot = self.snapshot
+        if snapshot is None:
+            return
+        from kgai_tui.ui.search_adapter import run_search
+
+        hits, note = run_search(snapshot, query, include_all=include_all)
+        if get_current_worker().is_cancelled:
+            return
+        self.app.call_from_thread(self._show_hits, generation, query, hits, note)
+
+    def _show_hits(
+        self, generation: int, query: str, hits: list[Any], note: str
+    ) -> None:
+        if generation != self._generation:
+            return
+        self._hits = hits
+        results = self.query_one("#search-results", OptionList)
+        results.clear_options()
+        options = []
+        for n, hit in enumerate(hits):
+            marker = "●" if n == 0 else "○"
+            line = Text(f"{marker} ")
+            line.append_text(_highlight(one_line(hit.name, 80), hit.terms, "bold"))
+            line.append(
+                f"  {hit.kind if hit.kind == 'decision' else hit.extra + ' element'}",
+                "dim",
+            )
+            if hit.kind == "decision" and hit.extra:
+                line.append("\n   ")
+                line.append_text(_highlight(one_line(hit.extra, 110), hit.terms, ""))
+            if hit.elements:
+                line.append("\n   → ", "dim")
+                line.append_text(plain(one_line(", ".join(hit.elements), 100), "dim"))
+            options.append(Option(line, id=str(n)))
+        results.add_options(options)
+        caption = self.query_one("#search-caption", Static)
+        if not query.strip():
+            caption.update(Text("type to search the store as of the slider", "dim"))
+        else:
+            caption.update(
+                Text(f"{len(hits)} hit(s) for “{one_line(query, 60)}”{note}", "dim")
+            )
+
+    @on(OptionList.OptionSelected, "#search-results")
+    def _open(self, event: OptionList.OptionSelected) -> None:
+        if self.snapshot is None or event.option.id is None:
+            return
+        hit = self._hits[int(event.option.id)]
+        p = self.snapshot.projection
+        if hit.kind == "element":
+            self.post_message(ElementRequested(hit.id))
+        elif hit.id in p.dec_index:
+            self.post_message(DecisionRequested(p.dec_index[hit.id]))
+
+
+def _highlight(text: str, terms: tuple[str, ...], style: str) -> Text:
+    """Return literal text with every query term occurrence highlighted."""
+    out = plain(text, style)
+    lowered = text.lower()
+    for term in terms:
+        if len(term) < 2:
+            continue
+        start = lowered.find(term)
+        while start >= 0:
+            out.stylize("bold reverse", start, start + len(term))
+            start = lowered.find(term, start + len(term))
+    return out

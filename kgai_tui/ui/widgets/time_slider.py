@@ -1,0 +1,141 @@
+"""TimeSlider: a one-line track over the store's recorded moments.
+
+Position ``len(moments)`` (the right end) means "now": the full replay. Any other
+position ``i`` means "as of moments[i]". Keys step by decision or by month; the mouse
+can click or drag anywhere on the track.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import ClassVar
+
+from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import Widget
+
+
+class TimeSlider(Widget, can_focus=True):
+    """Pick a moment in the store's history."""
+
+    DEFAULT_CSS = """
+    TimeSlider { height: 1; width: 1fr; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left", "step(-1)", "Earlier", show=False),
+        Binding("right", "step(1)", "Later", show=False),
+    ]
+
+    position: reactive[int] = reactive(0, init=False)
+    """Index into the moments; ``len(moments)`` is now."""
+
+    class Changed(Message):
+        """The slider moved."""
+
+        def __init__(self, slider: TimeSlider, position: int) -> None:
+            """Carry the new position."""
+            super().__init__()
+            self.slider = slider
+            self.position = position
+
+        def can_replace(self, message: Message) -> bool:
+            """A newer move replaces a pending one while the user drags."""
+            return isinstance(message, TimeSlider.Changed)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        """Start with no moments, at now."""
+        super().__init__(id=id)
+        self.moments: list[datetime] = []
+        self._dragging = False
+
+    def set_moments(self, moments: list[datetime], *, keep: bool = True) -> None:
+        """Replace the moments; stay at now unless ``keep`` and a past moment is set."""
+        at_now = self.position >= len(self.moments)
+        current = None if at_now else self.moments[self.position]
+        self.moments = moments
+        if keep and current is not None and current in moments:
+            self.set_reactive(TimeSlider.position, moments.index(current))
+        else:
+            self.set_reactive(TimeSlider.position, len(moments))
+        self.refresh()
+
+    @property
+    def at_now(self) -> bool:
+        """Whether the slider shows the present."""
+        return self.position >= len(self.moments)
+
+    @property
+    def moment(self) -> datetime | None:
+        """The moment shown, or ``None`` for now."""
+        return None if self.at_now else self.moments[self.position]
+
+    def move_to(self, position: int) -> None:
+        """Move to a position (clamped) and announce it."""
+        position = max(0, min(position, len(self.moments)))
+        if position != self.position:
+            self.position = position
+
+    def watch_position(self, position: int) -> None:
+        """Announce every move."""
+        self.post_message(self.Changed(self, position))
+
+    def action_step(self, delta: int) -> None:
+        """Step to the previous or next recorded moment."""
+        self.move_to(self.position + delta)
+
+    def step_month(self, direction: int) -> None:
+        """Jump about a month back or forward."""
+        if not self.moments:
+            return
+        base = self.moment or self.moments[-1]
+        target = base + timedelta(days=30 * direction)
+        if direction < 0:
+            candidates = [i for i, m in enumerate(self.moments) if m <= target]
+            self.move_to(candidates[-1] if candidates else 0)
+        else:
+            candidates = [i for i, m in enumerate(self.moments) if m >= target]
+            self.move_to(candidates[0] if candidates else len(self.moments))
+
+    def render(self) -> Text:
+        """Draw ``first ──●── last``, the knob at the position."""
+        width = max(self.size.width, 10)
+        if not self.moments:
+            return Text("no history yet", style="dim")
+        first = self.moments[0].strftime("%Y-%m-%d")
+        last = "now"
+        track = max(width - len(first) - len(last) - 2, 4)
+        knob = round(self.position / max(len(self.moments), 1) * (track - 1))
+        line = Text(first + " ", style="dim")
+        line.append("━" * knob, style="bold")
+        line.append("●", style="bold reverse" if self.has_focus else "bold")
+        line.append("─" * (track - knob - 1), style="dim")
+        line.append(" " + last, style="dim")
+        return line
+
+    def _position_at(self, x: int) -> int:
+        first = len(self.moments[0].strftime("%Y-%m-%d")) + 1 if self.moments else 0
+        track = max(self.size.width - first - len("now") - 2, 4)
+        fraction = (x - first) / max(track - 1, 1)
+        return round(max(0.0, min(fraction, 1.0)) * len(self.moments))
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        """Jump to the clicked spot and start dragging."""
+        if not self.moments:
+            return
+        self._dragging = True
+        self.capture_mouse()
+        self.move_to(self._position_at(event.x))
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        """Follow the pointer while dragging."""
+        if self._dragging:
+            self.move_to(self._position_at(event.x))
+
+    def on_mouse_up(self, _: events.MouseUp) -> None:
+        """Stop dragging."""
+        self._dragging = False
+        self.release_mouse()

@@ -27,12 +27,19 @@ VIEWER: Final = {"install_id": "i0de0000000000001", "actor": "you"}
 MACHINE: Final = "kgai-tui-demo"
 
 
-def _write_config(root: Path, install_id: str, actor: str) -> None:
+def _write_config(root: Path, install_id: str, actor: str, *, bind: bool) -> None:
+    """Write a config; ``bind`` pins it to the build's fixed machine fingerprint.
+
+    The shipped viewer config is unbound, so the first write on a user's machine
+    adopts that machine instead of rotating to a fresh install id.
+    """
     from kgai_tui.core.config_file import StoreConfig, machine_fingerprint, save_config
 
-    os.environ["KGAI_MACHINE"] = MACHINE
-    cfg = StoreConfig(install_id=install_id, actor=actor, machine=machine_fingerprint())
-    save_config(root, cfg)
+    machine = ""
+    if bind:
+        os.environ["KGAI_MACHINE"] = MACHINE
+        machine = machine_fingerprint()
+    save_config(root, StoreConfig(install_id=install_id, actor=actor, machine=machine))
 
 
 def _sync(into: Path, stores: dict[str, Path], writers: dict[str, Any]) -> None:
@@ -57,7 +64,7 @@ def build(out: Path = DEMO_STORE, story_path: Path = STORY) -> Path:
             for name, who in writers.items():
                 root = Path(tmp) / name
                 (root / "log").mkdir(parents=True)
-                _write_config(root, who["install_id"], who["actor"])
+                _write_config(root, who["install_id"], who["actor"], bind=True)
                 init_store(root)
                 stores[name] = root
             for entry in story["entries"]:
@@ -80,7 +87,7 @@ def build(out: Path = DEMO_STORE, story_path: Path = STORY) -> Path:
             shutil.copyfile(stores[name] / "log" / shard, out / "log" / shard)
         for scaffold in (".gitignore", ".gitattributes"):
             shutil.copyfile(stores[next(iter(stores))] / scaffold, out / scaffold)
-    _write_config(out, VIEWER["install_id"], VIEWER["actor"])
+    _write_config(out, VIEWER["install_id"], VIEWER["actor"], bind=False)
     return out
 
 

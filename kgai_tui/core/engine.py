@@ -56,6 +56,7 @@ class Engine:
         self.shards = list(shards)
         self.events = canonical_events(self.shards)
         self.projection = replay(self.events)
+        self._by_hash: dict[str, Event] | None = None
 
     @classmethod
     def open(cls, root: Path) -> Engine:
@@ -73,6 +74,12 @@ class Engine:
     def from_shards(cls, shards: Sequence[ShardRead]) -> Engine:
         """Build an engine over shards held in memory (tests, generated stores)."""
         return cls(None, shards)
+
+    def event_for(self, event_hash: str) -> Event | None:
+        """Return the applied event with this hash (for a decision's full record)."""
+        if self._by_hash is None:
+            self._by_hash = {ev.hash: ev for ev in self.events}
+        return self._by_hash.get(event_hash)
 
     @property
     def problems(self) -> list[LineProblem]:

@@ -19,7 +19,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Static
+from textual.widgets import ContentSwitcher, Footer, Input, Static
 
 from kgai_tui.core.engine import Engine
 from kgai_tui.core.health import doctor_problems
@@ -147,9 +147,21 @@ class KgaiApp(App[None]):
             id="kgai.slider.month-on",
         ),
         Binding(
-            "home", "slide_to('start')", "First", show=False, id="kgai.slider.first"
+            "home",
+            "slide_to('start')",
+            "First",
+            show=False,
+            priority=True,
+            id="kgai.slider.first",
         ),
-        Binding("end", "slide_to('end')", "Now", show=False, id="kgai.slider.now"),
+        Binding(
+            "end",
+            "slide_to('end')",
+            "Now",
+            show=False,
+            priority=True,
+            id="kgai.slider.now",
+        ),
         Binding("d", "doctor", "Doctor", show=False, id="kgai.store.doctor"),
         Binding("escape", "back", "Back", show=False, id="kgai.back"),
         Binding("question_mark", "help", "Help", id="kgai.help"),
@@ -270,29 +282,51 @@ class KgaiApp(App[None]):
         self.query_one(SearchView).show(self.snapshot)
         del switcher
 
-    def _render_chrome(self) -> None:
-        snap = self.snapshot
-        if snap is None:
-            return
-        p = snap.projection
-        decisions = sum(1 for h in p.dec_hash if h)
+    def _header_text(
+        self, *, elements: int, decisions: int, writers: int, conflicts: int
+    ) -> Text:
+        """The header line; it abbreviates itself to fit narrow terminals."""
+        narrow = self.size.width < 100
+        label = self.label
+        room = 18 if narrow else 34
+        if len(label) > room:
+            label = "…" + label[-(room - 1) :]
         header = Text("kgai-tui ", "bold")
-        header.append_text(plain(one_line(self.label, 50), "dim"))
+        header.append_text(plain(one_line(label), "dim"))
+        header.append(" │ ", "dim")
+        if narrow:
+            header.append(f"{elements} el · {decisions} dec · {writers} wr │ ")
+        else:
+            header.append(
+                f"{elements} elements · {decisions} decisions · {writers} writers │ "
+            )
+        plural = "s" if conflicts != 1 else ""
         header.append(
-            f"   {p.graph.number_of_nodes()} elements · {decisions} decisions · "
-            f"{snap.writers} writers · "
+            f"{conflicts} conflict{plural}"
+            if narrow
+            else f"{conflicts} open conflict{plural}",
+            "bold red" if conflicts else "green",
         )
-        header.append(
-            f"{len(p.contested)} open conflict{'s' if len(p.contested) != 1 else ''}",
-            "bold red" if p.contested else "green",
-        )
-        header.append("   ")
+        header.append(" ")
         if self.problems:
             header.append(
                 f" ✗ {len(self.problems)} problem(s) · d ", "bold white on red"
             )
         else:
             header.append(" ✓ healthy ", "bold black on green")
+        return header
+
+    def _render_chrome(self) -> None:
+        snap = self.snapshot
+        if snap is None:
+            return
+        p = snap.projection
+        header = self._header_text(
+            elements=p.graph.number_of_nodes(),
+            decisions=sum(1 for h in p.dec_hash if h),
+            writers=snap.writers,
+            conflicts=len(p.contested),
+        )
         self.query_one("#header", Static).update(header)
         banner = self.query_one("#banner", Static)
         if snap.moment is None:
@@ -345,7 +379,14 @@ class KgaiApp(App[None]):
         self.query_one(TimeSlider).step_month(direction)
 
     def action_slide_to(self, where: str) -> None:
-        """Jump the slider to the first moment or to now."""
+        """Jump the slider to the first moment or to now (in a text box: the cursor)."""
+        focused = self.focused
+        if isinstance(focused, Input):
+            if where == "start":
+                focused.action_home()
+            else:
+                focused.action_end()
+            return
         slider = self.query_one(TimeSlider)
         slider.move_to(0 if where == "start" else len(slider.moments))
 
@@ -380,7 +421,10 @@ class KgaiApp(App[None]):
         if self.snapshot is None:
             return
         self.push_screen(
-            DecisionModal(self.snapshot.projection, index), self._after_decision
+            DecisionModal(
+                self.snapshot.projection, index, self.snapshot.mutations_of(index)
+            ),
+            self._after_decision,
         )
 
     def _after_decision(self, choice: str | None) -> None:

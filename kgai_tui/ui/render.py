@@ -5,6 +5,7 @@ Kept free of widgets so the look can be unit-tested without running an app.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final
@@ -14,6 +15,7 @@ from rich.text import Text
 from kgai_tui.ui.safe_text import one_line, plain
 
 if TYPE_CHECKING:
+    from kgai_tui.core.model import Mutation
     from kgai_tui.core.projection import Projection
 
 DIM: Final = "dim"
@@ -121,8 +123,36 @@ def element_details(p: Projection, eid: str, *, width: int = 80) -> Text:
     return out
 
 
-def decision_record(p: Projection, idx: int) -> Text:
-    """Everything about one decision: fields, what it shaped, what it replaced."""
+def mutation_lines(p: Projection, mutations: Sequence[Mutation]) -> list[Text]:
+    """One readable line per mutation, element ids shown as ``kind:name``."""
+    lines = []
+    for m in mutations:
+        line = Text(f"{m.op} ", "cyan")
+        if m.op == "upsert_element":
+            line.append_text(plain(f"{m.kind}:{m.name}" if m.kind else m.name))
+            for key, value in m.props:
+                line.append("  ")
+                line.append_text(plain(f"{key}={value}", DIM))
+        elif m.op == "set_prop":
+            line.append_text(plain(element_label(p, m.element_id)))
+            line.append(" ")
+            line.append_text(plain(f"{m.key} = {m.value}", "bold"))
+        elif m.op in ("add_link", "retire_link"):
+            line.append_text(plain(element_label(p, m.from_id)))
+            line.append(" ─")
+            line.append_text(plain(m.link_kind, "magenta"))
+            line.append("→ ")
+            line.append_text(plain(element_label(p, m.to_id)))
+        else:
+            line.append_text(plain(m.element_id or "?", DIM))
+        lines.append(line)
+    return lines
+
+
+def decision_record(
+    p: Projection, idx: int, mutations: Sequence[Mutation] | None = None
+) -> Text:
+    """Everything about one decision: fields, changes, shapes, what it replaced."""
     out = Text()
     out.append_text(plain(p.dec_title[idx] or "(untitled stub)", "bold"))
     out.append(f"\n{p.dec_id[idx]}  lamport {p.dec_lamport[idx]}  {day(p, idx)}\n", DIM)
@@ -135,7 +165,13 @@ def decision_record(p: Projection, idx: int) -> Text:
         out.append("\nWhy\n", "bold underline")
         out.append_text(plain(p.dec_rationale[idx], keep_newlines=True))
         out.append("\n")
-    if p.dec_summary[idx]:
+    if mutations:
+        out.append("\nMutations\n", "bold underline")
+        for line in mutation_lines(p, mutations):
+            out.append("  ")
+            out.append_text(line)
+            out.append("\n")
+    elif p.dec_summary[idx]:
         out.append("\nWhat it changes\n", "bold underline")
         out.append_text(plain(p.dec_summary[idx]))
         out.append("\n")
@@ -163,7 +199,9 @@ def decision_record(p: Projection, idx: int) -> Text:
     return out
 
 
-def head_card(p: Projection, idx: int, number: int) -> Text:
+def head_card(
+    p: Projection, idx: int, number: int, mutations: Sequence[Mutation] | None = None
+) -> Text:
     """One side of a conflict: title, rationale, author, date, changes, replaced."""
     out = Text()
     out.append(f"[{number}] ", "bold reverse")
@@ -174,7 +212,13 @@ def head_card(p: Projection, idx: int, number: int) -> Text:
     if p.dec_rationale[idx]:
         out.append_text(plain(p.dec_rationale[idx], keep_newlines=True))
         out.append("\n\n")
-    if p.dec_summary[idx]:
+    if mutations:
+        out.append("changes:\n", "bold")
+        for line in mutation_lines(p, mutations):
+            out.append("  ")
+            out.append_text(line)
+            out.append("\n")
+    elif p.dec_summary[idx]:
         out.append("changes: ", "bold")
         out.append_text(plain(p.dec_summary[idx]))
         out.append("\n")

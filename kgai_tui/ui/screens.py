@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
+from kgai_tui.core.model import Mutation
 from kgai_tui.core.projection import Projection
 from kgai_tui.ui.render import decision_record, element_label
 from kgai_tui.ui.safe_text import one_line, plain
@@ -42,18 +43,23 @@ class DecisionModal(ModalScreen[str | None]):
         Binding("escape", "dismiss(None)", "Close")
     ]
 
-    def __init__(self, projection: Projection, index: int) -> None:
-        """Show decision ``index`` of ``projection``."""
+    def __init__(
+        self, projection: Projection, index: int, mutations: tuple[Mutation, ...] = ()
+    ) -> None:
+        """Show decision ``index`` of ``projection`` and the mutations it carried."""
         super().__init__()
         self.projection = projection
         self.index = index
+        self.mutations = mutations
 
     def compose(self) -> ComposeResult:
         """The record, then its navigable neighbours."""
         p, idx = self.projection, self.index
         with Vertical(id="modal-box"):
             with VerticalScroll():
-                yield Static(decision_record(p, idx), id="decision-record")
+                yield Static(
+                    decision_record(p, idx, self.mutations), id="decision-record"
+                )
                 yield Static(self._event_facts(), id="decision-event")
             options = [
                 Option(

@@ -10,6 +10,7 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine import Engine
+    from kgai_tui.core.model import Mutation
     from kgai_tui.core.moments import GraphDelta
     from kgai_tui.core.projection import Projection
 
@@ -23,6 +24,13 @@ class Snapshot:
     moment: datetime | None
     delta: GraphDelta | None
     revision: int
+
+    def mutations_of(self, index: int) -> tuple[Mutation, ...]:
+        """The mutations a decision's event carried (empty for a stub)."""
+        event = self.engine.event_for(self.projection.dec_hash[index])
+        if event is None or event.decision is None:
+            return ()
+        return event.decision.mutations or ()
 
     @property
     def writers(self) -> int:

@@ -118,7 +118,10 @@ class ConflictsView(Horizontal):
         p = self.snapshot.projection
         heads = p.heads_of(self.selected)
         cards = [
-            Static(head_card(p, idx, n), classes="head-card")
+            Static(
+                head_card(p, idx, n, self.snapshot.mutations_of(idx)),
+                classes="head-card",
+            )
             for n, idx in enumerate(heads, start=1)
         ]
         box.mount(*cards)

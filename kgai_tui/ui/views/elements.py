@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -12,9 +12,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 
-from kgai_tui.ui.render import CONTESTED, element_details, element_label
+from kgai_tui.ui.render import CONTESTED, DIM, HEAD, element_details, element_label
 from kgai_tui.ui.safe_text import one_line, plain
-from kgai_tui.ui.snapshot import ElementRequested, Snapshot
+
+if TYPE_CHECKING:
+    from kgai_tui.core.projection import Projection
+from kgai_tui.ui.snapshot import DecisionRequested, ElementRequested, Snapshot
 
 
 class ElementsView(Horizontal):
@@ -138,36 +141,41 @@ class ElementsView(Horizontal):
         details.update(
             element_details(p, self.selected, width=max(self.size.width - 34, 40))
         )
-        graph = p.graph
-        options = []
-        for _, t, k in sorted(
-            graph.out_edges(self.selected, keys=True), key=lambda e: (e[2], e[1])
-        ):
-            options.append(
-                Option(
-                    Text.assemble(
-                        "→ ", (k, "magenta"), " ", plain(element_label(p, t))
-                    ),
-                    id=f"out\x00{k}\x00{t}",
-                )
-            )
-        for f, _, k in sorted(
-            graph.in_edges(self.selected, keys=True), key=lambda e: (e[2], e[0])
-        ):
-            options.append(
-                Option(
-                    Text.assemble(
-                        "← ", (k, "magenta"), " ", plain(element_label(p, f))
-                    ),
-                    id=f"in\x00{k}\x00{f}",
-                )
-            )
-        links.add_options(options)
-        links.display = bool(options)
+        links.add_options(_navigation(p, self.selected))
+        links.display = links.option_count > 0
 
     @on(OptionList.OptionSelected, "#element-links")
     def _follow(self, event: OptionList.OptionSelected) -> None:
-        option_id = event.option.id or ""
-        target = option_id.split("\x00")[-1]
-        if target:
-            self.post_message(ElementRequested(target))
+        kind, _, ref = (event.option.id or "").partition(":")
+        if kind == "e" and ref:
+            self.post_message(ElementRequested(ref))
+        elif kind == "d" and ref:
+            self.post_message(DecisionRequested(int(ref)))
+
+
+def _navigation(p: Projection, eid: str) -> list[Option]:
+    """Links to follow, then the element's decisions (newest first) to open."""
+    from kgai_tui.core.reads import history_order
+
+    graph = p.graph
+    options: list[Option] = []
+    outs = sorted(graph.out_edges(eid, keys=True), key=lambda e: (e[2], e[1]))
+    for _, t, k in outs:
+        line = Text("→ ")
+        line.append_text(plain(k, "magenta"))
+        line.append(" ")
+        line.append_text(plain(element_label(p, t)))
+        options.append(Option(line, id=f"e:{t}"))
+    ins = sorted(graph.in_edges(eid, keys=True), key=lambda e: (e[2], e[0]))
+    for f, _, k in ins:
+        line = Text("← ")
+        line.append_text(plain(k, "magenta"))
+        line.append(" ")
+        line.append_text(plain(element_label(p, f)))
+        options.append(Option(line, id=f"e:{f}"))
+    heads = set(p.heads.get(eid, ()))
+    for idx in reversed(history_order(p, list(p.el_shapes.get(eid, {})))):
+        line = Text("● " if idx in heads else "○ ", HEAD if idx in heads else DIM)
+        line.append_text(plain(one_line(p.dec_title[idx] or p.dec_id[idx], 90)))
+        options.append(Option(line, id=f"d:{idx}"))
+    return options

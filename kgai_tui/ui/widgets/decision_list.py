@@ -33,8 +33,8 @@ class DecisionList(ScrollView, can_focus=True):
         Binding("down", "move(1)", "Down", show=False),
         Binding("pageup", "move(-20)", "Page up", show=False),
         Binding("pagedown", "move(20)", "Page down", show=False),
-        Binding("home", "jump(0)", "First", show=False),
-        Binding("end", "jump(-1)", "Last", show=False),
+        Binding("ctrl+home", "jump(0)", "First", show=False),
+        Binding("ctrl+end", "jump(-1)", "Last", show=False),
         Binding("enter", "open", "Open", show=True),
     ]
 

@@ -1,0 +1,224 @@
+"""The explorer driven through Textual's Pilot: views, slider, resolve, live, safety."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from pathlib import Path
+
+from builders import ShardWriter, decision, link, upsert, write_store
+from textual.pilot import Pilot
+from textual.widgets import Button, ContentSwitcher, OptionList, Static, Tree
+
+from kgai_tui.core.as_of import project_as_of
+from kgai_tui.core.codec import decode_line
+from kgai_tui.core.engine import Engine
+from kgai_tui.core.export import export_parts
+from kgai_tui.core.reads import conflicts_obj
+from kgai_tui.ui.app import KgaiApp, make_app
+from kgai_tui.ui.widgets.decision_list import DecisionList
+from kgai_tui.ui.widgets.time_slider import TimeSlider
+
+SIZE = (120, 40)
+
+
+async def _settle(pilot: Pilot[None]) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def _drive(app: KgaiApp, steps: Callable[[Pilot[None]], Awaitable[None]]) -> None:
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await _settle(pilot)
+            await steps(pilot)
+
+    asyncio.run(main())
+
+
+def _screen_text(app: KgaiApp) -> str:
+    """Everything the current screen shows: statics, tree labels, list rows."""
+    parts = [str(static.render()) for static in app.screen.query(Static)]
+    for tree in app.screen.query(Tree):
+        stack = list(tree.root.children)
+        while stack:
+            node = stack.pop()
+            parts.append(node.label.plain)
+            stack.extend(node.children)
+    for options in app.screen.query(OptionList):
+        parts += [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+    for rows in app.screen.query(DecisionList):
+        parts += [rows.render_row(idx, 200).plain for idx in rows.rows]
+    return "\n".join(parts)
+
+
+def test_keys_one_to_five_switch_views(demo_store: Path) -> None:
+    """1-5 show Elements, Graph, Timeline, Conflicts and Search."""
+    app = make_app(demo_store, live=False)
+    seen: list[str | None] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        for key in "12345":
+            await pilot.press(key)
+            await pilot.pause()
+            seen.append(app.query_one(ContentSwitcher).current)
+        await pilot.press("escape", "1")
+        await pilot.pause()
+        seen.append(app.query_one(ContentSwitcher).current)
+
+    _drive(app, steps)
+    assert seen == ["elements", "graph", "timeline", "conflicts", "search", "elements"]
+
+
+def test_header_counts_match_the_engine(demo_store: Path) -> None:
+    """The header shows the store's elements, decisions, writers and conflicts."""
+    app = make_app(demo_store, live=False)
+    header: list[str] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        header.append(str(app.query_one("#header", Static).render()))
+
+    _drive(app, steps)
+    engine = Engine.open(demo_store)
+    p = engine.projection
+    assert f"{p.graph.number_of_nodes()} elements" in header[0]
+    assert f"{len(p.dec_id)} decisions" in header[0]
+    assert "4 writers" in header[0]
+    assert f"{len(p.contested)} open conflicts" in header[0]
+    assert "healthy" in header[0]
+
+
+def test_resolving_a_conflict_end_to_end(demo_store: Path) -> None:
+    """Keep one side in the dialog: the event lands in the log, verifies, list updates."""
+    before = conflicts_obj(Engine.open(demo_store).projection)
+    app = make_app(demo_store, live=False)
+    counts: list[int] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("4")
+        await pilot.pause()
+        await pilot.press("r")
+        await pilot.pause()
+        keep = app.screen.query(Button).first()
+        assert keep.id is not None and keep.id.startswith("keep-")
+        await pilot.click(f"#{keep.id}")
+        await _settle(pilot)
+        await asyncio.sleep(0.2)
+        await _settle(pilot)
+        assert app.snapshot is not None
+        counts.append(len(app.snapshot.projection.contested))
+
+    _drive(app, steps)
+    after = conflicts_obj(Engine.open(demo_store).projection)
+    assert after["count"] == before["count"] - 1
+    assert counts == [after["count"]]
+    own = demo_store / "log" / "i0de0000000000001.ndjson"
+    lines = own.read_bytes().splitlines()
+    assert len(lines) == 1
+    decoded = decode_line(lines[0])
+    assert decoded.hash_ok and decoded.decision_id_ok
+
+
+def test_slider_shows_the_graph_as_of_that_moment(demo_store: Path) -> None:
+    """After stepping back, the projection shown equals `as-of` at the slider moment."""
+    app = make_app(demo_store, live=False)
+    seen: list[tuple[datetime | None, object]] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        for _ in range(12):
+            await pilot.press("left_square_bracket")
+        await _settle(pilot)
+        slider = app.query_one(TimeSlider)
+        assert app.snapshot is not None
+        seen.append((slider.moment, export_parts(app.snapshot.projection)))
+        banner = str(app.query_one("#banner", Static).render())
+        assert banner.startswith("as of ")
+        await pilot.press("left_curly_bracket")
+        await _settle(pilot)
+        seen.append((slider.moment, export_parts(app.snapshot.projection)))
+        await pilot.press("end")
+        await _settle(pilot)
+        assert slider.moment is None
+
+    _drive(app, steps)
+    engine = Engine.open(demo_store)
+    for moment, parts in seen:
+        assert moment is not None
+        assert parts == export_parts(project_as_of(engine.shards, moment))
+    assert seen[1][0] is not None and seen[0][0] is not None
+    assert seen[1][0] < seen[0][0]
+
+
+def test_live_pickup_of_an_event_recorded_by_another_process(demo_store: Path) -> None:
+    """A decision recorded by `kgai-tui record` in another process shows within 2 s."""
+    app = make_app(demo_store, live=True)
+    payload = '{"decision": {"title": "Live pickup works", "mutations": [{"op": "upsert_element", "kind": "feature", "name": "LiveThing"}]}}'
+    found: list[float] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        subprocess.run(
+            [sys.executable, "-m", "kgai_tui", "record", "--store", str(demo_store), "-"],
+            input=payload.encode(),
+            check=True,
+            capture_output=True,
+        )
+        start = time.monotonic()
+        while time.monotonic() - start < 2.0:
+            await asyncio.sleep(0.1)
+            await pilot.pause()
+            snap = app.snapshot
+            if snap is not None and "Live pickup works" in snap.projection.dec_title:
+                found.append(time.monotonic() - start)
+                break
+
+    _drive(app, steps)
+    assert found, "the new decision did not appear within 2 seconds"
+
+
+HOSTILE = [
+    "[bold red]x[/]",
+    "[link=file:///etc/passwd]y[/link]",
+    "[@click=app.quit]click me[/]",
+    "[/]",
+    "esc \x1b[31mred\x1b[0m bell\x07",
+]
+
+
+def test_store_text_is_never_markup(tmp_path: Path) -> None:
+    """Markup and control characters in a store show literally and cannot act."""
+    w = ShardWriter("i1")
+    for n, name in enumerate(HOSTILE, start=1):
+        d = decision(
+            name,
+            [upsert("feature", name, note=name), link("add_link", ("feature", name), ("feature", HOSTILE[0]), "[/]")],
+            rationale=name,
+        )
+        w.add(d, lamport=n, recorded_at=f"2026-01-0{n}T00:00:00Z")
+    root = write_store(tmp_path / "s", {"i1.ndjson": w.to_bytes()})
+    app = make_app(root, live=False)
+    texts: list[str] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        for key in "12345":
+            await pilot.press(key)
+            await _settle(pilot)
+            texts.append(_screen_text(app))
+        await pilot.press("1")
+        await pilot.pause()
+        await pilot.click("#element-details")
+        await pilot.pause()
+        assert app.is_running
+
+    _drive(app, steps)
+    joined = "\n".join(texts)
+    assert "[bold red]x[/]" in joined
+    assert "[link=file:///etc/passwd]y[/link]" in joined
+    assert "\x1b" not in joined and "\x07" not in joined
+    assert "␛[31mred␛[0m" in joined

@@ -1,0 +1,110 @@
+"""The installed `kgai-tui` in a real terminal (tmux), driven with send-keys."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kgai_tui.core.engine import Engine
+from kgai_tui.core.reads import conflicts_obj
+
+KGAI_TUI = Path(sys.executable).parent / "kgai-tui"
+
+
+class Tmux:
+    """A detached tmux session running one command."""
+
+    def __init__(self, command: str, env: dict[str, str], size: tuple[int, int]) -> None:
+        """Start the session."""
+        self.name = f"kgai-test-{uuid.uuid4().hex[:8]}"
+        self.env = env
+        width, height = size
+        subprocess.run(
+            ["tmux", "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), command],
+            check=True,
+            env=env,
+        )
+
+    def keys(self, *keys: str) -> None:
+        """Send keys, one tmux argument each."""
+        for key in keys:
+            subprocess.run(["tmux", "send-keys", "-t", self.name, key], check=True, env=self.env)
+            time.sleep(0.15)
+
+    def screen(self) -> str:
+        """The visible screen as text."""
+        out = subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", self.name],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=self.env,
+        )
+        return out.stdout
+
+    def wait_for(self, text: str, timeout: float = 15.0) -> str:
+        """Wait until ``text`` is on screen; return the screen."""
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"{text!r} never appeared; screen was:\n{screen}")
+
+    def close(self) -> None:
+        """Kill the session."""
+        subprocess.run(["tmux", "kill-session", "-t", self.name], check=False, env=self.env)
+
+
+@pytest.fixture
+def tmux_app(demo_store: Path, tmp_path: Path) -> Iterator[Tmux]:
+    """The installed console script on a demo copy, in tmux at 120x40."""
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is not installed (.ci/run installs it with apt-get)")
+    assert KGAI_TUI.exists(), "install the package first (pip install -e .)"
+    env = dict(os.environ)
+    env["TMUX_TMPDIR"] = str(tmp_path)
+    env["TERM"] = "xterm-256color"
+    env.pop("TMUX", None)
+    session = Tmux(f"{KGAI_TUI} {demo_store}", env, (120, 40))
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+def test_conflicts_search_and_slider_in_tmux(tmux_app: Tmux, demo_store: Path) -> None:
+    """Resolve a conflict, search, and scrub the slider in a real terminal."""
+    screen = tmux_app.wait_for("2 open conflicts")
+    assert "✓ healthy" in screen
+    tmux_app.keys("4")
+    screen = tmux_app.wait_for("decided two ways")
+    assert "feature:ProductSearch" in screen and "service:Payments" in screen
+    tmux_app.keys("r")
+    tmux_app.wait_for("Keep one side")
+    tmux_app.keys("Enter")
+    screen = tmux_app.wait_for("1 open conflict ")
+    assert conflicts_obj(Engine.open(demo_store).projection)["count"] == 1
+
+    tmux_app.keys("5")
+    tmux_app.wait_for("type to search")
+    tmux_app.keys("i", "n", "v", "o", "i", "c", "e")
+    screen = tmux_app.wait_for("hit(s) for")
+    assert "Invoice" in screen
+
+    tmux_app.keys("Escape", "1", "{", "{", "{")
+    screen = tmux_app.wait_for("as of 2026-")
+    assert "since last position" in screen
+    tmux_app.keys("End")
+    tmux_app.wait_for("now · End returns here")
+    tmux_app.keys("q")

@@ -1,0 +1,51 @@
+"""SVG snapshots of every view on the demo store, at 120x40 and at 80x24."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from kgai_tui.ui.app import make_app
+
+VIEWS = {"elements": "1", "graph": "2", "timeline": "3", "conflicts": "4", "search": "5"}
+
+
+def _before(key: str, extra: tuple[str, ...] = ()) -> Callable[[Pilot[None]], Any]:
+    async def run_before(pilot: Pilot[None]) -> None:
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press(key, *extra)
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    return run_before
+
+
+@pytest.mark.snapshot
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_view_snapshot(snap_compare: Any, demo_store: Path, view: str, size: tuple[int, int]) -> None:
+    """Each view of the demo store looks as reviewed."""
+    app = make_app(demo_store, label="demo store", live=False)
+    assert snap_compare(app, terminal_size=size, run_before=_before(VIEWS[view]))
+
+
+@pytest.mark.snapshot
+def test_slider_mid_history_snapshot(snap_compare: Any, demo_store: Path) -> None:
+    """The graph replayed to mid-March, with the as-of banner."""
+    app = make_app(demo_store, label="demo store", live=False)
+    steps = ("left_curly_bracket", "left_curly_bracket", "left_curly_bracket")
+    assert snap_compare(app, terminal_size=(120, 40), run_before=_before("1", steps))
+
+
+@pytest.mark.snapshot
+def test_help_snapshot(snap_compare: Any, demo_store: Path) -> None:
+    """The help screen lists every key."""
+    app = make_app(demo_store, label="demo store", live=False)
+    assert snap_compare(app, terminal_size=(120, 40), run_before=_before("question_mark"))

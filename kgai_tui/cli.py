@@ -18,6 +18,7 @@ from kgai_tui.cli_support import (
     emit_json,
     handles_errors,
     open_engine,
+    resolve_location,
 )
 from kgai_tui.core.as_of import as_of_obj, project_as_of
 from kgai_tui.core.context import context_obj
@@ -49,20 +50,64 @@ def _out(obj: dict[str, Any], as_json: bool, text: str) -> None:
         click.echo(text)
 
 
+class _DefaultToOpen(click.Group):
+    """A group whose first word, when it is not a command, is the store to open."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Route ``kgai-tui`` and ``kgai-tui STORE`` to the ``open`` command."""
+        if not args or (args[0] not in self.commands and not args[0].startswith("-")):
+            args = ["open", *args]
+        return super().parse_args(ctx, args)
+
+
 @click.group(
-    invoke_without_command=True,
+    cls=_DefaultToOpen,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.version_option(__version__, "--version", "-V", prog_name="kgai-tui")
-@click.pass_context
-def main(ctx: click.Context) -> None:
+def main() -> None:
     """Read and steer a team's kgai decision memory.
 
-    Every read takes --json and prints the reference engine's JSON shape.
-    Exit codes: 0 ok, 1 failed answer, 2 bad input, 3 no store, 4 write failed.
+    With no command, opens the explorer (on the bundled demo store when no store
+    is found). Every read takes --json and prints the reference engine's JSON
+    shape. Exit codes: 0 ok, 1 failed answer, 2 bad input, 3 no store, 4 write
+    failed.
     """
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
+
+
+@main.command("open")
+@click.argument("store_path", metavar="[STORE]", required=False, default=None)
+@click.option("--store", "store", metavar="PATH", default=None, help="Store directory.")
+@click.option("--demo", is_flag=True, help="Open a fresh copy of the demo store.")
+@handles_errors
+def open_command(store_path: str | None, store: str | None, demo: bool) -> None:
+    """Open the terminal explorer on a store (the default command).
+
+    Without a store found (--store, KGAI_STORE, the project's .kgai/store), it
+    opens a temporary copy of the bundled demo store; nothing in the install
+    changes.
+
+    Example: kgai-tui ~/work/shop/.kgai/store
+    """
+    from pathlib import Path
+
+    from kgai_tui.core.errors import StoreNotFoundError
+
+    explicit = store_path or store
+    location = resolve_location(explicit)
+    if demo or (not explicit and not location.exists):
+        from kgai_tui.demo import open_copy
+
+        root, label = open_copy(), "demo store (a temporary copy)"
+    elif not location.exists:
+        raise StoreNotFoundError(
+            f"no kgai store at {location.root} (no log/ directory)"
+        )
+    else:
+        root, label = Path(location.root), str(location.root)
+    from kgai_tui.ui.app import make_app
+
+    make_app(root, label=label).run()
 
 
 @main.command()
@@ -239,3 +284,10 @@ def doctor(store: str | None, as_json: bool) -> None:
     _out(obj, as_json, render_doctor(obj))
     if not obj["ok"]:
         sys.exit(1)
+
+
+from kgai_tui.cli_write import init_command, record_command, resolve_conflict_command  # noqa: E402
+
+main.add_command(init_command)
+main.add_command(record_command)
+main.add_command(resolve_conflict_command)

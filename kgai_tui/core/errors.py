@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 
 class KgaiError(Exception):
     """Base class of every error the core raises on purpose."""
@@ -29,3 +31,30 @@ class WriteError(KgaiError):
 
 class LockTimeoutError(WriteError):
     """Another process held the store lock for longer than the bounded wait."""
+
+
+class RefusedError(KgaiError):
+    """The command understood the request but will not do it (exit 1).
+
+    Examples: overwriting a ``.gitignore`` kgai did not write, resolving an element that
+    has no conflict.
+    """
+
+
+class ConfigError(KgaiError):
+    """``kg.config.json`` exists but cannot be read as the reference engine's config."""
+
+
+def write_error(exc: OSError, what: str) -> WriteError:
+    """Turn an OSError from a write into a :class:`WriteError` with one clear line."""
+    if exc.errno == errno.EROFS:
+        reason = "the store is on a read-only file system"
+    elif exc.errno in (errno.EACCES, errno.EPERM):
+        reason = "permission denied"
+    elif exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        reason = "no space left on the device"
+    elif exc.errno == errno.EFBIG:
+        reason = "file size limit exceeded"
+    else:
+        reason = exc.strerror or str(exc)
+    return WriteError(f"cannot write {what}: {reason}; nothing was written")

@@ -127,3 +127,35 @@ def format_rfc3339(moment: datetime) -> str:
         f"{m.year:04d}-{m.month:02d}-{m.day:02d}"
         f"T{m.hour:02d}:{m.minute:02d}:{m.second:02d}Z"
     )
+
+
+_SHORT_ESCAPES: Final = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    '"': '\\"',
+    "\\": "\\\\",
+}
+
+
+def go_quote(s: str) -> str:
+    """Quote like Go's ``%q`` (``strconv.Quote``): one line, printable runes kept."""
+    out = ['"']
+    for ch in s:
+        short = _SHORT_ESCAPES.get(ch)
+        if short is not None:
+            out.append(short)
+        elif ch == " " or (ch.isprintable() and ch != "\x7f"):
+            out.append(ch)
+        elif ord(ch) < 0x20 or ch == "\x7f":
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    out.append('"')
+    return "".join(out)

@@ -78,11 +78,10 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
         except BrokenPipeError:
             sys.exit(EXIT_OK)
         except OSError as exc:
-            fail(
-                f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
-                EXIT_WRITE if exc.errno else EXIT_FAILED,
-                as_json=as_json,
-            )
+            # Writes turn their OSErrors into WriteError (exit 4) themselves; an
+            # OSError reaching here is a failed read.
+            where = f": {exc.filename}" if exc.filename else ""
+            fail(f"{exc.strerror or exc}{where}", EXIT_FAILED, as_json=as_json)
 
     return wrapper
 
@@ -118,7 +117,7 @@ def open_engine(store: str | None) -> Engine:
     skipped = len(engine.problems)
     if skipped:
         click.echo(
-            f"kgai-tui: warning: skipped {skipped} bad line(s) in "
+            f"kgai-tui: warning: {skipped} problem line(s) in "
             f"{Path(location.root) / 'log'} (run `kgai-tui doctor` for details)",
             err=True,
         )

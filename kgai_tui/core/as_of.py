@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from kgai_tui.core.gotext import format_rfc3339, parse_rfc3339
+from kgai_tui.core.gotext import format_rfc3339, rfc3339_epoch
 from kgai_tui.core.model import Event
 from kgai_tui.core.projection import Projection
 from kgai_tui.core.reads import conflict_groups
@@ -21,13 +21,14 @@ from kgai_tui.core.shards import ShardRead
 def events_as_of(shards: Iterable[ShardRead], cut: datetime) -> list[Event]:
     """Return the hash-verified events recorded at or before ``cut``, canonically."""
     kept: list[Event] = []
+    limit = int(cut.timestamp())
     for shard in shards:
         for item in shard.events:
             if not item.decoded.hash_ok:
                 continue
             ev = item.decoded.event
-            moment = parse_rfc3339(ev.recorded_at)
-            if moment is not None and moment <= cut:
+            stamp = rfc3339_epoch(ev.recorded_at)
+            if stamp is not None and stamp <= limit:
                 kept.append(ev)
     kept.sort(key=lambda ev: (ev.lamport, ev.hash))
     return kept

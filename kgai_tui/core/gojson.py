@@ -13,6 +13,8 @@ from typing import Any, Final
 
 import orjson
 
+from kgai_tui.core.gotext import go_string
+
 _FIXUPS: Final = (
     (b"<", b"\\u003c"),
     (b">", b"\\u003e"),
@@ -72,11 +74,31 @@ def with_go_floats(value: Any) -> Any:
     return value
 
 
+def _without_surrogates(value: Any) -> Any:
+    """Replace lone surrogates with U+FFFD everywhere: Go writes invalid UTF-8 so."""
+    if type(value) is str:
+        return go_string(value)
+    if type(value) is dict:
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return [_without_surrogates(v) for v in value]
+    return value
+
+
+def _dumps(value: Any, option: int | None = None) -> bytes:
+    try:
+        return orjson.dumps(value, option=option)
+    except TypeError:
+        # orjson refuses lone surrogates (e.g. an undecodable file name); retry
+        # once with them replaced, which is what Go's encoder would print.
+        return orjson.dumps(_without_surrogates(value), option=option)
+
+
 def marshal(value: Any) -> bytes:
     """Return Go ``json.Marshal`` bytes for dicts, lists and scalars."""
-    return go_escape_fixup(orjson.dumps(value))
+    return go_escape_fixup(_dumps(value))
 
 
 def marshal_indent(value: Any) -> bytes:
     """Return Go ``json.MarshalIndent(v, "", "  ")`` bytes plus the CLI's newline."""
-    return go_escape_fixup(orjson.dumps(value, option=orjson.OPT_INDENT_2)) + b"\n"
+    return go_escape_fixup(_dumps(value, orjson.OPT_INDENT_2)) + b"\n"

@@ -56,9 +56,17 @@ def go_trim_space(s: str) -> str:
     return s.strip(GO_SPACE_CHARS)
 
 
+_SURROGATES: Final = re.compile("[\ud800-\udfff]")
+
+
+def go_string(s: str) -> str:
+    """Replace lone surrogates (undecodable bytes) with U+FFFD, as a Go string holds."""
+    return _SURROGATES.sub("\ufffd", s) if _SURROGATES.search(s) else s
+
+
 def normalize(s: str) -> str:
     """Normalise a kind or name as the reference ``Normalize`` does (spec 2.5)."""
-    return " ".join(go_fields(go_lower(s)))
+    return " ".join(go_fields(go_lower(go_string(s))))
 
 
 def go_fold_key(s: str) -> str:
@@ -77,47 +85,113 @@ _NAIVE: Final = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\Z")
 _DATE: Final = re.compile(r"(\d{4})-(\d{2})-(\d{2})\Z")
 
 
-def parse_rfc3339(s: str) -> datetime | None:
-    """Parse what Go's ``time.Parse(time.RFC3339, s)`` accepts; ``None`` otherwise.
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (any year, no overflow)."""
+    year -= month <= 2
+    era = (year if year >= 0 else year - 399) // 400
+    yoe = year - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
 
-    Fractional seconds are accepted and dropped, a lower-case ``z`` is refused, and the
-    result is an aware UTC datetime with whole seconds.
+
+def _valid_date(year: int, month: int, day: int) -> bool:
+    if not 1 <= month <= 12 or day < 1:
+        return False
+    if month == 2:
+        leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+        return day <= (29 if leap else 28)
+    return day <= (30 if month in (4, 6, 9, 11) else 31)
+
+
+def rfc3339_epoch(s: str) -> int | None:
+    """Unix seconds of what Go's ``time.Parse(time.RFC3339, s)`` accepts, else ``None``.
+
+    Works for every year Go accepts (0000-9999, any offset), so a far-off timestamp
+    never overflows; fractional seconds are dropped and a lower-case ``z`` refused.
     """
     m = _RFC3339.match(s)
     if m is None:
         return None
     year, month, day, hour, minute, sec = (int(g) for g in m.groups()[:6])
+    if hour > 23 or minute > 59 or sec > 59 or not _valid_date(year, month, day):
+        return None
+    stamp = _days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + sec
     zone = m.group(8)
-    if hour > 23 or minute > 59 or sec > 59:
-        return None
-    try:
-        base = datetime(year, month, day, hour, minute, sec, tzinfo=UTC)
-    except ValueError:
-        return None
     if zone != "Z":
-        sign = 1 if zone[0] == "+" else -1
         zh, zm = int(zone[1:3]), int(zone[4:6])
         if zh > 23 or zm > 59:
             return None
-        base -= sign * timedelta(hours=zh, minutes=zm)
-    return base
+        stamp -= (1 if zone[0] == "+" else -1) * (zh * 3600 + zm * 60)
+    return stamp
+
+
+def recorded_epoch(s: str) -> int | None:
+    """Unix seconds of a stored ``recorded_at`` as the projection reads it.
+
+    RFC3339 first, then ``YYYY-MM-DDTHH:MM:SS`` (UTC), then ``YYYY-MM-DD``.
+    """
+    stamp = rfc3339_epoch(s)
+    if stamp is not None:
+        return stamp
+    m = _NAIVE.match(s) or _DATE.match(s)
+    if m is None:
+        return None
+    parts = [int(g) for g in m.groups()] + [0, 0, 0]
+    year, month, day, hour, minute, sec = parts[:6]
+    if hour > 23 or minute > 59 or sec > 59 or not _valid_date(year, month, day):
+        return None
+    return _days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + sec
+
+
+def _civil_from_days(days: int) -> tuple[int, int, int]:
+    """The (year, month, day) of a day count since 1970-01-01 (any year)."""
+    days += 719468
+    era = (days if days >= 0 else days - 146096) // 146097
+    doe = days - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    return (yoe + era * 400 + (month <= 2), month, day)
+
+
+def format_epoch(stamp: int) -> str:
+    """Format Unix seconds as Go's RFC3339 in UTC (``2026-01-02T03:04:05Z``)."""
+    days, rest = divmod(stamp, 86400)
+    year, month, day = _civil_from_days(days)
+    hour, rest = divmod(rest, 3600)
+    minute, sec = divmod(rest, 60)
+    return f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{sec:02d}Z"
+
+
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def epoch_to_datetime(stamp: int) -> datetime | None:
+    """An aware UTC datetime for Unix seconds, or ``None`` outside years 1-9999."""
+    try:
+        return _EPOCH + timedelta(seconds=stamp)
+    except OverflowError:
+        return None
+
+
+def parse_rfc3339(s: str) -> datetime | None:
+    """Parse what Go's ``time.Parse(time.RFC3339, s)`` accepts; ``None`` otherwise.
+
+    Fractional seconds are dropped, a lower-case ``z`` is refused, and the result is
+    an aware UTC datetime with whole seconds (``None`` too when Python's datetime
+    cannot hold the year, e.g. year 0; use :func:`rfc3339_epoch` for those).
+    """
+    stamp = rfc3339_epoch(s)
+    return None if stamp is None else epoch_to_datetime(stamp)
 
 
 def parse_recorded(s: str) -> datetime | None:
     """Parse a stored ``recorded_at`` as the projection does (RFC3339, naive, date)."""
-    parsed = parse_rfc3339(s)
-    if parsed is not None:
-        return parsed
-    m = _NAIVE.match(s) or _DATE.match(s)
-    if m is None:
-        return None
-    parts = [int(g) for g in m.groups()]
-    try:
-        if len(parts) == 6 and (parts[3] > 23 or parts[4] > 59 or parts[5] > 59):
-            return None
-        return datetime(*parts, tzinfo=UTC)  # type: ignore[arg-type, misc]
-    except ValueError:
-        return None
+    stamp = recorded_epoch(s)
+    return None if stamp is None else epoch_to_datetime(stamp)
 
 
 def format_rfc3339(moment: datetime) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
-from kgai_tui.core.gotext import go_trim_space, normalize
+from kgai_tui.core.gotext import go_string, go_trim_space, normalize
 
 if TYPE_CHECKING:
     from kgai_tui.core.model import Decision
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 def element_id(kind: str, name: str) -> str:
     """Return ``el_`` + 20 hex of sha256(Normalize(kind) NUL Normalize(name))."""
     digest = hashlib.sha256(
-        (normalize(kind) + "\x00" + normalize(name)).encode("utf-8", "surrogatepass")
+        (normalize(kind) + "\x00" + normalize(name)).encode("utf-8")
     ).hexdigest()
     return "el_" + digest[:20]
 
@@ -23,7 +23,9 @@ def decision_id_from_parts(
     title: str, rationale: str, author: str, mutations_json: bytes
 ) -> str:
     """Return the decision id for already-marshalled mutations (the fast path)."""
-    head = normalize(title) + "\x00" + rationale + "\x00" + normalize(author) + "\x00"
+    head = (
+        normalize(title) + "\x00" + go_string(rationale) + "\x00" + normalize(author) + "\x00"
+    )
     digest = hashlib.sha256(head.encode("utf-8") + mutations_json).hexdigest()
     return "d_" + digest[:24]
 

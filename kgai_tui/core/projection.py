@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final
 
 import networkx as nx
 
-from kgai_tui.core.gotext import parse_recorded
+from kgai_tui.core.gotext import recorded_epoch
 from kgai_tui.core.props import set_prop
 
 if TYPE_CHECKING:
@@ -103,8 +103,7 @@ class Projection:
         self.dec_author[idx] = d.author
         self.dec_refs[idx] = d.refs
         self.dec_summary[idx] = d.summary
-        moment = parse_recorded(ev.recorded_at)
-        stamp = None if moment is None else int(moment.timestamp())
+        stamp = recorded_epoch(ev.recorded_at)
         self.dec_time[idx] = None if stamp == _ZERO_TIME else stamp
         self.dec_lamport[idx] = ev.lamport
         self.dec_install[idx] = ev.install_id

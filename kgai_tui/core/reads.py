@@ -7,12 +7,12 @@ total (see docs/determinism.md), so the same store gives the same bytes anywhere
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kgai_tui.core.errors import NotFoundError, UsageError
 from kgai_tui.core.gotext import (
-    format_rfc3339,
+    format_epoch,
     go_lower,
     go_trim_space,
     parse_rfc3339,
@@ -28,7 +28,7 @@ def when_of(p: Projection, idx: int) -> str:
     stamp = p.dec_time[idx]
     if stamp is None:
         return ""
-    return format_rfc3339(datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=stamp))
+    return format_epoch(stamp)
 
 
 # ------------------------------------------------------------------ conflicts
@@ -87,7 +87,13 @@ def heads_entry(p: Projection, eid: str) -> dict[str, Any]:
 def heads_obj(p: Projection, token: str | None = None) -> dict[str, Any]:
     """Return the head set of one element, or of every element that has one."""
     if token:
-        eids = [find_element(p, token)]
+        eid = find_element(p, token)
+        if eid not in p.graph:
+            raise NotFoundError(
+                f"no element {json.dumps(go_trim_space(token), ensure_ascii=False)}"
+                f" (element {eid})"
+            )
+        eids = [eid]
     else:
         eids = sorted(e for e, h in p.heads.items() if h)
     rows = [heads_entry(p, e) for e in eids]
@@ -191,4 +197,4 @@ def parse_as_of(text: str) -> datetime:
             f"invalid timestamp {json.dumps(text, ensure_ascii=False)} "
             "(use RFC3339 or YYYY-MM-DD)"
         )
-    return day + timedelta(days=1) - timedelta(seconds=1)
+    return day.replace(hour=23, minute=59, second=59)

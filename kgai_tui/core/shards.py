@@ -102,15 +102,38 @@ def read_shard_bytes(name: str, data: bytes) -> ShardRead:
     for number, raw in enumerate(lines, start=1):
         _read_line(shard, number, raw)
     if trim_go_space(last):
-        shard.torn_tail = last
-        shard.problems.append(
-            LineProblem(name, len(lines) + 1, "torn last line (no trailing newline)")
-        )
+        _read_tail(shard, len(lines) + 1, last)
     return shard
 
 
+def _read_tail(shard: ShardRead, number: int, last: bytes) -> None:
+    """A last line without a newline: a whole event is read (as kg reads it), else torn.
+
+    Either way it is a problem: the next append by another engine would be glued
+    onto it. kgai-tui's own writer repairs it before appending.
+    """
+    try:
+        if len(last) < MAX_LINE_BYTES:
+            decode_line(trim_go_space(last))
+        complete = len(last) < MAX_LINE_BYTES
+    except LineError:
+        complete = False
+    if complete:
+        before = len(shard.problems)
+        _read_line(shard, number, last)
+        if len(shard.problems) == before:
+            shard.problems.append(
+                LineProblem(shard.name, number, "last line has no trailing newline")
+            )
+        return
+    shard.torn_tail = last
+    shard.problems.append(
+        LineProblem(shard.name, number, "torn last line (no trailing newline)")
+    )
+
+
 def _read_line(shard: ShardRead, number: int, raw: bytes) -> None:
-    if len(raw) > MAX_LINE_BYTES:
+    if len(raw) >= MAX_LINE_BYTES:
         shard.problems.append(
             LineProblem(
                 shard.name, number, f"line longer than 16 MiB ({len(raw)} bytes)"
@@ -152,9 +175,15 @@ def _valid_utf8(data: bytes) -> bool:
 
 
 def read_shard(path: Path) -> ShardRead:
-    """Read one shard file from disk."""
-    with open(path, "rb") as fh:
-        data = fh.read()
+    """Read one shard file from disk; an unreadable file is a problem, not a failure."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        shard = ShardRead(name=path.name, size=0, newline_count=0)
+        reason = f"cannot read the shard: {exc.strerror or exc}"
+        shard.problems.append(LineProblem(path.name, 0, reason))
+        return shard
     return read_shard_bytes(path.name, data)
 
 

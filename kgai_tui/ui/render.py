@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final
 
 from rich.text import Text
 
+from kgai_tui.core.gotext import format_epoch
 from kgai_tui.ui.safe_text import one_line, plain
 
 if TYPE_CHECKING:
@@ -29,9 +29,7 @@ def day(p: Projection, idx: int) -> str:
     stamp = p.dec_time[idx]
     if stamp is None:
         return "—"
-    return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=stamp)).strftime(
-        "%Y-%m-%d"
-    )
+    return format_epoch(stamp)[:10]
 
 
 def element_label(p: Projection, eid: str) -> str:

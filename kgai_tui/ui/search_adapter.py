@@ -1,10 +1,18 @@
-"""Bridge from the Search view to the core search index (filled in with issue 4)."""
+"""Bridge from the Search view to the core BM25 index, one index per opened engine."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
+from kgai_tui.core.engine import Engine
+from kgai_tui.core.search import SearchIndex
 from kgai_tui.ui.snapshot import Snapshot
+
+_INDEXES: WeakKeyDictionary[Engine, SearchIndex] = WeakKeyDictionary()
+_LOCK = threading.Lock()
+LIMIT = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,11 +24,43 @@ class UiHit:
     name: str
     extra: str
     elements: tuple[str, ...]
-    terms: tuple[str, ...]
+    snippet: str
+    spans: tuple[tuple[int, int], ...]
+
+
+def index_for(engine: Engine) -> SearchIndex:
+    """The engine's search index, opened (and built or updated) once per engine."""
+    with _LOCK:
+        index = _INDEXES.get(engine)
+        if index is None:
+            index = SearchIndex.for_engine(engine)
+            _INDEXES[engine] = index
+        return index
 
 
 def run_search(
     snapshot: Snapshot, query: str, *, include_all: bool
 ) -> tuple[list[UiHit], str]:
     """Run a query as of the snapshot's moment; returns hits and a caption note."""
-    return [], " (search index not built yet)"
+    if not query.strip():
+        return [], ""
+    index = index_for(snapshot.engine)
+    hits = index.search(
+        query, limit=LIMIT, include_all=include_all, as_of=snapshot.moment
+    )
+    out = [
+        UiHit(
+            kind=hit.kind,
+            id=hit.id,
+            name=hit.name,
+            extra=hit.extra,
+            elements=hit.elements,
+            snippet=hit.snippet.text if hit.snippet else "",
+            spans=hit.snippet.spans if hit.snippet else (),
+        )
+        for hit in hits or ()
+    ]
+    note = " · including superseded" if include_all else " · decisions in force"
+    if snapshot.moment is not None:
+        note += f" · as of {snapshot.moment.strftime('%Y-%m-%d')}"
+    return out, note

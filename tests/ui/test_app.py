@@ -222,3 +222,34 @@ def test_store_text_is_never_markup(tmp_path: Path) -> None:
     assert "[link=file:///etc/passwd]y[/link]" in joined
     assert "\x1b" not in joined and "\x07" not in joined
     assert "␛[31mred␛[0m" in joined
+
+
+def test_search_finds_and_opens_a_hit(demo_store: Path) -> None:
+    """Typing a query lists hits (debounced); Enter on an element hit opens it."""
+    app = make_app(demo_store, live=False)
+    seen: list[str] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("slash", *"invoice")
+        await asyncio.sleep(0.4)
+        await _settle(pilot)
+        results = app.query_one("#search-results", OptionList)
+        assert results.option_count > 0
+        seen.append(str(results.get_option_at_index(0).prompt))
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.focused is results
+        view = app.query_one("#search")
+        hits = view._hits  # type: ignore[attr-defined]
+        first_element = next(n for n, hit in enumerate(hits) if hit.kind == "element")
+        results.highlighted = first_element
+        await pilot.press("enter")
+        await _settle(pilot)
+        seen.append(app.query_one(ContentSwitcher).current or "")
+        seen.append(app.selected_element or "")
+        seen.append(hits[first_element].id)
+
+    _drive(app, steps)
+    assert "Invoice" in seen[0]
+    assert seen[1] == "elements"
+    assert seen[2] == seen[3]

@@ -100,14 +100,13 @@ class SearchView(Vertical):
         for n, hit in enumerate(hits):
             marker = "●" if n == 0 else "○"
             line = Text(f"{marker} ")
-            line.append_text(_highlight(one_line(hit.name, 80), hit.terms, "bold"))
-            line.append(
-                f"  {hit.kind if hit.kind == 'decision' else hit.extra + ' element'}",
-                "dim",
-            )
-            if hit.kind == "decision" and hit.extra:
+            line.append_text(plain(one_line(hit.name, 80), "bold"))
+            kind = "decision" if hit.kind == "decision" else f"{hit.extra} element"
+            line.append("  ")
+            line.append_text(plain(kind, "dim"))
+            if hit.snippet:
                 line.append("\n   ")
-                line.append_text(_highlight(one_line(hit.extra, 110), hit.terms, ""))
+                line.append_text(_highlight(hit.snippet, hit.spans))
             if hit.elements:
                 line.append("\n   → ", "dim")
                 line.append_text(plain(one_line(", ".join(hit.elements), 100), "dim"))
@@ -133,15 +132,9 @@ class SearchView(Vertical):
             self.post_message(DecisionRequested(p.dec_index[hit.id]))
 
 
-def _highlight(text: str, terms: tuple[str, ...], style: str) -> Text:
-    """Return literal text with every query term occurrence highlighted."""
-    out = plain(text, style)
-    lowered = text.lower()
-    for term in terms:
-        if len(term) < 2:
-            continue
-        start = lowered.find(term)
-        while start >= 0:
-            out.stylize("bold reverse", start, start + len(term))
-            start = lowered.find(term, start + len(term))
+def _highlight(text: str, spans: tuple[tuple[int, int], ...]) -> Text:
+    """Return literal snippet text with the matched spans highlighted."""
+    out = plain(text)
+    for start, end in spans:
+        out.stylize("bold reverse", start, end)
     return out

@@ -1,0 +1,105 @@
+"""What the MCP server tells an agent: its instructions and each tool's description.
+
+The descriptions are the only manual an agent reads, so they say *when* to call each
+tool, not only what it returns. Kept apart from the code so they can be reviewed as
+prose.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+INSTRUCTIONS: Final = """\
+kgai is this team's decision memory: an append-only log of engineering decisions \
+(what was decided, why, by whom, and what it replaced), projected into elements \
+(services, features, modules, concepts...) and the decisions in force on each.
+
+Workflow:
+1. Before reading or changing code, call `recall` with the file paths you are about \
+to touch (and/or a topic). Follow the decisions it returns; they are the team's \
+current rules for those elements.
+2. If `recall` comes back empty, do not conclude that nothing was decided. Rephrase \
+in the store's own vocabulary: run `search` with a few words, take the element names \
+and kinds from its hits (or from `status`), and call `recall` again with them as the \
+topic.
+3. Before implementing in an area, check `conflicts`: an element with two decisions \
+in force is an open disagreement. Ask the person which side wins; never pick silently.
+4. Use `history` to learn why an element changed and what a decision replaced.
+
+Every answer is deterministic: the same store and the same arguments give the same \
+bytes, identical to `kgai-tui <command> --json`, so you may quote and compare them."""
+
+RECALL: Final = """\
+Recall the decisions in force for the code you are about to touch. Call this FIRST, \
+before reading or editing files, with the repository-relative paths you will work on \
+(`paths`, e.g. ["src/billing/pdf.go"]; globs such as "src/billing/*" work) and/or a \
+`topic` in a few words ("invoice rendering"). `max` caps the elements returned \
+(default 15, 1-500).
+
+Returns the JSON of `kgai-tui context --json`: {ok, items: [{element_id, name, kind, \
+props, links: [{dir, kind, neighbor}], why: [{title, rationale, when, is_head}], \
+score}], shown, omitted, total, note?}. Each item's `why` lists the decisions in \
+force on that element (newest first, at most 4).
+
+If `items` is empty, the store may still hold relevant decisions under other words: \
+call `search` (or `status`) to learn the element names and kinds the team uses, then \
+call `recall` again with those names as the topic. With no paths and no topic it \
+lists the whole element graph."""
+
+SEARCH: Final = """\
+Full-text search over element names, kinds and properties and over decision titles \
+and rationales (BM25, deterministic order). Use it to find the store's vocabulary \
+when a `recall` comes back empty (then recall again with the element names found \
+here), or to find a decision by its words. `query` is free text: words may match \
+anywhere, "a phrase" must match in order, invoi* is a prefix, and kind:feature, \
+author:alice or element:Invoice filter. `limit` caps the hits (default 20). By default \
+only decisions in force are searched; `include_all` adds superseded ones. `as_of` \
+(RFC3339 or YYYY-MM-DD) limits it to what had been recorded by then. Returns the JSON \
+of `kgai-tui search --json`: {hits: [{kind, id, name, extra?, elements?, score?, \
+snippet?}] | null, ok}."""
+
+HISTORY: Final = """\
+Every decision that ever shaped one element, oldest first, including superseded \
+ones (`is_head` marks those still in force). Use it to learn why an element is the \
+way it is and what a decision replaced before proposing to change it. `element` is \
+"kind:name" (e.g. "feature:Invoice"; kind defaults to concept) or an element_id from \
+`recall`/`search`. Returns the JSON of `kgai-tui history --json`; an element no \
+decision touches is an error."""
+
+CONFLICTS: Final = """\
+Elements with two or more decisions in force: open disagreements in the team. Check \
+it before implementing in an area; if an element you are touching is listed, show \
+both sides to the person and ask which one wins instead of picking one. `about` \
+keeps elements whose name contains it (case-insensitive). Returns the JSON of \
+`kgai-tui conflicts --json`: {conflicts: [{element_id, name, kind, heads, titles}] \
+| null, count, ok}."""
+
+AS_OF: Final = """\
+The element graph as it stood at a past moment: element names, links, the decisions \
+in force and the conflicts then. Use it to explain how things were when older code \
+was written. `timestamp` is RFC3339 ("2026-03-31T12:00:00Z") or YYYY-MM-DD (the end \
+of that day, UTC). Returns the JSON of `kgai-tui as-of --json`."""
+
+STATUS: Final = """\
+Summary of the store: where it is, this install and actor, and the number of \
+events, elements, decisions and open conflicts. Call it once at the start of a \
+session to check that decision memory is available. Returns the JSON of \
+`kgai-tui status --json`."""
+
+RECORD: Final = """\
+Record new decisions in the team's log (append-only; nothing is ever overwritten). \
+Only call it when the person asked for the decision to be recorded or approved its \
+wording. Give exactly one of `decision` (one object) or `decisions` (a list), each \
+{title, rationale, author?, date?, refs?, supersedes_on?: ["kind:name"], mutations: \
+[{op: "upsert_element", kind, name, props?} | {op: "set_prop", element, key, value} \
+| {op: "add_link" | "retire_link", from, to, link}]}, exactly as `kgai-tui record` \
+reads it. A decision on an element supersedes the decisions in force there. \
+`dry_run` shows what would be written. Returns the JSON of `kgai-tui record --json`."""
+
+RESOLVE_CONFLICT: Final = """\
+End a conflict on one element by recording a decision that supersedes every side \
+(both stay in history). Only call it after the person chose the outcome. `element` \
+is "kind:name" or an element_id from `conflicts`. Give `keep` (the id, or a unique \
+prefix of at least 4 characters, of the decision that wins) OR `title` (and an \
+optional `rationale`) for a new deciding decision. Returns the JSON of \
+`kgai-tui resolve-conflict --json`."""

@@ -1,0 +1,233 @@
+"""``kgai-tui sync``: share a store's shards through git, as ``kg sync`` does (spec 7, 7.1).
+
+Under the store lock: re-write the scaffold (refusing when ``.gitignore`` or
+``.gitattributes`` is not kgai's, because this transport commits the store
+directory), then commit, fetch, merge with ``--allow-unrelated-histories`` and the
+union driver, and push. Never a rebase, never a force push. Being offline (fetch
+or push failing) is reported as a ``detail`` with ``ok: true``. Afterwards the log is
+replayed, an existing search index catches up, and the conflicts after the sync are
+reported.
+
+The git steps themselves are in :mod:`kgai_tui.sync_git`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgai_tui.core.discovery import project_root
+from kgai_tui.core.engine import Engine
+from kgai_tui.core.errors import KgaiError, RefusedError, UsageError
+from kgai_tui.core.health import redact
+from kgai_tui.core.reads import conflict_groups
+from kgai_tui.core.scaffold import (
+    GITATTRIBUTES_MARKER,
+    GITIGNORE_MARKER,
+    ensure_git,
+    ensure_scaffold,
+)
+from kgai_tui.core.writes import Notice, write_session
+from kgai_tui.sync_git import GitOutcome, git_sync
+
+__all__ = ["SyncReport", "effective_remote", "render_sync", "sync_store"]
+
+
+def _global_remote() -> str:
+    """``remote`` from ``$KGAI_HOME/config.json`` (default ``~/.kgai``), or ``""``."""
+    home = os.environ.get("KGAI_HOME", "") or str(Path.home() / ".kgai")
+    try:
+        data = json.loads((Path(home) / "config.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return ""
+    value = data.get("remote") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def effective_remote(explicit: str | None, session: str) -> str:
+    """Pick the remote URL (spec 7.6): ``--remote``, then session, then global.
+
+    ``none`` means disabled (``""``); ``{project}`` becomes the project's directory
+    name. ``.kgairc`` is never consulted: a repository must not choose where its
+    decisions are uploaded (spec 10).
+
+    Raises:
+        UsageError: the URL starts with ``-`` (git would read it as an option).
+    """
+    value = explicit if explicit is not None else (session or _global_remote())
+    value = value.strip()
+    if value == "none":
+        return ""
+    if "{project}" in value:
+        value = value.replace("{project}", project_root().name)
+    if value.startswith("-"):
+        raise UsageError(f"refusing remote {value!r}: it starts with '-'")
+    if value.startswith(("s3://", "kgai://")):
+        raise UsageError(
+            f"kgai-tui syncs through git only; {redact(value)} needs the kg engine "
+            "(`kg sync`)"
+        )
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport:
+    """What one sync did, and the conflicts afterwards."""
+
+    applied: int
+    conflicts: list[dict[str, Any]]
+    new_conflicts: list[dict[str, Any]]
+    outcome: GitOutcome
+    remote: str
+    notices: list[str] = field(default_factory=list)
+
+    def to_obj(self) -> dict[str, Any]:
+        """The ``kg sync`` JSON shape: a Go map (sorted keys) around the sync struct."""
+        sync: dict[str, Any] = {
+            "pulled": self.outcome.pulled,
+            "pushed": self.outcome.pushed,
+        }
+        if self.remote:
+            sync["remote"] = redact(self.remote)
+        if self.outcome.detail:
+            sync["detail"] = self.outcome.detail
+        return {
+            "applied": self.applied,
+            "conflict_count": len(self.conflicts),
+            "conflicts": self.conflicts or None,
+            "ok": True,
+            "sync": sync,
+        }
+
+
+_WHY = (
+    "this transport commits the store directory, and ignore rules kgai did not "
+    "write could publish kg.config.json; nothing was committed or pushed"
+)
+
+
+def _check_ownership(root: Path) -> None:
+    """Refuse, before any git command, when a scaffold file is someone else's."""
+    for name, marker in (
+        (".gitignore", GITIGNORE_MARKER),
+        (".gitattributes", GITATTRIBUTES_MARKER),
+    ):
+        try:
+            text = (root / name).read_bytes().decode("utf-8", "replace")
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise RefusedError(
+                f"refusing to sync: cannot read {root / name} "
+                f"({exc.strerror or exc}) — {_WHY}"
+            ) from exc
+        if marker not in text:
+            raise RefusedError(
+                f"refusing to sync: {root / name} was not written by kgai (it lacks "
+                f"{marker!r}) — {_WHY}; move it away or add kgai's rules, then sync "
+                "again"
+            )
+
+
+def _ensure_scaffold(root: Path) -> None:
+    _check_ownership(root)
+    try:
+        ensure_scaffold(root)
+    except KgaiError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "failed"
+        raise RefusedError(f"refusing to sync: {first} — {_WHY}") from exc
+
+
+def sync_store(
+    root: Path,
+    remote: str | None = None,
+    *,
+    lock_timeout: float | None = None,
+    on_notice: Notice | None = None,
+) -> SyncReport:
+    """Sync the store at ``root`` through git with its effective remote.
+
+    Args:
+        root: the store directory (it must exist; sync never creates one).
+        remote: ``--remote``; ``None`` uses ``kg.config.json``, then the global config.
+        lock_timeout: bound on the wait for the store lock (default 10 s).
+        on_notice: receives notices (a repaired torn tail, a rotated identity).
+
+    Raises:
+        StoreNotFoundError: no store at ``root``.
+        RefusedError: the scaffold is not kgai's (nothing committed or pushed).
+        UsageError: an unusable remote URL.
+        SyncError: git is missing, a commit failed, or the merge conflicted.
+        LockTimeoutError, WriteError: the store could not be locked or written.
+    """
+    notices: list[str] = []
+
+    def note(message: str) -> None:
+        notices.append(message)
+        if on_notice is not None:
+            on_notice(message)
+
+    with write_session(root, lock_timeout=lock_timeout, on_notice=note) as session:
+        before = session.engine
+        url = effective_remote(remote, session.config.remote)
+        _ensure_scaffold(root)
+        ensure_git(root)
+        outcome = git_sync(root, url, actor=session.config.actor)
+        after = Engine.open(root)
+    seen = {ev.hash for ev in before.events}
+    applied = sum(1 for ev in after.events if ev.hash not in seen)
+    if applied:
+        _catch_up_search(after)
+    groups = conflict_groups(after.projection)
+    old = before.projection.contested
+    fresh = [g for g in groups if g["element_id"] not in old]
+    return SyncReport(applied, groups, fresh, outcome, url, notices)
+
+
+def _catch_up_search(engine: Engine) -> None:
+    """Bring an existing search index up to date with what was pulled (best effort).
+
+    A store nobody has searched yet gets its index on the first search instead;
+    a failure here only means the next search does the work.
+    """
+    from kgai_tui.core.search import SearchIndex
+    from kgai_tui.core.search_cache import cache_dir_for
+
+    if engine.root is None or not cache_dir_for(engine.root).exists():
+        return
+    with contextlib.suppress(KgaiError, OSError, ValueError):
+        SearchIndex.for_engine(engine)
+
+
+def render_sync(report: SyncReport) -> str:
+    """The human rendering of a sync (spec 11.5): outcome, arrows, conflicts."""
+    out = report.outcome
+    where = redact(report.remote) if report.remote else "no remote"
+    if out.detail:
+        lines = [f"○ {out.detail}"]
+    elif out.pulled or out.committed:
+        lines = [f"✓ synced with {where}"]
+    else:
+        lines = [f"✓ up to date with {where}"]
+    if report.applied:
+        lines.append(f"  ↓ {report.applied} new event(s) from teammates")
+    if out.committed:
+        lines.append("  ↑ committed this install's new events")
+    if out.pushed:
+        lines.append(f"  ↑ pushed to {where}")
+    for group in report.new_conflicts:
+        titles = " / ".join(f"“{t}”" for t in group["titles"])
+        lines.append(
+            f"⚠ new conflict on {group['kind']}:{group['name']}: {titles} "
+            f"(kgai-tui resolve-conflict {group['element_id']} --keep <id>)"
+        )
+    count = len(report.conflicts)
+    if count:
+        lines.append(f"⚠ {count} element(s) decided two ways (kgai-tui conflicts)")
+    else:
+        lines.append("✓ no conflicts")
+    return "\n".join(lines)

@@ -1,0 +1,139 @@
+"""What an agent sees: the exact ``recall`` payload for a path or a topic.
+
+An agent that calls the MCP ``recall`` tool (or runs ``kgai-tui context --json``)
+receives these bytes and nothing else. This screen lets a person type the same
+arguments and read the same bytes before trusting what agents are told. It always
+shows the store as it is now, wherever the time slider stands, because that is what
+an agent gets.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static, TextArea
+from textual.worker import get_current_worker
+
+from kgai_tui.core.engine import Engine
+from kgai_tui.core.errors import KgaiError
+from kgai_tui.json_reads import error_json, recall_json, split_paths
+
+__all__ = ["AgentScreen", "agent_payload", "equivalent_command"]
+
+EngineSource = Callable[[], Engine | None]
+
+
+def equivalent_command(root: Path, paths: str, topic: str) -> str:
+    """The CLI line that prints the same bytes (for a person to reproduce)."""
+    words = ["kgai-tui", "context", "--store", str(root)]
+    joined = ",".join(split_paths(paths))
+    if joined:
+        words += ["--paths", joined]
+    if topic:
+        words += ["--about", topic]
+    return shlex.join([*words, "--json"])
+
+
+def agent_payload(engine: Engine, paths: str, topic: str) -> str:
+    """The recall JSON an agent receives for these arguments, as text.
+
+    Args:
+        engine: the store as it is now.
+        paths: file paths or globs, comma-separated.
+        topic: a topic in words.
+    """
+    try:
+        data = recall_json(engine, paths, topic)
+    except KgaiError as exc:
+        data = error_json(str(exc))
+    return data.decode("utf-8")
+
+
+class AgentScreen(ModalScreen[None]):
+    """Type a path or a topic; read the exact recall JSON an agent would get."""
+
+    DEFAULT_CSS = """
+    AgentScreen { align: center middle; }
+    AgentScreen #agent-box {
+        width: 90%; max-width: 120; height: 90%;
+        border: thick $primary; background: $surface; padding: 0 1;
+    }
+    AgentScreen #agent-command { color: $text-muted; height: auto; }
+    AgentScreen #agent-json { height: 1fr; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Close")
+    ]
+
+    def __init__(self, root: Path, engine_source: EngineSource) -> None:
+        """Show recall payloads for the store at ``root``.
+
+        Args:
+            root: the store directory (opened directly if the app has no engine).
+            engine_source: returns the app's current engine (the log as it is now).
+        """
+        super().__init__()
+        self.root = root
+        self.engine_source = engine_source
+
+    def compose(self) -> ComposeResult:
+        """Two inputs, the equivalent command, and the payload."""
+        with Vertical(id="agent-box"):
+            yield Static(
+                Text.assemble(
+                    ("What an agent sees", "bold"),
+                    (" · the exact bytes of the MCP recall tool", "dim"),
+                )
+            )
+            yield Input(
+                placeholder="file paths or globs, comma-separated "
+                "(e.g. src/billing/pdf.go)",
+                id="agent-paths",
+            )
+            yield Input(
+                placeholder="topic in words (e.g. invoice rendering)", id="agent-topic"
+            )
+            yield Static(id="agent-command", markup=False)
+            yield TextArea("", read_only=True, id="agent-json")
+
+    def on_mount(self) -> None:
+        """Focus the paths box and show the unfiltered payload."""
+        self.query_one("#agent-paths", Input).focus()
+        self._refresh()
+
+    @on(Input.Changed)
+    def _changed(self, _: Input.Changed) -> None:
+        self._refresh()
+
+    def _refresh(self) -> None:
+        paths = self.query_one("#agent-paths", Input).value
+        topic = self.query_one("#agent-topic", Input).value
+        self.query_one("#agent-command", Static).update(
+            equivalent_command(self.root, paths, topic)
+        )
+        self._compute(paths, topic)
+
+    @work(thread=True, exclusive=True, group="agent-recall", exit_on_error=False)
+    def _compute(self, paths: str, topic: str) -> None:
+        engine = self.engine_source() or Engine.open(self.root)
+        payload = agent_payload(engine, paths, topic)
+        if not get_current_worker().is_cancelled:  # a newer keystroke supersedes it
+            self.app.call_from_thread(self._show, payload)
+
+    def _show(self, payload: str) -> None:
+        self.query_one("#agent-json", TextArea).load_text(payload)
+
+    @property
+    def payload(self) -> str:
+        """The payload on display (tests read it)."""
+        return self.query_one("#agent-json", TextArea).text

@@ -1,0 +1,278 @@
+"""``kgai-tui sync`` with real git: a bare remote, three stores, real processes.
+
+Three installs record decisions (two of them on the same element before syncing);
+after sync rounds every store has the same canonical export digest and the same
+conflict list, and a resolution made in one store clears the conflict everywhere.
+A store whose ``.gitignore`` kgai did not write refuses to sync and pushes nothing;
+an unreachable remote is a detail, not a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kgai_tui.core.config_file import load_config, save_config
+from kgai_tui.core.lock import store_lock
+
+KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
+
+
+def cli(
+    *args: str, stdin: bytes = b"", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the real console script."""
+    return subprocess.run(
+        [KGAI_TUI, *args],
+        input=stdin.decode(),
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        check=False,
+    )
+
+
+def ok_json(*args: str, stdin: bytes = b"") -> Any:
+    """Run a command with ``--json`` that must succeed; return the parsed output."""
+    done = cli(*args, "--json", stdin=stdin)
+    assert done.returncode == 0, (args, done.stdout, done.stderr)
+    return json.loads(done.stdout)
+
+
+def git(*args: str, cwd: Path) -> str:
+    """Run git and return its stdout (must succeed)."""
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=60
+    )
+    assert done.returncode == 0, (args, done.stderr)
+    return done.stdout
+
+
+def make_store(root: Path, actor: str, remote: Path | None) -> Path:
+    """``kgai-tui init`` a store, then set its session ``remote`` in kg.config.json."""
+    ok_json("init", "--store", str(root), "--actor", actor)
+    if remote is not None:
+        cfg = load_config(root)
+        assert cfg is not None
+        save_config(root, replace(cfg, remote=str(remote)))
+    return root
+
+
+def record(store: Path, title: str, kind: str, name: str, **props: str) -> str:
+    """Record one decision on ``kind:name``; return its id."""
+    mutation: dict[str, Any] = {"op": "upsert_element", "kind": kind, "name": name}
+    if props:
+        mutation["props"] = props
+    doc = {
+        "decision": {
+            "title": title,
+            "rationale": f"{title} (why)",
+            "mutations": [mutation],
+        }
+    }
+    out = ok_json("record", "--store", str(store), stdin=json.dumps(doc).encode())
+    return str(out["decisions"][0]["id"])
+
+
+def sync(store: Path, *extra: str) -> Any:
+    """``kgai-tui sync --json``; it must succeed."""
+    return ok_json("sync", "--store", str(store), *extra)
+
+
+def digest(store: Path) -> str:
+    """The canonical export digest (the replay-determinism check)."""
+    return str(ok_json("export", "--store", str(store), "--canonical")["digest"])
+
+
+def conflicts(store: Path) -> str:
+    """The exact ``conflicts --json`` bytes."""
+    done = cli("conflicts", "--store", str(store), "--json")
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def views(*stores: Path) -> list[tuple[str, str]]:
+    """``(digest, conflicts bytes)`` of each store, read in parallel (reads only)."""
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        digests = pool.map(digest, stores)
+        lists = pool.map(conflicts, stores)
+        return list(zip(digests, lists, strict=True))
+
+
+def remote_files(bare: Path) -> list[str]:
+    """Every path in the remote's ``main``."""
+    return git("ls-tree", "-r", "--name-only", "main", cwd=bare).split()
+
+
+@pytest.fixture
+def bare(tmp_path: Path) -> Path:
+    """An empty bare repository: the team's remote."""
+    path = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(path)], check=True)
+    return path
+
+
+def test_three_stores_converge_and_a_resolution_travels(
+    tmp_path: Path, bare: Path
+) -> None:
+    """Same digest and conflicts everywhere after sync rounds; resolving clears them all."""
+    a = make_store(tmp_path / "a", "ana", bare)
+    b = make_store(tmp_path / "b", "bo", bare)
+    c = make_store(tmp_path / "c", "cy", bare)
+    # Two decisions on the same element at once, before anyone syncs.
+    pdf = record(
+        a, "Invoices are PDF/A", "feature", "Invoice", paths="billing/invoice/*"
+    )
+    html = record(b, "Invoices are HTML e-mails", "feature", "Invoice")
+    record(c, "Billing owns the ledger", "service", "Billing")
+
+    first = sync(a)
+    assert (
+        ok_json("search", "--store", str(a), "ledger")["hits"] == []
+    )  # builds the index
+    assert first["sync"] == {"pulled": False, "pushed": True, "remote": str(bare)}
+    assert (first["applied"], first["conflict_count"], first["conflicts"]) == (
+        0,
+        0,
+        None,
+    )
+    human = cli("sync", "--store", str(b))  # b pulls a: the conflict appears here
+    assert human.returncode == 0, human.stderr
+    assert "⚠ new conflict on feature:Invoice" in human.stdout
+    assert "1 new event(s)" in human.stdout
+    third = sync(c)
+    assert third["applied"] == 2 and third["sync"]["pulled"] is True
+    assert third["conflict_count"] == 1
+    assert sorted(third["conflicts"][0]["heads"]) == sorted([pdf, html])
+    sync(a)  # pulls b and c; the search index catches up
+    sync(b)
+    hits = ok_json("search", "--store", str(a), "ledger")["hits"]
+    assert [h["name"] for h in hits] == ["Billing owns the ledger"]
+
+    stores = (a, b, c)
+    seen = views(*stores)
+    assert len(set(seen)) == 1
+    assert json.loads(seen[0][1])["count"] == 1
+    shards = sorted(f for f in remote_files(bare) if f.startswith("log/"))
+    assert len(shards) == 3
+    assert sorted(remote_files(bare)) == sorted(
+        [".gitattributes", ".gitignore", *shards]
+    )
+
+    # Resolve in c; the next sync round clears the conflict everywhere.
+    resolved = cli(
+        "resolve-conflict", "--store", str(c), "--keep", pdf, "feature:Invoice"
+    )
+    assert resolved.returncode == 0, resolved.stderr
+    assert sync(c)["conflict_count"] == 0
+    after_a, after_b = sync(a), sync(b)
+    assert after_a["applied"] == 1 and after_a["conflicts"] is None
+    assert after_b["applied"] == 1 and after_b["conflict_count"] == 0
+    seen = views(*stores)
+    assert len(set(seen)) == 1
+    assert json.loads(seen[0][1])["count"] == 0
+    # Never a rebase or a force push: every store's first commit is in the history.
+    history = git("log", "--format=%s", "main", cwd=bare).split("\n")
+    assert history.count("kg sync merge") >= 2
+    again = sync(a)  # nothing new anywhere
+    assert again["applied"] == 0 and again["sync"]["pulled"] is False
+    assert "up to date" in cli("sync", "--store", str(a)).stdout
+
+
+def test_a_committed_config_is_untracked_by_the_next_sync(
+    tmp_path: Path, bare: Path
+) -> None:
+    """kg.config.json (it can hold a token) never reaches the remote, even if added."""
+    a = make_store(tmp_path / "a", "ana", bare)
+    record(a, "Use Postgres", "service", "DB")
+    git("add", "-f", "kg.config.json", ".kg.lock", cwd=a)
+    git(
+        "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "-m", "oops", cwd=a
+    )
+    sync(a)
+    files = remote_files(bare)
+    assert "kg.config.json" not in files and ".kg.lock" not in files
+    assert any(f.startswith("log/") for f in files)
+
+
+def test_a_foreign_gitignore_refuses_and_pushes_nothing(
+    tmp_path: Path, bare: Path
+) -> None:
+    """A .gitignore kgai did not write: one clear line, exit 1, no commit, no push."""
+    d = make_store(tmp_path / "d", "dee", bare)
+    record(d, "Use Redis", "service", "Cache")
+    (d / ".gitignore").write_text("node_modules/\n")
+    done = cli("sync", "--store", str(d))
+    assert done.returncode == 1 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kgai-tui: refusing to sync: ")
+    assert ".gitignore was not written by kgai" in lines[0]
+    as_json = cli("sync", "--store", str(d), "--json")
+    assert as_json.returncode == 1
+    assert json.loads(as_json.stdout)["error"].startswith("refusing to sync: ")
+    assert git("for-each-ref", cwd=bare) == ""  # the remote has no refs at all
+    assert (
+        subprocess.run(
+            ["git", "rev-parse", "-q", "--verify", "HEAD"],
+            cwd=d,
+            capture_output=True,
+            check=False,
+        ).returncode
+        != 0
+    )
+    assert (d / ".gitignore").read_text() == "node_modules/\n"  # left as it was
+    # The same for a foreign .gitattributes.
+    (d / ".gitignore").unlink()
+    (d / ".gitattributes").write_text("*.png binary\n")
+    refused = cli("sync", "--store", str(d))
+    assert (
+        refused.returncode == 1
+        and ".gitattributes was not written by kgai" in refused.stderr
+    )
+    assert git("for-each-ref", cwd=bare) == ""
+
+
+def test_offline_is_a_detail_not_a_failure(tmp_path: Path) -> None:
+    """An unreachable remote: ok true, exit 0, a detail; the commit is kept locally."""
+    a = make_store(tmp_path / "a", "ana", None)
+    record(a, "Use Kafka", "service", "EventBus")
+    alone = sync(a)
+    assert alone["sync"] == {
+        "pulled": False,
+        "pushed": False,
+        "detail": "no remote configured; committed locally only",
+    }
+    missing = tmp_path / "no-such-remote.git"
+    out = sync(a, "--remote", str(missing))
+    assert out["ok"] is True and out["sync"]["pushed"] is False
+    assert out["sync"]["remote"] == str(missing)
+    assert out["sync"]["detail"].startswith("fetch failed (offline?): ")
+    text = cli("sync", "--store", str(a), "--remote", str(missing))
+    assert text.returncode == 0 and text.stdout.startswith("○ fetch failed (offline?)")
+    assert "kg sync" in git("log", "--format=%s", cwd=a)
+
+
+def test_sync_takes_the_store_lock(tmp_path: Path, bare: Path) -> None:
+    """While another writer holds the lock, sync waits, then fails cleanly (exit 4)."""
+    a = make_store(tmp_path / "a", "ana", bare)
+    with store_lock(a):
+        done = cli("sync", "--store", str(a), env={"KGAI_TUI_LOCK_TIMEOUT": "0.3"})
+    assert done.returncode == 4, done.stderr
+    assert "another writer" in done.stderr
+    assert git("for-each-ref", cwd=bare) == ""
+
+
+def test_sync_never_creates_a_store(tmp_path: Path) -> None:
+    """No store at the path: exit 3, nothing created."""
+    done = cli("sync", "--store", str(tmp_path / "none"), "--remote", str(tmp_path))
+    assert done.returncode == 3
+    assert not (tmp_path / "none").exists()

@@ -1,0 +1,72 @@
+"""What an agent sees: key 6 shows the exact recall bytes of ``kgai-tui context --json``."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from kgai_tui.ui.app import make_app
+from kgai_tui.ui.views.agent import AgentScreen, equivalent_command
+
+KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
+
+
+async def _settle(pilot: Pilot[None]) -> None:
+    for _ in range(3):
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.app.screen.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def test_key_6_shows_the_recall_payload_an_agent_gets(demo_store: Path) -> None:
+    """Type a path and a topic; the panel holds the CLI's --json stdout exactly."""
+    app = make_app(demo_store, live=False)
+    seen: dict[str, str] = {}
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await _settle(pilot)
+        await pilot.press("6")
+        await _settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, AgentScreen)
+        seen["empty"] = screen.payload
+        await pilot.press(*"services/payments/*")
+        await pilot.press("tab", *"refunds")
+        await _settle(pilot)
+        seen["query"] = screen.payload
+        await pilot.press("escape")
+        await pilot.pause()
+        seen["after"] = type(app.screen).__name__
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await steps(pilot)
+
+    asyncio.run(main())
+
+    def cli(*args: str) -> str:
+        done = subprocess.run(
+            [KGAI_TUI, "context", "--store", str(demo_store), *args, "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout
+
+    assert seen["empty"] == cli()
+    assert seen["query"] == cli("--paths", "services/payments/*", "--about", "refunds")
+    assert '"items": [' in seen["query"] and "Payments" in seen["query"]
+    assert seen["after"] != "AgentScreen"
+
+
+def test_equivalent_command_reproduces_the_payload() -> None:
+    """The command line shown under the inputs is quoted for a shell."""
+    line = equivalent_command(Path("/s t"), "a.go, b/*", "two words")
+    assert line == (
+        "kgai-tui context --store '/s t' --paths 'a.go,b/*' --about 'two words' --json"
+    )

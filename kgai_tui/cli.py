@@ -291,3 +291,19 @@ from kgai_tui.cli_write import init_command, record_command, resolve_conflict_co
 main.add_command(init_command)
 main.add_command(record_command)
 main.add_command(resolve_conflict_command)
+
+from kgai_tui.cli_agents import mcp_command, sync_command  # noqa: E402
+
+main.add_command(mcp_command)
+main.add_command(sync_command)
+
+from kgai_tui.cli_search import bench_group, search_command  # noqa: E402
+
+main.add_command(search_command)
+main.add_command(bench_group)
+
+from kgai_tui.cli_onboard import diff_command, import_group, report_command  # noqa: E402
+
+main.add_command(import_group)
+main.add_command(diff_command)
+main.add_command(report_command)

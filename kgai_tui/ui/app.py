@@ -24,10 +24,12 @@ from textual.widgets import ContentSwitcher, Footer, Input, Static
 from kgai_tui.core.engine import Engine
 from kgai_tui.core.health import doctor_problems
 from kgai_tui.core.moments import TimeCursor, graph_delta
+from kgai_tui.ui.diff_view import DiffMark
 from kgai_tui.ui.render import element_label
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.screens import DecisionModal, HelpScreen, ResolveModal, TextModal
 from kgai_tui.ui.snapshot import DecisionRequested, ElementRequested, Snapshot
+from kgai_tui.ui.views.agent import AgentScreen
 from kgai_tui.ui.views.conflicts import ConflictsView
 from kgai_tui.ui.views.elements import ElementsView
 from kgai_tui.ui.views.graph import GraphView
@@ -117,6 +119,7 @@ class KgaiApp(App[None]):
         Binding("3", "view('timeline')", "Timeline", id="kgai.view.timeline"),
         Binding("4", "view('conflicts')", "Conflicts", id="kgai.view.conflicts"),
         Binding("5", "view('search')", "Search", id="kgai.view.search"),
+        Binding("6", "agent", "Agent", show=False, id="kgai.view.agent"),
         Binding("slash", "focus_search", "Search", show=False, id="kgai.search.focus"),
         Binding(
             "left_square_bracket",
@@ -163,6 +166,8 @@ class KgaiApp(App[None]):
             id="kgai.slider.now",
         ),
         Binding("d", "doctor", "Doctor", show=False, id="kgai.store.doctor"),
+        Binding("m", "mark_moment", "Mark", show=False, id="kgai.slider.mark"),
+        Binding("D", "diff_since_mark", "Diff", show=False, id="kgai.slider.diff"),
         Binding("escape", "back", "Back", show=False, id="kgai.back"),
         Binding("question_mark", "help", "Help", id="kgai.help"),
         Binding("q", "quit", "Quit", id="kgai.quit"),
@@ -183,6 +188,7 @@ class KgaiApp(App[None]):
         self.selected_element: str | None = None
         self._fingerprint = shard_fingerprint(root)
         self._revision = 0
+        self.diff_mark = DiffMark()
 
     def compose(self) -> ComposeResult:
         """Header, banner, the five views, the slider and the footer."""
@@ -213,6 +219,19 @@ class KgaiApp(App[None]):
             )
         yield SystemCommand(
             "store: Doctor", "Integrity report of every shard", self.action_doctor
+        )
+        yield SystemCommand(
+            "agent: what an agent sees", "Recall JSON for a path/topic", self.action_agent
+        )
+        yield SystemCommand(
+            "time: mark this position",
+            "Remember the slider position for a diff",
+            self.action_mark_moment,
+        )
+        yield SystemCommand(
+            "time: diff since mark",
+            "What changed between the marked position and this one, and why",
+            self.action_diff_since_mark,
         )
         yield SystemCommand(
             "store: Reload",
@@ -389,6 +408,18 @@ class KgaiApp(App[None]):
             return
         slider = self.query_one(TimeSlider)
         slider.move_to(0 if where == "start" else len(slider.moments))
+
+    def action_agent(self) -> None:
+        """Show the exact recall payload an agent gets for a path or topic."""
+        self.push_screen(AgentScreen(self.root, lambda: self.engine))
+
+    def action_mark_moment(self) -> None:
+        """Mark the slider position; ``D`` then shows what changed since."""
+        self.diff_mark.mark(self)
+
+    def action_diff_since_mark(self) -> None:
+        """Show the diff between the marked slider position and this one."""
+        self.diff_mark.show(self, self.engine)
 
     def action_help(self) -> None:
         """Show every key."""

@@ -1,0 +1,144 @@
+"""The human rendering of ``diff`` (the CLI prints it; the explorer's diff modal too).
+
+Plain text only: the terminal app wraps it in a literal ``Text`` (never markup), so
+store strings cannot inject styles there, and the CLI prints it as is.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+_WHY_LIMIT: Final = 160
+_TITLES: Final = {
+    "decisions_recorded": "Decisions recorded",
+    "decisions_superseded": "Decisions superseded",
+    "elements_added": "Elements added",
+    "elements_removed": "Elements removed",
+    "elements_changed": "Elements relabelled",
+    "props_changed": "Props changed",
+    "links_added": "Links added",
+    "links_retired": "Links retired",
+    "conflicts_opened": "Conflicts opened",
+    "conflicts_resolved": "Conflicts resolved",
+}
+
+
+_ONE: Final = {
+    "decisions_recorded": "decision recorded",
+    "decisions_superseded": "decision superseded",
+    "elements_added": "element added",
+    "elements_removed": "element removed",
+    "elements_changed": "element relabelled",
+    "props_changed": "prop changed",
+    "links_added": "link added",
+    "links_retired": "link retired",
+    "conflicts_opened": "conflict opened",
+    "conflicts_resolved": "conflict resolved",
+}
+
+
+def _readable(key: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """People read labels: sort element, prop and link rows by them (ids break ties).
+
+    The JSON keeps its documented id order; this only reorders the text.
+    """
+    if key.startswith(("elements_", "conflicts_")):
+        return sorted(rows, key=lambda r: (_element(r), r["element_id"]))
+    if key == "props_changed":
+        return sorted(rows, key=lambda r: (r["element"], r["element_id"], r["key"]))
+    if key.startswith("links_"):
+        return sorted(
+            rows,
+            key=lambda r: (r["from"], r["kind"], r["to"], r["from_id"], r["to_id"]),
+        )
+    return rows
+
+
+def one_line(text: str, limit: int = _WHY_LIMIT) -> str:
+    """Collapse white space to one line and cut to ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _day(when: str) -> str:
+    return when[:10] if when else "undated"
+
+
+def _by(by: dict[str, Any] | None, indent: str = "      ") -> list[str]:
+    if by is None:
+        return [f"{indent}by: (no single decision; see the decisions recorded)"]
+    who = f"{by['author']}, " if by.get("author") else ""
+    lines = [f"{indent}by “{one_line(by['title'], 90)}” ({who}{_day(by['when'])})"]
+    if by.get("rationale"):
+        lines.append(f"{indent}why: {one_line(by['rationale'])}")
+    return lines
+
+
+def _element(row: dict[str, Any]) -> str:
+    if row["kind"] and row["name"]:
+        return f"{row['kind']}:{row['name']}"
+    return str(row["name"] or row["element_id"])
+
+
+def _value(value: str | None) -> str:
+    return "(unset)" if value is None else f"“{one_line(value, 60)}”"
+
+
+def _section(key: str, rows: list[dict[str, Any]]) -> list[str]:
+    out: list[str] = []
+    for row in rows:
+        if key == "decisions_recorded":
+            who = f" — {row['author']}" if row["author"] else ""
+            out.append(f"  {_day(row['when'])}  “{one_line(row['title'], 90)}”{who}")
+            if row["elements"]:
+                out.append(f"      shapes {', '.join(row['elements'])}")
+        elif key == "decisions_superseded":
+            out.append(f"  ○ “{one_line(row['title'], 90)}” ({_day(row['when'])})")
+            for by in row["by"]:
+                out.extend(_by(by))
+        elif key.startswith("elements_"):
+            sign = {"elements_added": "+", "elements_removed": "-"}.get(key, "~")
+            line = f"  {sign} {_element(row)}"
+            if key == "elements_changed":
+                line += f"  (was {row['was_kind']}:{row['was_name']})"
+            out.append(line)
+            if key != "elements_removed":
+                out.extend(_by(row["by"]))
+        elif key == "props_changed":
+            out.append(
+                f"  ~ {row['element']}.{row['key']}: {_value(row['old'])} → "
+                f"{_value(row['new'])}"
+            )
+            out.extend(_by(row["by"]))
+        elif key.startswith("links_"):
+            sign = "+" if key == "links_added" else "-"
+            out.append(f"  {sign} {row['from']} -{row['kind']}-> {row['to']}")
+            out.extend(_by(row["by"]))
+        elif key == "conflicts_opened":
+            titles = " vs ".join(f"“{one_line(h['title'], 50)}”" for h in row["heads"])
+            out.append(f"  ⚠ {_element(row)}: {titles}")
+            for head in row["heads"]:
+                out.extend(_by(head))
+        elif key == "conflicts_resolved":
+            out.append(f"  ✓ {_element(row)}")
+            for by in row["by"]:
+                out.extend(_by(by))
+    return out
+
+
+def render_diff(obj: dict[str, Any]) -> str:
+    """Render a ``diff_obj`` result for people, sections in a fixed order."""
+    counts = obj["counts"]
+    head = f"What changed from {obj['from']} to {obj['to']}"
+    parts = [
+        f"{n} {_TITLES[key].lower() if n != 1 else _ONE[key]}"
+        for key, n in counts.items()
+        if n
+    ]
+    if not parts:
+        return f"{head}\nnothing changed"
+    lines = [head, " · ".join(parts)]
+    for key, title in _TITLES.items():
+        if obj[key]:
+            lines += ["", title, *_section(key, _readable(key, obj[key]))]
+    return "\n".join(lines)

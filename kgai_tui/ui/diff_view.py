@@ -1,0 +1,115 @@
+"""What changed between two slider positions: mark one with ``m``, show with ``D``.
+
+:class:`DiffMark` remembers the marked position (a moment, or "now"); :class:`DiffModal`
+computes ``diff`` between the two positions in a thread worker (two as-of replays) and
+shows exactly what ``kgai-tui diff FROM TO`` prints, as literal text (store strings
+never become markup).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from kgai_tui.core.diff import diff_obj
+from kgai_tui.core.engine import Engine
+from kgai_tui.core.shards import ShardRead
+from kgai_tui.render_diff import render_diff
+from kgai_tui.ui.safe_text import plain
+from kgai_tui.ui.widgets.time_slider import TimeSlider
+
+
+def _name(moment: datetime | None) -> str:
+    return "now" if moment is None else moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _ordered(
+    a: datetime | None, b: datetime | None
+) -> tuple[datetime | None, datetime | None]:
+    """Earlier first; ``None`` (now) is the latest position."""
+    if a is None or (b is not None and b < a):
+        return b, a
+    return a, b
+
+
+class DiffMark:
+    """The slider position marked for a diff (one per app)."""
+
+    def __init__(self) -> None:
+        """Start with nothing marked."""
+        self.marked = False
+        self.moment: datetime | None = None
+
+    def mark(self, app: App[Any]) -> None:
+        """Remember where the slider is now."""
+        self.moment = app.query_one(TimeSlider).moment
+        self.marked = True
+        app.notify(
+            f"Marked {_name(self.moment)}. Move the slider and press D to see what "
+            "changed.",
+            markup=False,
+        )
+
+    def show(self, app: App[Any], engine: Engine | None) -> None:
+        """Open the diff between the mark and the slider's position."""
+        if engine is None:
+            return
+        if not self.marked:
+            app.notify(
+                "Press m on one slider position first, then D on another.",
+                severity="warning",
+                markup=False,
+            )
+            return
+        start, end = _ordered(self.moment, app.query_one(TimeSlider).moment)
+        if start is None and end is None:
+            app.notify("Both positions are now: nothing to compare.", markup=False)
+            return
+        app.push_screen(DiffModal(engine.shards, start, end))
+
+
+class DiffModal(ModalScreen[None]):
+    """The diff between two positions, computed off the UI thread."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "dismiss(None)", "Close")
+    ]
+
+    def __init__(
+        self, shards: list[ShardRead], start: datetime | None, end: datetime | None
+    ) -> None:
+        """Compare the store at ``start`` with the store at ``end`` (``None``: now)."""
+        super().__init__()
+        self.shards = shards
+        self.start = start
+        self.end = end
+
+    def compose(self) -> ComposeResult:
+        """A heading and the scrolling diff."""
+        with Vertical(id="modal-box"):
+            yield Static(
+                Text(f"Diff: {_name(self.start)} → {_name(self.end)}", "bold"),
+                id="diff-title",
+            )
+            with VerticalScroll():
+                yield Static(Text("computing…", "dim"), id="diff-body")
+
+    def on_mount(self) -> None:
+        """Start the two replays."""
+        self._compute()
+
+    @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
+    def _compute(self) -> None:
+        obj = diff_obj(self.shards, self.start, self.end)
+        self.app.call_from_thread(self._show, render_diff(obj))
+
+    def _show(self, text: str) -> None:
+        self.query_one("#diff-body", Static).update(plain(text, keep_newlines=True))

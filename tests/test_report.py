@@ -1,0 +1,186 @@
+"""``report``: deterministic bytes, independent of shard layout, safe self-contained HTML."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from kgai_tui.core.engine import Engine
+from kgai_tui.core.reads import parse_as_of
+from kgai_tui.core.report import build_report
+from kgai_tui.core.report_html import render_html
+from kgai_tui.core.report_markdown import md, render_markdown
+from kgai_tui.core.writes import init_store, record
+from kgai_tui.demo import DEMO_STORE
+
+CLI = [sys.executable, "-m", "kgai_tui"]
+
+
+def report(store: Path, *args: str) -> bytes:
+    """``kgai-tui report ARGS`` in a fresh process; its stdout bytes."""
+    done = subprocess.run(
+        [*CLI, "report", "--store", str(store), *args],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.fixture
+def demo_store(tmp_path: Path) -> Path:
+    """A private copy of the bundled demo store."""
+    target = tmp_path / "demo-store"
+    shutil.copytree(DEMO_STORE, target)
+    return target
+
+
+@pytest.fixture
+def reshuffled(tmp_path: Path, demo_store: Path) -> Path:
+    """The same events in a different shard layout: split, renamed, reversed."""
+    target = tmp_path / "elsewhere" / "other-store"
+    target.mkdir(parents=True)
+    shutil.copy(demo_store / "kg.config.json", target / "kg.config.json")
+    (target / "log").mkdir()
+    lines = [
+        line
+        for shard in sorted((demo_store / "log").iterdir(), reverse=True)
+        for line in shard.read_bytes().splitlines(keepends=True)
+    ]
+    for n in range(5):
+        part = lines[n::5]
+        (target / "log" / f"{chr(ord('z') - n)}-part.ndjson").write_bytes(
+            b"".join(reversed(part))
+        )
+    return target
+
+
+def _render(store: Path, fmt: str, as_of: str | None = None) -> str:
+    engine = Engine.open(store)
+    cut = None if as_of is None else parse_as_of(as_of)
+    if cut is None:
+        projection = engine.projection
+    else:
+        from kgai_tui.core.as_of import project_as_of
+
+        projection = project_as_of(engine.shards, cut)
+    r = build_report(projection, cut, 20)
+    return render_html(r) if fmt == "html" else render_markdown(r)
+
+
+def test_same_bytes_on_every_run(demo_store: Path, tmp_path: Path) -> None:
+    first = report(demo_store)
+    assert first == report(demo_store)
+    out = tmp_path / "report.html"
+    report(demo_store, "--format", "html", "-o", str(out), "--as-of", "2026-03-31")
+    assert out.read_bytes() == report(
+        demo_store, "--format", "html", "--as-of", "2026-03-31"
+    )
+    text = first.decode("utf-8")
+    assert str(tmp_path) not in text and str(DEMO_STORE) not in text
+    assert text.startswith("# Decision report\n\nAs of **2026-06-01T09:00:00Z**")
+
+
+def test_same_bytes_whatever_the_shard_layout(
+    demo_store: Path, reshuffled: Path
+) -> None:
+    for fmt in ("markdown", "html"):
+        for at in (None, "2026-02-15", "2026-04-30T12:00:00Z"):
+            assert _render(demo_store, fmt, at) == _render(reshuffled, fmt, at)
+    assert report(demo_store, "--format", "html") == report(
+        reshuffled, "--format", "html"
+    )
+
+
+def test_report_tells_the_story(demo_store: Path) -> None:
+    text = report(demo_store, "--last", "3").decode("utf-8")
+    assert "## Open conflicts\n\n### service:Payments" in text
+    assert "The last 3 decisions, oldest first." in text
+    assert text.count("\n1. **") == 1 and "\n3. **2026-06-01**" in text
+    assert "Decisions in force:" in text
+    before = report(demo_store, "--as-of", "2026-01-10").decode("utf-8")
+    assert "None: every element has at most one decision in force." in before
+    assert "As of **2026-01-10T23:59:59Z**:" in before
+
+
+class _Collector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.attrs: list[tuple[str, str | None]] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.attrs += attrs
+        self.ids |= {v for k, v in attrs if k == "id" and v}
+
+
+def _hostile_store(tmp_path: Path) -> Path:
+    root = tmp_path / "hostile"
+    init_store(root, "<b>mallory</b>")
+    payload = {
+        "decisions": [
+            {
+                "title": '<script>alert("x")</script> & *bold* | pipe',
+                "rationale": "line one\n<img src=http://evil.example/x.png>\n# not a heading",
+                "mutations": [
+                    {
+                        "op": "upsert_element",
+                        "kind": "<i>kind</i>",
+                        "name": '"><svg onload=alert(1)>',
+                        "props": {"<k>": "<v> [link](http://evil.example)"},
+                    }
+                ],
+            },
+            {
+                "title": "second <style>",
+                "mutations": [
+                    {
+                        "op": "upsert_element",
+                        "kind": "<i>kind</i>",
+                        "name": '"><svg onload=alert(1)>',
+                        "props": {"<k>": "other"},
+                    }
+                ],
+                "supersedes_on": [],
+            },
+        ]
+    }
+    record(root, json.dumps(payload))
+    return root
+
+
+def test_html_is_self_contained_and_escaped(tmp_path: Path, demo_store: Path) -> None:
+    for store in (demo_store, _hostile_store(tmp_path)):
+        page = report(store, "--format", "html").decode("utf-8")
+        parser = _Collector()
+        parser.feed(page)
+        parser.close()
+        assert "script" not in parser.tags and "img" not in parser.tags
+        assert "svg" not in parser.tags and "link" not in parser.tags
+        assert parser.tags.count("style") == 1
+        assert not [k for k, _ in parser.attrs if k in ("src", "srcset", "onload")]
+        hrefs = [v or "" for k, v in parser.attrs if k == "href"]
+        assert hrefs and all(h.startswith("#") for h in hrefs)
+        assert {h[1:] for h in hrefs} <= parser.ids
+        assert "http" not in "".join(v or "" for _, v in parser.attrs)
+    assert "&lt;script&gt;" in page and "&lt;b&gt;mallory&lt;/b&gt;" in page
+
+
+def test_markdown_escapes_store_text(tmp_path: Path) -> None:
+    text = report(_hostile_store(tmp_path)).decode("utf-8")
+    unquoted = re.sub(r"(?m)^\s*>", "", text)  # block quote markers are ours
+    assert re.search(r"(?<!\\)[<>]", unquoted) is None
+    assert "\\<script\\>" in text
+    assert "> \\# not a heading" in text
+    assert md("| a *b* [c](d) -") == "\\| a \\*b\\* \\[c\\]\\(d\\) -"
+    assert md("- item") == "\\- item" and md("1. one") == "1\\. one"

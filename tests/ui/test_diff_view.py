@@ -1,0 +1,76 @@
+"""The explorer's diff: mark a slider position with m, move, press D."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from kgai_tui.core.diff import diff_obj
+from kgai_tui.core.engine import Engine
+from kgai_tui.render_diff import render_diff
+from kgai_tui.ui.app import KgaiApp, make_app
+from kgai_tui.ui.diff_view import DiffModal
+from kgai_tui.ui.widgets.time_slider import TimeSlider
+
+
+async def _settle(pilot: Pilot[None]) -> None:
+    for _ in range(3):
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def _body(app: KgaiApp) -> str:
+    return str(app.screen.query_one("#diff-body", Static).render())
+
+
+def test_mark_then_diff_shows_the_cli_diff(demo_store: Path) -> None:
+    app = make_app(demo_store, live=False)
+    engine = Engine.open(demo_store)
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _settle(pilot)
+            slider = app.query_one(TimeSlider)
+            await pilot.press("D")  # nothing marked yet: a hint, no modal
+            await _settle(pilot)
+            assert not isinstance(app.screen, DiffModal)
+            slider.move_to(30)
+            await _settle(pilot)
+            later = slider.moment
+            await pilot.press("m")
+            slider.move_to(10)  # marking the later position first is fine
+            await _settle(pilot)
+            earlier = slider.moment
+            await pilot.press("D")
+            await _settle(pilot)
+            assert isinstance(app.screen, DiffModal)
+            assert (app.screen.start, app.screen.end) == (earlier, later)
+            assert _body(app) == render_diff(diff_obj(engine.shards, earlier, later))
+            await pilot.press("escape")
+            await _settle(pilot)
+            slider.move_to(len(slider.moments))  # now
+            await _settle(pilot)
+            await pilot.press("D")
+            await _settle(pilot)
+            assert isinstance(app.screen, DiffModal)
+            assert _body(app) == render_diff(diff_obj(engine.shards, later, None))
+            assert "to now" in _body(app)
+
+    asyncio.run(main())
+
+
+def test_palette_offers_mark_and_diff(demo_store: Path) -> None:
+    app = make_app(demo_store, live=False)
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _settle(pilot)
+            titles = [c.title for c in app.get_system_commands(app.screen)]
+            assert "time: mark this position" in titles
+            assert "time: diff since mark" in titles
+
+    asyncio.run(main())

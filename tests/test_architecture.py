@@ -75,10 +75,10 @@ def test_ruff_is_clean() -> None:
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def test_mypy_strict_on_core() -> None:
-    """mypy --strict passes on kgai_tui/core."""
+def test_mypy_strict_on_the_package() -> None:
+    """mypy --strict passes on the whole package (core, CLI, UI, MCP)."""
     out = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "kgai_tui/core"],
+        [sys.executable, "-m", "mypy", "--strict", "kgai_tui"],
         cwd=ROOT,
         capture_output=True,
         text=True,

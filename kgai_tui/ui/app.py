@@ -168,7 +168,7 @@ class KgaiApp(App[None]):
         Binding("d", "doctor", "Doctor", show=False, id="kgai.store.doctor"),
         Binding("m", "mark_moment", "Mark", show=False, id="kgai.slider.mark"),
         Binding("D", "diff_since_mark", "Diff", show=False, id="kgai.slider.diff"),
-        Binding("escape", "back", "Back", show=False, id="kgai.back"),
+        Binding("escape", "leave_text", "Back", show=False, id="kgai.back"),
         Binding("question_mark", "help", "Help", id="kgai.help"),
         Binding("q", "quit", "Quit", id="kgai.quit"),
     ]
@@ -374,7 +374,7 @@ class KgaiApp(App[None]):
         }[key]
         self.query_one(focus_target).focus()
 
-    def action_back(self) -> None:
+    def action_leave_text(self) -> None:
         """Leave a text box for its view's main list."""
         current = self.query_one(ContentSwitcher).current or "elements"
         self.show_view(current if current != "search" else "search")

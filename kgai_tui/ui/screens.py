@@ -29,6 +29,8 @@ KEYS: list[tuple[str, str]] = [
     ("escape", "back / close"),
     ("r", "resolve the highlighted conflict (Conflicts)"),
     ("↑ ↓ enter ⌫ + -", "Graph: pick, walk to, walk back, depth"),
+    ("m  D", "mark a slider position / show what changed since the mark"),
+    ("6", "what an agent would receive for a path or topic (recall)"),
     ("d", "integrity report (doctor)"),
     ("ctrl+p", "command palette: jump to any element or decision"),
     ("?", "this help"),

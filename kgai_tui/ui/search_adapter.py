@@ -8,6 +8,7 @@ from weakref import WeakKeyDictionary
 
 from kgai_tui.core.engine import Engine
 from kgai_tui.core.search import SearchIndex
+from kgai_tui.core.search_model import SearchHit
 from kgai_tui.ui.snapshot import Snapshot
 
 _INDEXES: WeakKeyDictionary[Engine, SearchIndex] = WeakKeyDictionary()
@@ -26,6 +27,23 @@ class UiHit:
     elements: tuple[str, ...]
     snippet: str
     spans: tuple[tuple[int, int], ...]
+
+
+def _shows_more(hit: SearchHit) -> bool:
+    """A snippet of the title or name repeats the first line; show other text."""
+    return hit.snippet is not None and hit.snippet.field not in ("title", "name")
+
+
+def _snippet_text(hit: SearchHit) -> str:
+    if _shows_more(hit) and hit.snippet is not None:
+        return hit.snippet.text
+    return hit.extra if hit.kind == "decision" else ""
+
+
+def _snippet_spans(hit: SearchHit) -> tuple[tuple[int, int], ...]:
+    if _shows_more(hit) and hit.snippet is not None:
+        return hit.snippet.spans
+    return ()
 
 
 def index_for(engine: Engine) -> SearchIndex:
@@ -55,8 +73,8 @@ def run_search(
             name=hit.name,
             extra=hit.extra,
             elements=hit.elements,
-            snippet=hit.snippet.text if hit.snippet else "",
-            spans=hit.snippet.spans if hit.snippet else (),
+            snippet=_snippet_text(hit),
+            spans=_snippet_spans(hit),
         )
         for hit in hits or ()
     ]

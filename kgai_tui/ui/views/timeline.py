@@ -149,7 +149,7 @@ def _histogram(times: list[int | None], rows: list[int]) -> tuple[list[float], s
         buckets = Counter((s - lo) // _WEEK for s in stamps if s is not None)
         return [float(buckets.get(b, 0)) for b in range(weeks)], "week"
     start = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=lo)
-    months = Counter()
+    months: Counter[int] = Counter()
     for s in stamps:
         if s is None:
             continue

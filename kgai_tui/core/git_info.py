@@ -7,6 +7,7 @@ git does not track, the answer is ``None`` and the caller falls back.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +22,8 @@ class Added:
     date: str
 
 
-def _git(args: list[str], cwd: Path) -> str | None:
+def run_git(args: Sequence[str], cwd: Path) -> str | None:
+    """Run git quietly with a bounded wait; its stdout, or ``None`` on any failure."""
     try:
         done = subprocess.run(
             ["git", *args],
@@ -40,7 +42,7 @@ def _git(args: list[str], cwd: Path) -> str | None:
 
 def work_tree_root(directory: Path) -> Path | None:
     """The top of the git work tree holding ``directory``, or ``None``."""
-    out = _git(["rev-parse", "--show-toplevel"], directory)
+    out = run_git(["rev-parse", "--show-toplevel"], directory)
     if not out or not out.strip():
         return None
     return Path(out.strip())
@@ -48,7 +50,7 @@ def work_tree_root(directory: Path) -> Path | None:
 
 def first_added(path: Path) -> Added | None:
     """The author and author date of the commit that first added ``path``."""
-    out = _git(
+    out = run_git(
         ["log", "--diff-filter=A", "--format=%an%x1f%aI", "--", path.name],
         path.parent,
     )

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
-import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Final
 
-from kgai_tui.core.config_file import fsync_dir, git_env, write_all
+from kgai_tui.core.config_file import fsync_dir, write_all
 from kgai_tui.core.discovery import project_root
 from kgai_tui.core.errors import RefusedError, write_error
+from kgai_tui.core.git_info import run_git
 from kgai_tui.core.gotext import go_trim_space
+from kgai_tui.core.scoring import go_path_match
 from kgai_tui.core.shards import shard_names
 
 GITIGNORE: Final = (
@@ -49,66 +49,6 @@ COVERED: Final = (
 SAMPLE_SHARD: Final = "log/i0123456789abcdef.ndjson"
 
 
-def _go_match(pattern: str, name: str) -> bool:
-    """Return Go's ``filepath.Match(pattern, name)``; a malformed pattern is False."""
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "\\":
-            i += 1
-            if i == n:
-                return False
-            out.append(re.escape(pattern[i]))
-        elif c == "[":
-            cls, i = _go_class(pattern, i + 1)
-            if cls is None:
-                return False
-            out.append(cls)
-            continue
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return re.fullmatch("".join(out), name, re.DOTALL) is not None
-
-
-def _go_class(pattern: str, i: int) -> tuple[str | None, int]:
-    """Translate a ``[...]`` class starting after ``[``; ``None`` when malformed."""
-    negate = i < len(pattern) and pattern[i] == "^"
-    if negate:
-        i += 1
-    parts: list[str] = []
-    while True:
-        if i >= len(pattern):
-            return None, i
-        if pattern[i] == "]" and parts:
-            return ("[^" if negate else "[") + "".join(parts) + "]", i + 1
-        lo, i = _class_char(pattern, i)
-        if lo is None:
-            return None, i
-        if i < len(pattern) and pattern[i] == "-":
-            hi, i = _class_char(pattern, i + 1)
-            if hi is None or hi < lo:
-                return None, i
-            parts.append(re.escape(lo) + "-" + re.escape(hi))
-        else:
-            parts.append(re.escape(lo))
-
-
-def _class_char(pattern: str, i: int) -> tuple[str | None, int]:
-    if i >= len(pattern) or pattern[i] in "-]":
-        return None, i
-    if pattern[i] == "\\":
-        i += 1
-        if i >= len(pattern):
-            return None, i
-    return pattern[i], i + 1
-
-
 def _candidates(path: str) -> list[str]:
     """The path itself, its base name, and each parent directory (path and name)."""
     parts = path.split("/")
@@ -126,7 +66,7 @@ def glob_match(pattern: str, path: str) -> bool:
     if pat in ("*", "**"):
         return True
     for cand in _candidates(path):
-        if cand == pat or _go_match(pat, cand):
+        if cand == pat or go_path_match(pat, cand):
             return True
     if "*" in pat and "/" in pat:
         prefix = pat.removesuffix("**") if pat.endswith("**") else pat.removesuffix("*")
@@ -258,18 +198,7 @@ def ensure_scaffold(root: Path) -> list[str]:
 
 
 def _git(args: Sequence[str], cwd: Path) -> bool:
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            capture_output=True,
-            timeout=30,
-            check=False,
-            env=git_env(),
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
+    return run_git(args, cwd) is not None
 
 
 def ensure_git(root: Path) -> bool:

@@ -210,9 +210,11 @@ def head_card(
     if p.dec_rationale[idx]:
         out.append_text(plain(p.dec_rationale[idx], keep_newlines=True))
         out.append("\n\n")
-    if mutations:
+    # A bare upsert (no props) only names the element; it changes nothing visible.
+    changes = [m for m in mutations or () if m.op != "upsert_element" or m.props]
+    if changes:
         out.append("changes:\n", "bold")
-        for line in mutation_lines(p, mutations):
+        for line in mutation_lines(p, changes):
             out.append("  ")
             out.append_text(line)
             out.append("\n")

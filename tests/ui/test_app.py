@@ -253,3 +253,69 @@ def test_search_finds_and_opens_a_hit(demo_store: Path) -> None:
     assert "Invoice" in seen[0]
     assert seen[1] == "elements"
     assert seen[2] == seen[3]
+
+
+def test_graph_walks_to_a_neighbour_and_back(demo_store: Path) -> None:
+    """In the Graph view, down + enter re-centres on a neighbour; backspace returns."""
+    app = make_app(demo_store, live=False)
+    centres: list[str | None] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("2")
+        await _settle(pilot)
+        graph = app.query_one("#graph")
+        centres.append(graph.center)  # type: ignore[attr-defined]
+        await pilot.press("down", "enter")
+        await _settle(pilot)
+        centres.append(graph.center)  # type: ignore[attr-defined]
+        await pilot.press("backspace")
+        await _settle(pilot)
+        centres.append(graph.center)  # type: ignore[attr-defined]
+
+    _drive(app, steps)
+    assert centres[0] is not None and centres[1] is not None
+    assert centres[1] != centres[0]
+    assert centres[2] == centres[0]
+
+
+def test_timeline_enter_opens_the_decision_record(demo_store: Path) -> None:
+    """Enter on a timeline row opens the decision's full record with its event hash."""
+    app = make_app(demo_store, live=False)
+    shown: list[str] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("3")
+        await _settle(pilot)
+        await pilot.press("down", "enter")
+        await _settle(pilot)
+        shown.append(type(app.screen).__name__)
+        shown.append(str(app.screen.query_one("#decision-event", Static).render()))
+        await pilot.press("escape")
+        await pilot.pause()
+        shown.append(type(app.screen).__name__)
+
+    _drive(app, steps)
+    assert shown[0] == "DecisionModal"
+    assert "sha256:" in shown[1]
+    assert shown[2] != "DecisionModal"
+
+
+def test_palette_jumps_to_an_element(demo_store: Path) -> None:
+    """ctrl+p, a name, enter: the element is selected in the Elements view."""
+    app = make_app(demo_store, live=False)
+    chosen: list[str | None] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"element: service:Billing")
+        await asyncio.sleep(0.5)
+        await pilot.pause()
+        await pilot.press("enter")
+        await _settle(pilot)
+        chosen.append(app.selected_element)
+
+    _drive(app, steps)
+    from kgai_tui.core.ids import element_id
+
+    assert chosen == [element_id("service", "Billing")]

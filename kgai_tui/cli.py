@@ -307,3 +307,7 @@ from kgai_tui.cli_onboard import diff_command, import_group, report_command  # n
 main.add_command(import_group)
 main.add_command(diff_command)
 main.add_command(report_command)
+
+from kgai_tui.bench_run import bench_run_command  # noqa: E402
+
+bench_group.add_command(bench_run_command)

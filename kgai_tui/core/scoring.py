@@ -1,7 +1,7 @@
 """Text matching shared by search and context, byte-for-byte like the Go engine.
 
-This ports the reference engine's tokenizer, fuzzy token scoring, path globbing and
-one-line summaries (spec 6.4 steps 4, 5 and 8, 6.4.1 and 6.5):
+This ports the reference engine's tokenizer, fuzzy token scoring, path globbing,
+one-line summaries and its scan search (spec 6.4 steps 4, 5 and 8, 6.4.1 and 6.5):
 
 * :func:`tokenize` splits on non-word runes and camelCase, keeps tokens of at least
   two runes, lower-cases them like Go and drops the 36 stopwords.
@@ -13,20 +13,30 @@ one-line summaries (spec 6.4 steps 4, 5 and 8, 6.4.1 and 6.5):
   engine's trimmed-suffix contains fallback, over-matching quirks included.
 * :func:`one_line` cuts at a byte offset and renders a split character as one U+FFFD
   per stray byte, as Go's JSON encoder does.
+* :class:`ScanScorer` over :func:`scan_corpus` is ``kg search`` itself: every element
+  and decision scored for every query. kgai-tui searches with a BM25 index
+  (:mod:`kgai_tui.core.search`); the scan is the benchmark baseline.
 """
 
 from __future__ import annotations
 
 import codecs
+import math
 import re
 import unicodedata
 from collections.abc import Sequence
-from typing import Final
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.gotext import go_fields, go_lower, go_trim_space
 
+if TYPE_CHECKING:
+    from kgai_tui.core.projection import Projection
+
 __all__ = [
     "STOPWORDS",
+    "ScanDoc",
+    "ScanScorer",
     "about_score",
     "decision_about_score",
     "fields_score",
@@ -34,6 +44,7 @@ __all__ = [
     "go_path_match",
     "match_strength",
     "one_line",
+    "scan_corpus",
     "split_paths",
     "tokenize",
     "trim_glob_suffix",
@@ -509,3 +520,135 @@ def one_line(s: str) -> str:
     if len(raw) <= _ONE_LINE_MAX:
         return s
     return raw[:_ONE_LINE_CUT].decode("utf-8", _BYTE_REPLACE) + "..."
+
+
+# --------------------------------------------------------------------------- scan search
+
+
+@dataclass(frozen=True, slots=True)
+class ScanDoc:
+    """One document of the reference scan scorer (spec 6.5, ``kg search``).
+
+    Attributes:
+        hit: The hit it produces: ``{kind, id, name, extra?, elements?}``.
+        fields: ``(weight, tokens)`` pairs.
+    """
+
+    hit: dict[str, Any]
+    fields: tuple[tuple[float, tuple[str, ...]], ...]
+
+
+def scan_corpus(p: Projection) -> list[ScanDoc]:
+    """Build the reference search documents: every element, then every decision.
+
+    Elements (stubs included) have name (weight 3), kind (2) and the raw props blob
+    (1); decisions, including those that shape nothing, have the title (3), the names
+    of the shaped elements (1.5) and ``rationale + " " + summary`` (1). The scan order
+    the reference leaves to its database is fixed here as id order.
+
+    Args:
+        p: A replayed projection.
+
+    Returns:
+        The documents in scan order.
+    """
+    docs: list[ScanDoc] = []
+    nodes = p.graph.nodes
+    for eid in sorted(nodes):
+        attrs = nodes[eid]
+        hit: dict[str, Any] = {"kind": "element", "id": eid, "name": attrs["name"]}
+        if attrs["kind"]:
+            hit["extra"] = attrs["kind"]
+        docs.append(
+            ScanDoc(
+                hit,
+                (
+                    (3.0, tuple(tokenize(attrs["name"]))),
+                    (2.0, tuple(tokenize(attrs["kind"]))),
+                    (1.0, tuple(tokenize(attrs["props"]))),
+                ),
+            )
+        )
+    for idx in sorted(range(len(p.dec_id)), key=p.dec_id.__getitem__):
+        names = [nodes[e]["name"] for e in p.dec_shapes[idx] if nodes[e]["name"]]
+        hit = {"kind": "decision", "id": p.dec_id[idx], "name": p.dec_title[idx]}
+        extra = one_line(p.dec_rationale[idx])
+        if extra:
+            hit["extra"] = extra
+        if names:
+            hit["elements"] = names
+        docs.append(
+            ScanDoc(
+                hit,
+                (
+                    (3.0, tuple(tokenize(p.dec_title[idx]))),
+                    (1.5, tuple(tokenize(" ".join(names)))),
+                    (
+                        1.0,
+                        tuple(
+                            tokenize(p.dec_rationale[idx] + " " + p.dec_summary[idx])
+                        ),
+                    ),
+                ),
+            )
+        )
+    return docs
+
+
+class ScanScorer:
+    """The reference engine's search: score every document for every query (6.5).
+
+    It is kept as the baseline the search index is measured against. Results equal
+    the spec's scan: IDF from exact document frequencies over all documents, the
+    best ``strength * weight`` per query token, the coordination factor, a stable
+    sort and the limit. Strengths are memoised per distinct document token, which
+    changes the speed but not the scores.
+    """
+
+    def __init__(self, docs: Sequence[ScanDoc]) -> None:
+        """Tokenised documents, as :func:`scan_corpus` builds them."""
+        self.docs = list(docs)
+        self._df: dict[str, int] = {}
+        for doc in self.docs:
+            for tok in {t for _, toks in doc.fields for t in toks}:
+                self._df[tok] = self._df.get(tok, 0) + 1
+
+    def search(self, query: str, limit: int = 20) -> list[dict[str, Any]] | None:
+        """Return kg's hits for a query, or ``None`` when it has no tokens.
+
+        Args:
+            query: The search text.
+            limit: At most this many hits (``<= 0`` means 20).
+
+        Returns:
+            Hits ``{kind, id, name, extra?, elements?, score}``, best first.
+        """
+        q_toks = tokenize(query)
+        if not q_toks:
+            return None
+        limit = 20 if limit <= 0 else limit
+        n = len(self.docs)
+        idf = [1 + math.log(n / (1 + self._df.get(q, 0))) for q in q_toks]
+        q_bytes = [_utf8(q) for q in q_toks]
+        memo: list[dict[str, float]] = [{} for _ in q_toks]
+        scored: list[tuple[float, int]] = []
+        for pos, doc in enumerate(self.docs):
+            total = 0.0
+            matched = 0
+            for qi, qb in enumerate(q_bytes):
+                cache = memo[qi]
+                best = 0.0
+                for weight, toks in doc.fields:
+                    for tok in toks:
+                        s = cache.get(tok)
+                        if s is None:
+                            s = cache[tok] = _strength(qb, _utf8(tok))
+                        if s * weight > best:
+                            best = s * weight
+                if best > 0:
+                    matched += 1
+                    total += best * idf[qi]
+            if total > 0:
+                scored.append((-(total * (1 + 0.3 * (matched - 1))), pos))
+        scored.sort()
+        return [{**self.docs[pos].hit, "score": -neg} for neg, pos in scored[:limit]]

@@ -1,0 +1,210 @@
+"""Deterministic top-k over a BM25 index whose tie order is not deterministic.
+
+tantivy returns matches by score and breaks ties by internal document address, which
+depends on how the index was built (segments, merges, threads). kgai-tui orders hits by
+the score rounded to :data:`~kgai_tui.core.search_model.SCORE_DIGITS` decimals,
+descending, then by a stable integer *key* ordered like the document id. To cut the
+list at ``k`` exactly, every document whose rounded score ties with the k-th must be
+considered:
+
+1. Fetch the best ``k + 16`` by score. If the last one fetched already scores (rounded)
+   below the k-th, nothing unseen can enter the first ``k``: done.
+2. Otherwise fetch four times as many, and again, up to 2304.
+3. If the boundary group is still open (a huge tie, e.g. a word every document has;
+   tried at once when half the first window ties, unless a probe of the first key
+   range shows the group is small), walk the key space upwards
+   in ranges, fetching the best matches of each range (the query restricted to the
+   range) until one scores below the boundary, and take the smallest keys whose
+   rounded score equals the boundary. Keys are uniform (hashes of ids) or dense
+   (ordinals), so the first range, sized for a few times the missing hits, usually
+   suffices.
+
+Documents sharing a key (the same decision recorded by two events) count once, with
+their best score. This module never imports tantivy: the index is reached through the
+small :class:`Backend` protocol (so the tie logic is also testable on its own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final, Protocol
+
+from kgai_tui.core.search_model import SCORE_DIGITS, round_score
+
+__all__ = ["Backend", "Cand", "top_k"]
+
+#: (rounded score, key, document address)
+Cand = tuple[float, int, Any]
+
+_PAD: Final = 16
+_WALK_FORCE: Final = 2304
+_RANGE_FETCH: Final = 64
+
+
+class Backend(Protocol):
+    """What the ranking needs from an index searcher."""
+
+    def top(self, query: Any, n: int) -> Sequence[tuple[float, Any]]:
+        """The best ``n`` matches as (score, address)."""
+        ...
+
+    @property
+    def doc_count(self) -> int:
+        """How many documents the index holds."""
+        ...
+
+    def keys(self, addrs: Sequence[Any]) -> list[int]:
+        """The key of each address."""
+        ...
+
+    @property
+    def key_range(self) -> tuple[int, int]:
+        """Bounds ``[low, high)`` of the keys the query can match."""
+        ...
+
+    def restrict(self, query: Any, low: int, high: int) -> Any:
+        """The query limited to ``low <= key <= high``, scores unchanged."""
+        ...
+
+
+def _collect(
+    backend: Backend,
+    hits: Sequence[tuple[float, Any]],
+    allowed: frozenset[int] | None,
+    seen: set[int],
+    out: list[Cand],
+) -> None:
+    """Append (rounded, key, address) for keys not seen yet that pass the filter."""
+    if not hits:
+        return
+    keys = backend.keys([addr for _, addr in hits])
+    digits = SCORE_DIGITS
+    for (score, addr), key in zip(hits, keys, strict=True):
+        if key in seen or (allowed is not None and key not in allowed):
+            continue
+        seen.add(key)
+        out.append((round(score, digits) + 0.0, key, addr))
+
+
+def top_k(
+    backend: Backend,
+    query: Any,
+    k: int,
+    *,
+    scored: bool = True,
+    allowed: frozenset[int] | None = None,
+) -> list[Cand]:
+    """Return the first ``k`` matches by (rounded score desc, key asc), exactly.
+
+    Args:
+        backend: The index.
+        query: The query (opaque here).
+        k: How many (at least 1).
+        scored: False when every match scores 0 (a pure filter): the first ``k``
+            keys are then the answer.
+        allowed: If given, only these keys may be returned (a post-filter).
+
+    Returns:
+        At most ``k`` candidates, best first, one per key.
+    """
+    if not scored:
+        return _walk(backend, query, k, allowed, 0.0, set(), None) or []
+    fetch = k + _PAD
+    probed = False
+    while True:
+        hits = backend.top(query, fetch)
+        cands: list[Cand] = []
+        _collect(backend, hits, allowed, set(), cands)
+        ranked = sorted(cands, key=lambda c: (-c[0], c[1]))
+        if len(hits) < fetch:
+            return ranked[:k]
+        if len(ranked) >= k:
+            bound = ranked[k - 1][0]
+            if round_score(hits[-1][0]) < bound:
+                return ranked[:k]
+            tied = sum(1 for c in ranked if c[0] == bound)
+            if fetch >= _WALK_FORCE or (not probed and 2 * tied >= len(hits)):
+                above = [c for c in ranked if c[0] > bound]
+                done = {c[1] for c in above}
+                sparse_at = None if fetch >= _WALK_FORCE else 4 * fetch
+                rest = _walk(
+                    backend, query, k - len(above), allowed, bound, done, sparse_at
+                )
+                if rest is not None:
+                    return above + rest
+                probed = True
+        fetch *= 4
+
+
+def _walk(
+    backend: Backend,
+    query: Any,
+    need: int,
+    allowed: frozenset[int] | None,
+    bound: float,
+    done: set[int],
+    sparse_at: int | None,
+) -> list[Cand] | None:
+    """The ``need`` smallest keys among matches whose rounded best score is ``bound``.
+
+    Walks the key space upwards in ranges (each twice as wide as the last, the first
+    sized to hold ``4 * need`` documents if keys are spread evenly) and collects, in
+    each range, every match scoring ``bound`` (the best of a range are fetched by
+    score until one scores below it). Keys in ``done`` (already ranked above the
+    boundary) are skipped. With ``sparse_at``, give up (``None``, leaving ``done``
+    as it was) when the first range projects a group smaller than that: fetching by
+    score is then cheaper than walking the key space.
+    """
+    out: list[Cand] = []
+    start, limit = backend.key_range
+    low, span = start, limit - start
+    width = max(1, min(span, span * 4 * max(need, 1) // max(backend.doc_count, 1)))
+    before = set(done)
+    while len(out) < need and low < limit:
+        high = min(limit, low + width) - 1
+        out.extend(_group_in_range(backend, query, low, high, bound, done, allowed))
+        first = low == start and len(out) < need
+        if first and sparse_at is not None and len(out) * (span // width) < sparse_at:
+            done.intersection_update(before)
+            return None
+        low = high + 1
+        width *= 2
+    return out[:need]
+
+
+def _group_in_range(
+    backend: Backend,
+    query: Any,
+    low: int,
+    high: int,
+    bound: float,
+    done: set[int],
+    allowed: frozenset[int] | None,
+) -> list[Cand]:
+    """Matches with ``low <= key <= high`` whose best rounded score is ``bound``.
+
+    Returns:
+        One candidate per key, in key order.
+    """
+    restricted = backend.restrict(query, low, high)
+    limit = _RANGE_FETCH
+    while True:
+        hits = backend.top(restricted, limit)
+        if len(hits) < limit or round_score(hits[-1][0]) < bound:
+            break
+        limit *= 4
+    best: dict[int, tuple[float, Any]] = {}
+    keys = backend.keys([addr for _, addr in hits])
+    for (score, addr), key in zip(hits, keys, strict=True):
+        rounded = round_score(score)
+        if key not in best or rounded > best[key][0]:
+            best[key] = (rounded, addr)
+    out = []
+    for key in sorted(best):
+        if key in done or (allowed is not None and key not in allowed):
+            continue
+        done.add(key)
+        rounded, addr = best[key]
+        if rounded == bound:
+            out.append((bound, key, addr))
+    return out

@@ -1,0 +1,133 @@
+"""The deterministic top-k equals a brute-force ranking, whatever the tie order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kgai_tui.core.search_model import round_score
+from kgai_tui.core.search_rank import top_k
+
+
+class FakeBackend:
+    """An index of (score, key) documents whose tie order is an arbitrary address.
+
+    ``top`` orders like tantivy: score descending, then the document address, which
+    is a permutation unrelated to the key (as with segments built in another order).
+    """
+
+    def __init__(self, docs: Sequence[tuple[float, int]], order: Sequence[int], limit: int) -> None:
+        self.docs = list(docs)
+        self.addr = {doc: a for doc, a in zip(range(len(docs)), order, strict=True)}
+        self.limit = limit
+        self.calls = 0
+
+    # The query is a (low, high) key window, or None for everything.
+    def _match(self, query: Any) -> list[int]:
+        low, high = query if query is not None else (0, self.limit)
+        return [i for i, (_, key) in enumerate(self.docs) if low <= key <= high]
+
+    def top(self, query: Any, n: int) -> list[tuple[float, int]]:
+        self.calls += 1
+        found = sorted(self._match(query), key=lambda i: (-self.docs[i][0], self.addr[i]))
+        return [(self.docs[i][0], i) for i in found[:n]]
+
+    @property
+    def doc_count(self) -> int:
+        return len(self.docs)
+
+    def keys(self, addrs: Sequence[Any]) -> list[int]:
+        return [self.docs[i][1] for i in addrs]
+
+    @property
+    def key_range(self) -> tuple[int, int]:
+        return (0, self.limit)
+
+    def restrict(self, query: Any, low: int, high: int) -> Any:
+        base_low, base_high = query if query is not None else (0, self.limit)
+        return (max(low, base_low), min(high, base_high))
+
+
+def brute(docs: Sequence[tuple[float, int]], k: int, allowed: frozenset[int] | None) -> list[tuple[float, int]]:
+    best: dict[int, float] = {}
+    for score, key in docs:
+        if allowed is not None and key not in allowed:
+            continue
+        r = round_score(score)
+        best[key] = max(best.get(key, r), r)
+    return sorted(((r, key) for key, r in best.items()), key=lambda c: (-c[0], c[1]))[:k]
+
+
+SCORES = st.sampled_from([0.0, 0.5, 1.0, 1.00001, 1.00004, 1.00006, 2.5, 7.25])
+
+
+@st.composite
+def indexes(draw: st.DrawFn) -> tuple[list[tuple[float, int]], list[int], int]:
+    limit = draw(st.sampled_from([50, 1000, 1 << 64]))
+    n = draw(st.integers(0, 300))
+    keys = st.integers(0, limit - 1)
+    docs = [(draw(SCORES), draw(keys)) for _ in range(n)]
+    if docs and draw(st.booleans()):  # a giant tie: most documents score the same
+        tie = draw(SCORES)
+        docs = [(tie if i % 5 else s, key) for i, (s, key) in enumerate(docs)]
+    order = draw(st.permutations(list(range(n))))
+    return docs, list(order), limit
+
+
+@settings(max_examples=150, deadline=None)
+@given(indexes(), st.integers(1, 40), st.booleans(), st.data())
+def test_top_k_matches_brute_force(
+    index: tuple[list[tuple[float, int]], list[int], int],
+    k: int,
+    filtered: bool,
+    data: st.DataObject,
+) -> None:
+    docs, order, limit = index
+    allowed = None
+    if filtered and docs:
+        allowed = frozenset(data.draw(st.sets(st.sampled_from([key for _, key in docs]))))
+    backend = FakeBackend(docs, order, limit)
+    got = top_k(backend, None, k, allowed=allowed)
+    assert [(r, key) for r, key, _ in got] == brute(docs, k, allowed)
+
+
+@settings(max_examples=60, deadline=None)
+@given(indexes(), st.integers(1, 40))
+def test_pure_filter_returns_smallest_keys(
+    index: tuple[list[tuple[float, int]], list[int], int], k: int
+) -> None:
+    docs, order, limit = index
+    docs = [(0.0, key) for _, key in docs]
+    got = top_k(FakeBackend(docs, order, limit), None, k, scored=False)
+    assert [key for _, key, _ in got] == sorted({key for _, key in docs})[:k]
+
+
+def test_giant_tie_is_cut_by_key_not_by_address() -> None:
+    n = 5000
+    keys = [(i * 7919) % 100_003 for i in range(n)]
+    docs = [(1.25, key) for key in keys]
+    order = list(reversed(range(n)))  # the address order disagrees with the key order
+    backend = FakeBackend(docs, order, 100_003)
+    got = top_k(backend, None, 20)
+    assert [key for _, key, _ in got] == sorted(keys)[:20]
+
+
+def test_walk_over_many_ranges_with_a_sparse_filter() -> None:
+    n = 3000
+    keys = [(i * 104_729) % (1 << 40) for i in range(n)]
+    docs = [(2.0 if i % 97 == 0 else 1.0, key) for i, key in enumerate(keys)]
+    allowed = frozenset(keys[::50])
+    order = [(i * 31) % n for i in range(n)]  # a permutation (31 and 3000 are coprime)
+    backend = FakeBackend(docs, order, 1 << 40)
+    got = top_k(backend, None, 20, allowed=allowed)
+    assert [(r, key) for r, key, _ in got] == brute(docs, 20, allowed)
+    assert backend.calls > 3  # several key ranges were walked
+
+
+def test_duplicate_keys_count_once_with_their_best_score() -> None:
+    docs = [(1.0, 5), (3.0, 5), (1.0, 4), (1.0, 6), (2.0, 7)]
+    got = top_k(FakeBackend(docs, [4, 3, 2, 1, 0], 10), None, 3)
+    assert [(r, key) for r, key, _ in got] == [(3.0, 5), (2.0, 7), (1.0, 4)]

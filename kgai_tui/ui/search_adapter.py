@@ -64,7 +64,11 @@ def run_search(
         return [], ""
     index = index_for(snapshot.engine)
     hits = index.search(
-        query, limit=LIMIT, include_all=include_all, as_of=snapshot.moment
+        query,
+        limit=LIMIT,
+        include_all=include_all,
+        as_of=snapshot.moment,
+        projection_at=snapshot.projection if snapshot.moment is not None else None,
     )
     out = [
         UiHit(

@@ -147,6 +147,27 @@ def mutation_lines(p: Projection, mutations: Sequence[Mutation]) -> list[Text]:
     return lines
 
 
+def _append_changes(
+    out: Text,
+    p: Projection,
+    idx: int,
+    mutations: Sequence[Mutation],
+    heading: tuple[str, str],
+    summary_heading: str,
+) -> None:
+    """Append the mutations under ``heading``, or the stored summary without them."""
+    if mutations:
+        out.append(*heading)
+        for line in mutation_lines(p, mutations):
+            out.append("  ")
+            out.append_text(line)
+            out.append("\n")
+    elif p.dec_summary[idx]:
+        out.append(summary_heading, heading[1])
+        out.append_text(plain(p.dec_summary[idx]))
+        out.append("\n")
+
+
 def decision_record(
     p: Projection, idx: int, mutations: Sequence[Mutation] | None = None
 ) -> Text:
@@ -163,16 +184,14 @@ def decision_record(
         out.append("\nWhy\n", "bold underline")
         out.append_text(plain(p.dec_rationale[idx], keep_newlines=True))
         out.append("\n")
-    if mutations:
-        out.append("\nMutations\n", "bold underline")
-        for line in mutation_lines(p, mutations):
-            out.append("  ")
-            out.append_text(line)
-            out.append("\n")
-    elif p.dec_summary[idx]:
-        out.append("\nWhat it changes\n", "bold underline")
-        out.append_text(plain(p.dec_summary[idx]))
-        out.append("\n")
+    _append_changes(
+        out,
+        p,
+        idx,
+        mutations or (),
+        ("\nMutations\n", "bold underline"),
+        "\nWhat it changes\n",
+    )
     if p.dec_refs[idx]:
         out.append("\nRefs\n", "bold underline")
         out.append_text(plain(p.dec_refs[idx]))
@@ -212,16 +231,7 @@ def head_card(
         out.append("\n\n")
     # A bare upsert (no props) only names the element; it changes nothing visible.
     changes = [m for m in mutations or () if m.op != "upsert_element" or m.props]
-    if changes:
-        out.append("changes:\n", "bold")
-        for line in mutation_lines(p, changes):
-            out.append("  ")
-            out.append_text(line)
-            out.append("\n")
-    elif p.dec_summary[idx]:
-        out.append("changes: ", "bold")
-        out.append_text(plain(p.dec_summary[idx]))
-        out.append("\n")
+    _append_changes(out, p, idx, changes, ("changes:\n", "bold"), "changes: ")
     replaced = p.dec_supersedes[idx]
     out.append("replaced: ", "bold")
     if replaced:

@@ -138,6 +138,16 @@ class DecodedLine:
     decision_id_ok: bool
     canonical: bool
 
+    @property
+    def event_hash(self) -> str:
+        """The hash the line claims."""
+        return self.event.hash
+
+    @property
+    def decision_id(self) -> str | None:
+        """The decision id the line claims, or ``None`` without a decision."""
+        return None if self.event.decision is None else self.event.decision.id
+
 
 _EVENT_KEYS: Final = (
     "hash",
@@ -223,6 +233,11 @@ def _str_tuple(v: Any) -> tuple[str, ...]:
         if type(item) is not str:
             raise TypeError("not a string")
     return tuple(v)
+
+
+def event_from_obj(obj: dict[str, Any]) -> Event:
+    """Build an Event from a verified canonical dict (what the open path keeps)."""
+    return _event_from_canonical_dict(obj)
 
 
 def _event_from_canonical_dict(obj: dict[str, Any]) -> Event:

@@ -79,7 +79,9 @@ def _without_surrogates(value: Any) -> Any:
     if type(value) is str:
         return go_string(value)
     if type(value) is dict:
-        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+        return {
+            _without_surrogates(k): _without_surrogates(v) for k, v in value.items()
+        }
     if type(value) in (list, tuple):
         return [_without_surrogates(v) for v in value]
     return value

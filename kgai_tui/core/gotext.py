@@ -64,8 +64,15 @@ def go_string(s: str) -> str:
     return _SURROGATES.sub("\ufffd", s) if _SURROGATES.search(s) else s
 
 
+_PY_ONLY_SPACE: Final = re.compile("[\x1c-\x1f]")
+
+
 def normalize(s: str) -> str:
     """Normalise a kind or name as the reference ``Normalize`` does (spec 2.5)."""
+    if s.isascii() and not _PY_ONLY_SPACE.search(s):
+        # ASCII fast path: Python's split() agrees with Go's Fields except that it
+        # also splits on \x1c-\x1f, which the search above rules out.
+        return " ".join(s.lower().split())
     return " ".join(go_fields(go_lower(go_string(s))))
 
 
@@ -126,11 +133,41 @@ def rfc3339_epoch(s: str) -> int | None:
     return stamp
 
 
+_DAY_SECONDS: dict[str, int | None] = {}
+
+
+def _utc_seconds_fast(s: str) -> int | None:
+    """``YYYY-MM-DDTHH:MM:SSZ`` (what every writer stamps) with the date cached.
+
+    Returns ``None`` for any other shape, so the caller parses it fully.
+    """
+    if len(s) != 20 or s[19] != "Z" or s[10] != "T" or s[13] != ":" or s[16] != ":":
+        return None
+    day = _DAY_SECONDS.get(s[:10])
+    if day is None:
+        if s[:10] in _DAY_SECONDS or len(_DAY_SECONDS) > 100_000:
+            return None
+        day = rfc3339_epoch(s[:10] + "T00:00:00Z")
+        _DAY_SECONDS[s[:10]] = day
+        if day is None:
+            return None
+    hh, mm, ss = s[11:13], s[14:16], s[17:19]
+    if not (hh + mm + ss).isascii() or not (hh + mm + ss).isdigit():
+        return None
+    hour, minute, sec = int(hh), int(mm), int(ss)
+    if hour > 23 or minute > 59 or sec > 59:
+        return None
+    return day + hour * 3600 + minute * 60 + sec
+
+
 def recorded_epoch(s: str) -> int | None:
     """Unix seconds of a stored ``recorded_at`` as the projection reads it.
 
     RFC3339 first, then ``YYYY-MM-DDTHH:MM:SS`` (UTC), then ``YYYY-MM-DD``.
     """
+    stamp = _utc_seconds_fast(s)
+    if stamp is not None:
+        return stamp
     stamp = rfc3339_epoch(s)
     if stamp is not None:
         return stamp

@@ -24,7 +24,12 @@ def decision_id_from_parts(
 ) -> str:
     """Return the decision id for already-marshalled mutations (the fast path)."""
     head = (
-        normalize(title) + "\x00" + go_string(rationale) + "\x00" + normalize(author) + "\x00"
+        normalize(title)
+        + "\x00"
+        + go_string(rationale)
+        + "\x00"
+        + normalize(author)
+        + "\x00"
     )
     digest = hashlib.sha256(head.encode("utf-8") + mutations_json).hexdigest()
     return "d_" + digest[:24]

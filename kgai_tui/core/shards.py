@@ -8,9 +8,10 @@ valid events around them still load. Reading opens files read-only and takes no 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol, TypeVar
 
 from kgai_tui.core.codec import MAX_LINE_BYTES, DecodedLine, decode_line
 from kgai_tui.core.errors import LineError
@@ -94,76 +95,132 @@ def shard_names(log_dir: Path) -> list[str]:
     return sorted(names, key=lambda n: n.encode("utf-8", "surrogateescape"))
 
 
-def read_shard_bytes(name: str, data: bytes) -> ShardRead:
-    """Parse one shard's bytes into events and problems."""
-    shard = ShardRead(name=name, size=len(data), newline_count=data.count(b"\n"))
+class CheckedLike(Protocol):
+    """What a line decoder reports: the two gates and the claimed ids."""
+
+    @property
+    def hash_ok(self) -> bool: ...
+    @property
+    def decision_id_ok(self) -> bool: ...
+    @property
+    def canonical(self) -> bool: ...
+    @property
+    def event_hash(self) -> str: ...
+    @property
+    def decision_id(self) -> str | None: ...
+
+
+D = TypeVar("D", bound=CheckedLike)
+
+
+def walk_shard(
+    name: str,
+    data: bytes,
+    decode: Callable[[bytes], D],
+    keep: Callable[[D, int, int, int], None],
+) -> tuple[list[LineProblem], bytes]:
+    """Decode every line of one shard's bytes; one walk for every reader.
+
+    ``keep(decoded, line_number, offset, length)`` receives each parsed line in file
+    order (offset and length of the trimmed line). Returns the problems, in line
+    order, and the torn tail (``b""`` unless the last line is torn).
+    """
+    problems: list[LineProblem] = []
     lines = data.split(b"\n")
     last = lines.pop()  # bytes after the final newline: empty unless the tail is torn
+    pos = 0
     for number, raw in enumerate(lines, start=1):
-        _read_line(shard, number, raw)
-    if trim_go_space(last):
-        _read_tail(shard, len(lines) + 1, last)
-    return shard
+        _walk_line(name, number, raw, pos, decode, keep, problems)
+        pos += len(raw) + 1
+    torn = b""
+    if last:
+        torn = _walk_tail(name, len(lines) + 1, last, pos, decode, keep, problems)
+    return problems, torn
 
 
-def _read_tail(shard: ShardRead, number: int, last: bytes) -> None:
+def _walk_line(
+    name: str,
+    number: int,
+    raw: bytes,
+    start: int,
+    decode: Callable[[bytes], D],
+    keep: Callable[[D, int, int, int], None],
+    problems: list[LineProblem],
+) -> None:
+    length = len(raw)
+    if length >= MAX_LINE_BYTES:
+        problems.append(
+            LineProblem(name, number, f"line longer than 16 MiB ({length} bytes)")
+        )
+        return
+    line = raw if raw[:1] == b"{" and raw[-1:] == b"}" else trim_go_space(raw)
+    if not line:
+        return
+    try:
+        decoded = decode(line)
+    except LineError as exc:
+        problems.append(LineProblem(name, number, str(exc)))
+        return
+    keep(decoded, number, start + raw.find(line), len(line))
+    if not decoded.hash_ok:
+        reason = f"bad content hash: {decoded.event_hash}"
+        if not decoded.canonical and not _valid_utf8(line):
+            reason += " (invalid UTF-8)"
+        problems.append(LineProblem(name, number, reason, decoded.event_hash))
+    elif not decoded.decision_id_ok and decoded.decision_id is not None:
+        problems.append(
+            LineProblem(
+                name,
+                number,
+                f"decision id {decoded.decision_id} does not match its content",
+                decoded.event_hash,
+            )
+        )
+
+
+def _walk_tail(
+    name: str,
+    number: int,
+    last: bytes,
+    start: int,
+    decode: Callable[[bytes], D],
+    keep: Callable[[D, int, int, int], None],
+    problems: list[LineProblem],
+) -> bytes:
     """A last line without a newline: a whole event is read (as kg reads it), else torn.
 
     Either way it is a problem: the next append by another engine would be glued
     onto it. kgai-tui's own writer repairs it before appending.
     """
-    try:
-        if len(last) < MAX_LINE_BYTES:
-            decode_line(trim_go_space(last))
-        complete = len(last) < MAX_LINE_BYTES
-    except LineError:
-        complete = False
+    if not trim_go_space(last):
+        return b""
+    complete = len(last) < MAX_LINE_BYTES
     if complete:
-        before = len(shard.problems)
-        _read_line(shard, number, last)
-        if len(shard.problems) == before:
-            shard.problems.append(
-                LineProblem(shard.name, number, "last line has no trailing newline")
-            )
-        return
-    shard.torn_tail = last
-    shard.problems.append(
-        LineProblem(shard.name, number, "torn last line (no trailing newline)")
-    )
+        try:
+            decode(trim_go_space(last))
+        except LineError:
+            complete = False
+    if not complete:
+        problems.append(
+            LineProblem(name, number, "torn last line (no trailing newline)")
+        )
+        return last
+    before = len(problems)
+    _walk_line(name, number, last, start, decode, keep, problems)
+    if len(problems) == before:
+        problems.append(LineProblem(name, number, "last line has no trailing newline"))
+    return b""
 
 
-def _read_line(shard: ShardRead, number: int, raw: bytes) -> None:
-    if len(raw) >= MAX_LINE_BYTES:
-        shard.problems.append(
-            LineProblem(
-                shard.name, number, f"line longer than 16 MiB ({len(raw)} bytes)"
-            )
-        )
-        return
-    line = trim_go_space(raw)
-    if not line:
-        return
-    try:
-        decoded = decode_line(line)
-    except LineError as exc:
-        shard.problems.append(LineProblem(shard.name, number, str(exc)))
-        return
-    shard.events.append(ShardEvent(decoded, shard.name, number))
-    ev = decoded.event
-    if not decoded.hash_ok:
-        reason = f"bad content hash: {ev.hash}"
-        if not decoded.canonical and not _valid_utf8(line):
-            reason += " (invalid UTF-8)"
-        shard.problems.append(LineProblem(shard.name, number, reason, ev.hash))
-    elif not decoded.decision_id_ok and ev.decision is not None:
-        shard.problems.append(
-            LineProblem(
-                shard.name,
-                number,
-                f"decision id {ev.decision.id} does not match its content",
-                ev.hash,
-            )
-        )
+def read_shard_bytes(name: str, data: bytes) -> ShardRead:
+    """Parse one shard's bytes into events and problems."""
+    shard = ShardRead(name=name, size=len(data), newline_count=data.count(b"\n"))
+
+    def keep(decoded: DecodedLine, number: int, offset: int, length: int) -> None:
+        shard.events.append(ShardEvent(decoded, name, number))
+
+    shard.problems, shard.torn_tail = walk_shard(name, data, decode_line, keep)
+    return shard
 
 
 def _valid_utf8(data: bytes) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from kgai_tui.core.projection import Projection
 from kgai_tui.core.props import parse_props
 from kgai_tui.core.reads import when_of
 from kgai_tui.core.scoring import (
@@ -22,7 +23,9 @@ from kgai_tui.core.scoring import (
 )
 
 if TYPE_CHECKING:
-    from kgai_tui.core.projection import Projection
+    from collections.abc import Iterable
+
+    from kgai_tui.core.projection_view import ProjectionView
 
 DEFAULT_MAX: Final = 15
 WHY_CAP: Final = 4
@@ -31,7 +34,7 @@ ABOUT_WEIGHT: Final = 6.0
 DECISION_WEIGHT: Final = 5.0
 
 
-def decision_boost(p: Projection, q_toks: list[str]) -> dict[str, float]:
+def decision_boost(p: ProjectionView, q_toks: list[str]) -> dict[str, float]:
     """Score every decision's text against the topic; each element keeps its best."""
     boost: dict[str, float] = {}
     for idx, shaped in enumerate(p.dec_shapes):
@@ -48,7 +51,7 @@ def decision_boost(p: Projection, q_toks: list[str]) -> dict[str, float]:
     return boost
 
 
-def element_links(p: Projection, eid: str) -> list[dict[str, str]]:
+def element_links(p: ProjectionView, eid: str) -> list[dict[str, str]]:
     """Out-links then in-links, each ordered by kind, neighbour name, neighbour id."""
     graph = p.graph
     outs = sorted(
@@ -63,7 +66,7 @@ def element_links(p: Projection, eid: str) -> list[dict[str, str]]:
 
 
 def relevance(
-    p: Projection,
+    p: ProjectionView,
     eid: str,
     paths: list[str],
     q_toks: list[str],
@@ -83,17 +86,30 @@ def relevance(
     return score
 
 
+def _relevances(
+    p: ProjectionView, paths: list[str], q_toks: list[str]
+) -> Iterable[tuple[str, float]]:
+    """Every element with its relevance: from the recall index when there is one.
+
+    A live projection keeps a :class:`RecallIndex` (built on first use, exactly
+    equal to the scan below); a point-in-time view is small enough to scan.
+    """
+    if isinstance(p, Projection) and (paths or q_toks):
+        ids, rel = p.recall_index().relevance_array(paths, q_toks)
+        return zip(ids, rel.tolist(), strict=True)
+    boost = decision_boost(p, q_toks) if q_toks else {}
+    return ((eid, relevance(p, eid, paths, q_toks, boost)) for eid in p.graph.nodes)
+
+
 def context_obj(
-    p: Projection, *, paths: list[str], about: str, limit: int = DEFAULT_MAX
+    p: ProjectionView, *, paths: list[str], about: str, limit: int = DEFAULT_MAX
 ) -> dict[str, Any]:
     """Return the recall payload ``{ok, items, shown, omitted, total, note?}``."""
     limit = limit if limit > 0 else DEFAULT_MAX
     q_toks = tokenize(about) if about else []
     filtered = bool(paths) or bool(about)
-    boost = decision_boost(p, q_toks) if q_toks else {}
     scored: list[tuple[float, int, str]] = []
-    for eid in p.graph.nodes:
-        rel = relevance(p, eid, paths, q_toks, boost)
+    for eid, rel in _relevances(p, paths, q_toks):
         if filtered and rel < 1:
             continue
         scored.append((rel, p.max_authority_lamport(eid), eid))
@@ -121,7 +137,7 @@ def context_obj(
     return out
 
 
-def _item(p: Projection, eid: str, rel: float) -> dict[str, Any]:
+def _item(p: ProjectionView, eid: str, rel: float) -> dict[str, Any]:
     kind, name, blob = p.element(eid) or ("", "", "")
     item: dict[str, Any] = {"element_id": eid, "name": name, "kind": kind}
     props = parse_props(blob)

@@ -1,0 +1,342 @@
+"""RecallIndex against the scan: the same keys and bit-identical floats (``==``)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kgai_tui.core import context, recall_index
+from kgai_tui.core.context import decision_boost, relevance
+from kgai_tui.core.engine import Engine
+from kgai_tui.core.genlog import GenParams, write_store
+from kgai_tui.core.projection import Projection
+from kgai_tui.core.recall_index import RecallIndex, _Vocab, tokenize_many
+from kgai_tui.core.scoring import _strength, split_paths, tokenize
+from kgai_tui.demo import DEMO_STORE
+
+PROPS = settings(max_examples=60, deadline=None)
+
+
+def assert_exact(
+    ix: RecallIndex, p: Projection, q_toks: list[str], paths: Sequence[str] = ()
+) -> None:
+    """The index answers exactly what the scan answers."""
+    brute = decision_boost(p, q_toks)
+    assert ix.boost(q_toks) == brute
+    want = {e: relevance(p, e, list(paths), q_toks, brute) for e in p.graph.nodes}
+    got = ix.relevances(list(paths), q_toks)
+    assert list(got) == list(want)
+    assert got == want
+
+
+def test_weights_are_the_context_weights() -> None:
+    assert recall_index.PATH_WEIGHT == context.PATH_WEIGHT
+    assert recall_index.ABOUT_WEIGHT == context.ABOUT_WEIGHT
+    assert recall_index.DECISION_WEIGHT == context.DECISION_WEIGHT
+
+
+# --------------------------------------------------------------------------- tokens
+
+TEXT_CHARS = st.sampled_from(
+    [
+        *"abcXYZ019 _-:.\x01\n",
+        "é",
+        "É",
+        "ß",
+        "ǅ",
+        "٣",
+        "中",
+        "\U0001f600",
+        "\ud800",
+        "İ",
+        "K",
+    ]
+)
+TEXTS = st.lists(st.text(TEXT_CHARS, max_size=30), max_size=12)
+
+
+@PROPS
+@given(
+    texts=TEXTS,
+    ascii_words=st.lists(
+        st.from_regex(r"[A-Za-z0-9 ]{0,20}", fullmatch=True), max_size=8
+    ),
+)
+def test_tokenize_many_equals_tokenize(
+    texts: list[str], ascii_words: list[str]
+) -> None:
+    texts = texts + ascii_words + texts[:2]  # duplicates take the shared path
+    vocab: dict[bytes, int] = {}
+    owner, tid = tokenize_many(texts, vocab)
+    names = {i: t for t, i in vocab.items()}
+    got: list[set[bytes]] = [set() for _ in texts]
+    for o, t in zip(owner.tolist(), tid.tolist(), strict=True):
+        got[o].add(names[t])
+    assert owner.tolist() == sorted(owner.tolist())
+    want = [{t.encode("utf-8", "surrogatepass") for t in tokenize(s)} for s in texts]
+    assert got == want
+
+
+def test_tokenize_many_camel_case_and_stopwords() -> None:
+    texts = ["InvoiceRendering HTMLParser aB a1B", "The Order OF x", "fooBarBaz", ""]
+    vocab: dict[bytes, int] = {}
+    owner, tid = tokenize_many(texts, vocab)
+    names = {i: t.decode() for t, i in vocab.items()}
+    got = [
+        sorted(names[t] for o, t in zip(owner, tid, strict=True) if o == i)
+        for i in range(4)
+    ]
+    assert got == [sorted(tokenize(t)) for t in texts]
+
+
+# --------------------------------------------------------------------------- vocabulary
+
+TOKEN_CHARS = st.sampled_from([*"abde01", "é", "ß", "中"])
+TOKENS = st.text(TOKEN_CHARS, min_size=1, max_size=9)
+
+
+def _variants(tok: str) -> list[str]:
+    """Tokens one edit, a prefix or a substring away from ``tok``."""
+    out = [tok, tok[:-1], tok[1:], tok + "a", "a" + tok, tok[:3], tok[:4] + "zz"]
+    for i in range(len(tok)):
+        out.append(tok[:i] + "b" + tok[i + 1 :])
+        out.append(tok[:i] + tok[i + 1 :])
+        out.append(tok[:i] + "d" + tok[i:])
+    return [t for t in out if t]
+
+
+@PROPS
+@given(vocab=st.lists(TOKENS, max_size=60), queries=st.lists(TOKENS, max_size=6))
+def test_vocab_matches_every_nonzero_strength(
+    vocab: list[str], queries: list[str]
+) -> None:
+    words = list(dict.fromkeys(vocab + [v for w in vocab[:5] for v in _variants(w)]))
+    index = {w.encode(): i for i, w in enumerate(words)}
+    v = _Vocab(index)
+    back = {
+        int(v.remap[i]): w.encode()
+        for w, i in zip(words, range(len(words)), strict=True)
+    }
+    for q in queries + [v2 for w in vocab[:3] for v2 in _variants(w)]:
+        qb = q.encode()
+        got = {back[t]: s for t, s in v.matches(qb)}
+        want = {w.encode(): _strength(qb, w.encode()) for w in words}
+        assert got == {w: s for w, s in want.items() if s > 0}
+
+
+# --------------------------------------------------------------------------- synthetic projections
+
+
+def make_projection(
+    decisions: Sequence[tuple[str, str, str, Sequence[int]]],
+    elements: Sequence[tuple[str, str, str]],
+) -> Projection:
+    """A projection filled by hand: elements ``e0..``, decisions shaping them."""
+    p = Projection()
+    for k, (kind, name, props) in enumerate(elements):
+        p.graph.add_node(f"e{k}", kind=kind, name=name, props=props)
+    for title, rationale, summary, shapes in decisions:
+        add_decision(p, title, rationale, summary, shapes)
+    return p
+
+
+def add_decision(
+    p: Projection, title: str, rationale: str, summary: str, shapes: Sequence[int]
+) -> int:
+    idx = p._new_decision(f"d{len(p.dec_id)}")
+    p.dec_title[idx], p.dec_rationale[idx], p.dec_summary[idx] = (
+        title,
+        rationale,
+        summary,
+    )
+    for k in dict.fromkeys(shapes):
+        eid = f"e{k}"
+        if eid not in p.graph:
+            p.graph.add_node(eid, kind="", name="", props="")
+        p.el_shapes.setdefault(eid, {})[idx] = True
+        p.dec_shapes[idx] = [*p.dec_shapes[idx], eid]  # never grow a shared empty list
+    p.applied_count += 1
+    return idx
+
+
+WORDS = st.one_of(
+    TOKENS,
+    st.sampled_from(
+        ["decision", "bench", "reshape", "E000123", "igen0001", "the", "by", "x", "ab"]
+    ),
+)
+TEXT = st.lists(WORDS, max_size=5).map(" ".join)
+DECISIONS = st.lists(
+    st.tuples(
+        TEXT,
+        TEXT,
+        st.one_of(st.just(""), TEXT),
+        st.lists(st.integers(0, 7), max_size=3),
+    ),
+    max_size=25,
+)
+PATHS = st.sampled_from(["src/a/*", "src/b", "lib/**", "/*", "docs/x.md", "src"])
+ELEMENTS = st.lists(
+    st.tuples(
+        st.sampled_from(["feature", "service", ""]),
+        TEXT,
+        st.tuples(TEXT, st.lists(PATHS, max_size=2)).map(
+            lambda tp: "\n".join(
+                x
+                for x in (f"note={tp[0]}", "paths=" + ", ".join(tp[1]) if tp[1] else "")
+                if x
+            )
+        ),
+    ),
+    min_size=1,
+    max_size=8,
+)
+QUERY = st.lists(st.one_of(WORDS, TOKENS), max_size=4)
+
+
+@PROPS
+@given(
+    decisions=DECISIONS,
+    elements=ELEMENTS,
+    query=QUERY,
+    paths=st.lists(PATHS, max_size=2),
+)
+def test_synthetic_projection_is_exact(
+    decisions: list[tuple[str, str, str, list[int]]],
+    elements: list[tuple[str, str, str]],
+    query: list[str],
+    paths: list[str],
+) -> None:
+    p = make_projection(decisions, elements)
+    ix = RecallIndex.from_projection(p)
+    q_toks = tokenize(" ".join(query))
+    assert_exact(ix, p, q_toks, paths)
+    assert_exact(ix, p, q_toks + q_toks[:1], paths)  # a repeated query token
+    assert_exact(ix, p, [], paths)
+    # Raw tokens, not through tokenize: short, stopwords, one-edit variants.
+    assert_exact(ix, p, [*query, *(v for w in query[:1] for v in _variants(w))])
+
+
+def test_empty_projection() -> None:
+    p = Projection()
+    ix = RecallIndex.from_projection(p)
+    assert ix.boost(["x"]) == {}
+    assert ix.relevances(["src"], ["decision"]) == {}
+
+
+# --------------------------------------------------------------------------- freshness
+
+
+def test_appends_placeholders_and_new_shapes_are_seen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(recall_index, "DELTA_MAX", 3)
+    monkeypatch.setattr(recall_index, "SEGMENTS_MAX", 2)
+    p = make_projection(
+        [
+            ("decision alpha", "bench", "", [0]),
+            ("", "", "", []),
+            ("beta", "x", "", [1]),
+        ],
+        [("feature", "Alpha", "k=v"), ("feature", "Beta", "paths=src/b")],
+    )
+    ix = RecallIndex.from_projection(p)
+    queries = [tokenize(t) for t in ("alpha", "beta gamma", "decision bench", "gamma")]
+    for q in queries:
+        assert_exact(ix, p, q, ["src/b"])
+    # A placeholder gets text and shapes; an old decision gains a shape.
+    p.dec_title[1] = "gamma"
+    p.dec_shapes[1] = [*p.dec_shapes[1], "e0"]
+    p.el_shapes["e0"][1] = True
+    p.dec_shapes[2] = [*p.dec_shapes[2], "e0"]
+    p.el_shapes["e0"][2] = True
+    p.applied_count += 1
+    for q in queries:
+        assert_exact(ix, p, q)
+    # Appends: through the delta, into new segments, merged.
+    for n in range(20):
+        add_decision(p, f"gamma decision {n}", "bench", "", [n % 5])
+        if n % 3 == 0:
+            p.graph.nodes["e1"]["props"] = f"paths=src/b\nrev={n}"
+        for q in queries:
+            assert_exact(ix, p, q, ["src/b"])
+    assert len(ix._segments) <= 3
+
+
+# --------------------------------------------------------------------------- stores
+
+STORE_QUERIES = [
+    "E000123",
+    "E000012",
+    "decision bench reshape",
+    "bench decision reshape",
+    "reshape",
+    "decison",
+    "igen",
+    "batch rev 90",
+    "feature",
+    "zzzqqq",
+    "x",
+    "12 123 1234",
+    "decision decision",
+    "",
+]
+
+
+def test_generated_store_is_exact(tmp_path: Path) -> None:
+    write_store(tmp_path / "kg", GenParams(3000, 7, 500))
+    p = Engine.open(tmp_path / "kg").projection
+    ix = RecallIndex.from_projection(p)
+    for about in STORE_QUERIES:
+        assert_exact(ix, p, tokenize(about))
+
+
+def test_generated_store_replayed_in_steps_is_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recall_index, "DELTA_MAX", 150)
+    write_store(tmp_path / "kg", GenParams(2000, 5, 300))
+    events = Engine.open(tmp_path / "kg").events
+    p = Projection()
+    p.apply_all(events[:1000])
+    ix = RecallIndex.from_projection(p)
+    for start in range(1000, 2000, 250):
+        p.apply_all(events[start : start + 250])
+        for about in ("E000123 reshape", "decision bench", "igen0000"):
+            assert_exact(ix, p, tokenize(about))
+
+
+@pytest.fixture(scope="module")
+def demo_projection(tmp_path_factory: pytest.TempPathFactory) -> Projection:
+    target = tmp_path_factory.mktemp("demo") / "store"
+    shutil.copytree(DEMO_STORE, target)
+    return Engine.open(target).projection
+
+
+def test_demo_store_is_exact(demo_projection: Projection) -> None:
+    p = demo_projection
+    ix = RecallIndex.from_projection(p)
+    nodes = p.graph.nodes
+    stored = sorted(
+        {
+            path
+            for e in nodes
+            for line in nodes[e]["props"].split("\n")
+            if line.startswith("paths=")
+            for path in split_paths(line[6:])
+        }
+    )
+    assert stored, "the demo store has elements with paths"
+    words = sorted({t for e in nodes for t in tokenize(nodes[e]["name"])})
+    titles = [tokenize(t) for t in p.dec_title[:30]]
+    queries = [[w] for w in words] + titles + [[], ["x"], ["checkout", "checkout"]]
+    for q in queries:
+        assert_exact(ix, p, q)
+    for path in [*stored[:10], "services/checkout/order/x.py", "apps", "nothing/here"]:
+        assert_exact(ix, p, tokenize("checkout payment"), [path])
+        assert_exact(ix, p, [], [path, "infra/postgres/x"])

@@ -1,21 +1,31 @@
-"""Point-in-time replay: the graph and decision plane as they stood at a moment (6.6).
+"""Point-in-time reads: the graph and decision plane as they stood at a moment (6.6).
 
 The selection is by recorded time (``recorded_at`` parsed as RFC3339, not after the
 cut), the gate is the hash check only, duplicates by hash apply once, and the replay
 order is still canonical ``(lamport, hash)``, exactly as spec 6.6 and 14.8 say.
+
+:func:`project_as_of` is that replay, kept as the reference; readers use
+:func:`as_of_view`, which answers from the engine's
+:class:`~kgai_tui.core.time_index.TimeIndex` without replaying (equal by test).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgai_tui.core.gotext import format_rfc3339, rfc3339_epoch
 from kgai_tui.core.model import Event
 from kgai_tui.core.projection import Projection
+from kgai_tui.core.projection_view import ProjectionView
 from kgai_tui.core.reads import conflict_groups
 from kgai_tui.core.shards import ShardRead
+from kgai_tui.core.time_index_view import gc_paused
+
+if TYPE_CHECKING:
+    from kgai_tui.core.engine import Engine
+    from kgai_tui.core.time_index import TimeIndex
 
 
 def events_as_of(shards: Iterable[ShardRead], cut: datetime) -> list[Event]:
@@ -41,27 +51,50 @@ def project_as_of(shards: Iterable[ShardRead], cut: datetime) -> Projection:
     return projection
 
 
-def as_of_obj(p: Projection, cut: datetime) -> dict[str, Any]:
+def time_index_of(engine: Engine) -> TimeIndex:
+    """The engine's time index (built from its log, or its cache, on first use)."""
+    return engine.time_index
+
+
+def as_of_view(engine: Engine, cut: datetime) -> ProjectionView:
+    """The store as of ``cut``, from the engine's time index (no replay)."""
+    return engine.time_index.at(cut)
+
+
+def as_of_obj(p: ProjectionView, cut: datetime) -> dict[str, Any]:
     """Return ``{ok, at, elements, links}`` plus the heads and conflicts then."""
-    graph = p.graph
-    names = sorted(a["name"] for _, a in graph.nodes(data=True))
-    links = sorted(
-        (
-            {"from": graph.nodes[f]["name"], "kind": k, "to": graph.nodes[t]["name"]}
-            for f, t, k in graph.edges(keys=True)
-        ),
-        key=lambda row: (row["from"], row["kind"], row["to"]),
+    with gc_paused():
+        return _as_of_obj(p, cut)
+
+
+def _as_of_obj(p: ProjectionView, cut: datetime) -> dict[str, Any]:
+    # networkx's own dicts (read only): its views cost a Python call per item.
+    inner = vars(p.graph)
+    attrs: dict[str, dict[str, Any]] = inner["_node"]
+    succ: dict[str, dict[str, dict[str, Any]]] = inner["_succ"]
+    names = sorted([a["name"] for a in attrs.values()])
+    rows = sorted(
+        [
+            (attrs[f]["name"], k, attrs[t]["name"])
+            for f, nbrs in succ.items()
+            for t, keys in nbrs.items()
+            for k in keys
+        ]
     )
+    links = [{"from": f, "kind": k, "to": t} for f, k, t in rows]
     heads = []
-    for eid in sorted(e for e, h in p.heads.items() if h):
-        order = p.heads_of(eid)
+    ids, titles, all_heads = p.dec_id, p.dec_title, p.heads
+    for eid in sorted([e for e, h in all_heads.items() if h]):
+        held = all_heads[eid]
+        order = list(held) if len(held) == 1 else p.heads_of(eid)
+        node = attrs[eid]
         heads.append(
             {
                 "element_id": eid,
-                "heads": [p.dec_id[i] for i in order],
-                "kind": graph.nodes[eid]["kind"],
-                "name": graph.nodes[eid]["name"],
-                "titles": [p.dec_title[i] for i in order],
+                "heads": [ids[i] for i in order],
+                "kind": node["kind"],
+                "name": node["name"],
+                "titles": [titles[i] for i in order],
             }
         )
     conflicts = conflict_groups(p)

@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from kgai_tui.core.as_of import project_as_of
-from kgai_tui.core.gotext import parse_rfc3339
+from kgai_tui.core.gotext import epoch_to_datetime, parse_rfc3339
 
 if TYPE_CHECKING:
-    from kgai_tui.core.projection import Projection
+    from kgai_tui.core.engine import Engine
+    from kgai_tui.core.projection_view import ProjectionView
     from kgai_tui.core.shards import ShardRead
+    from kgai_tui.core.time_index import TimeIndex
 
 
 def moments(shards: Iterable[ShardRead]) -> list[datetime]:
@@ -64,7 +65,7 @@ class GraphDelta:
         return ", ".join(parts) if parts else "no graph changes"
 
 
-def graph_delta(before: Projection, after: Projection) -> GraphDelta:
+def graph_delta(before: ProjectionView, after: ProjectionView) -> GraphDelta:
     """Compare the element graphs of two projections."""
     old_nodes, new_nodes = set(before.graph.nodes), set(after.graph.nodes)
     old_links = {(f, k, t) for f, t, k in before.graph.edges(keys=True)}
@@ -78,23 +79,48 @@ def graph_delta(before: Projection, after: Projection) -> GraphDelta:
 
 
 class TimeCursor:
-    """Projections at slider moments, cached, so scrubbing back and forth is cheap."""
+    """Views of the store at slider moments, read from a time index (no replay)."""
 
-    def __init__(self, shards: list[ShardRead], *, cache_size: int = 64) -> None:
-        """Index the moments of a store's shards."""
-        self._shards = shards
-        self.moments = moments(shards)
-        self._cache: dict[datetime, Projection] = {}
+    def __init__(self, index: TimeIndex, *, cache_size: int = 64) -> None:
+        """Take the moments from a store's time index."""
+        self.index = index
+        self.moments = index_moments(index)
+        self._cache: dict[datetime, ProjectionView] = {}
         self._cache_size = cache_size
+        self._version = index.version
 
-    def at(self, cut: datetime) -> Projection:
-        """Return the projection as of ``cut`` (equal to ``as-of``)."""
+    @classmethod
+    def of_engine(cls, engine: Engine) -> TimeCursor:
+        """A cursor over the engine's time index (see :func:`as_of.time_index_of`)."""
+        from kgai_tui.core.as_of import time_index_of
+
+        return cls(time_index_of(engine))
+
+    def at(self, cut: datetime) -> ProjectionView:
+        """Return the store as of ``cut`` (equal to ``as-of``)."""
         cut = cut.astimezone(UTC)
+        if self._version != self.index.version:  # events were added since
+            self._cache.clear()
+            self._version = self.index.version
+            self.moments = index_moments(self.index)
         cached = self._cache.get(cut)
         if cached is not None:
             return cached
-        projection = project_as_of(self._shards, cut)
+        view = self.index.at(cut)
         if len(self._cache) >= self._cache_size:
             self._cache.pop(next(iter(self._cache)))
-        self._cache[cut] = projection
-        return projection
+        self._cache[cut] = view
+        return view
+
+
+def index_moments(index: TimeIndex) -> list[datetime]:
+    """Every distinct recorded second in the index, ascending (as :func:`moments`)."""
+    out: list[datetime] = []
+    last = None
+    for stamp in index.times:
+        if stamp != last:
+            last = stamp
+            moment = epoch_to_datetime(stamp)
+            if moment is not None:
+                out.append(moment)
+    return out

@@ -7,6 +7,7 @@ total (see docs/determinism.md), so the same store gives the same bytes anywhere
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +21,10 @@ from kgai_tui.core.gotext import (
 from kgai_tui.core.ids import resolve_ref
 
 if TYPE_CHECKING:
-    from kgai_tui.core.projection import Projection
+    from kgai_tui.core.projection_view import ProjectionView
 
 
-def when_of(p: Projection, idx: int) -> str:
+def when_of(p: ProjectionView, idx: int) -> str:
     """Format a decision's recorded time as RFC3339 UTC, or ``""`` when it has none."""
     stamp = p.dec_time[idx]
     if stamp is None:
@@ -34,7 +35,7 @@ def when_of(p: Projection, idx: int) -> str:
 # ------------------------------------------------------------------ conflicts
 
 
-def conflict_groups(p: Projection, about: str = "") -> list[dict[str, Any]]:
+def conflict_groups(p: ProjectionView, about: str = "") -> list[dict[str, Any]]:
     """Return contested elements (two or more heads), by element id (spec 6.2)."""
     needle = go_lower(about)
     groups = []
@@ -55,7 +56,7 @@ def conflict_groups(p: Projection, about: str = "") -> list[dict[str, Any]]:
     return groups
 
 
-def conflicts_obj(p: Projection, about: str = "") -> dict[str, Any]:
+def conflicts_obj(p: ProjectionView, about: str = "") -> dict[str, Any]:
     """Return ``{"conflicts", "count", "ok"}`` (``conflicts`` is null when none)."""
     groups = conflict_groups(p, about)
     return {"conflicts": groups or None, "count": len(groups), "ok": True}
@@ -64,7 +65,7 @@ def conflicts_obj(p: Projection, about: str = "") -> dict[str, Any]:
 # ------------------------------------------------------------------ heads
 
 
-def heads_entry(p: Projection, eid: str) -> dict[str, Any]:
+def heads_entry(p: ProjectionView, eid: str) -> dict[str, Any]:
     """Return one element's decisions in force, newest first."""
     kind, name, _ = p.element(eid) or ("", "", "")
     return {
@@ -84,7 +85,7 @@ def heads_entry(p: Projection, eid: str) -> dict[str, Any]:
     }
 
 
-def heads_obj(p: Projection, token: str | None = None) -> dict[str, Any]:
+def heads_obj(p: ProjectionView, token: str | None = None) -> dict[str, Any]:
     """Return the head set of one element, or of every element that has one."""
     if token:
         eid = find_element(p, token)
@@ -103,7 +104,7 @@ def heads_obj(p: Projection, token: str | None = None) -> dict[str, Any]:
 # ------------------------------------------------------------------ history
 
 
-def find_element(p: Projection, token: str) -> str:
+def find_element(p: ProjectionView, token: str) -> str:
     """Resolve a history token: an existing element id, else ``kind:name``."""
     trimmed = go_trim_space(token)
     if trimmed in p.graph:
@@ -111,7 +112,7 @@ def find_element(p: Projection, token: str) -> str:
     return resolve_ref(trimmed)[2]
 
 
-def history_order(p: Projection, indices: list[int]) -> list[int]:
+def history_order(p: ProjectionView, indices: Iterable[int]) -> list[int]:
     """Order decisions oldest first: time (none last), then lamport, then id."""
 
     def key(i: int) -> tuple[int, int, int, str]:
@@ -121,7 +122,7 @@ def history_order(p: Projection, indices: list[int]) -> list[int]:
     return sorted(indices, key=key)
 
 
-def history_obj(p: Projection, token: str) -> dict[str, Any]:
+def history_obj(p: ProjectionView, token: str) -> dict[str, Any]:
     """Return every decision that shaped an element, oldest first (spec 6.3).
 
     Raises:
@@ -160,7 +161,7 @@ def history_obj(p: Projection, token: str) -> dict[str, Any]:
 # ------------------------------------------------------------------ resolve
 
 
-def resolve_obj(p: Projection, token: str) -> dict[str, Any]:
+def resolve_obj(p: ProjectionView, token: str) -> dict[str, Any]:
     """Resolve ``kind:name`` to its id, whether it exists, and its heads (spec 6.9)."""
     kind, name, eid = resolve_ref(token)
     out: dict[str, Any] = {

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Final
 
 from kgai_tui.core.gotext import format_rfc3339
-from kgai_tui.core.projection import Projection
+from kgai_tui.core.projection_view import ProjectionView
 from kgai_tui.core.props import parse_props
 from kgai_tui.core.reads import history_order, when_of
 
@@ -80,7 +80,7 @@ class Report:
     last: int
 
 
-def element_label(p: Projection, eid: str) -> str:
+def element_label(p: ProjectionView, eid: str) -> str:
     """``kind:name``, the name alone without a kind, else the id."""
     kind, name, _ = p.element(eid) or ("", "", "")
     if kind and name:
@@ -88,11 +88,11 @@ def element_label(p: Projection, eid: str) -> str:
     return name or eid
 
 
-def _title(p: Projection, idx: int) -> str:
+def _title(p: ProjectionView, idx: int) -> str:
     return p.dec_title[idx] or f"(decision {p.dec_id[idx]}, not recorded here)"
 
 
-def _decision(p: Projection, idx: int, heads: set[int]) -> DecisionEntry:
+def _decision(p: ProjectionView, idx: int, heads: set[int]) -> DecisionEntry:
     return DecisionEntry(
         id=p.dec_id[idx],
         title=_title(p, idx),
@@ -108,7 +108,9 @@ def _decision(p: Projection, idx: int, heads: set[int]) -> DecisionEntry:
     )
 
 
-def _links(p: Projection, eid: str, *, out: bool) -> tuple[tuple[str, str, str], ...]:
+def _links(
+    p: ProjectionView, eid: str, *, out: bool
+) -> tuple[tuple[str, str, str], ...]:
     edges = (
         p.graph.out_edges(eid, keys=True) if out else p.graph.in_edges(eid, keys=True)
     )
@@ -119,7 +121,7 @@ def _links(p: Projection, eid: str, *, out: bool) -> tuple[tuple[str, str, str],
     return tuple(sorted(rows))
 
 
-def _element(p: Projection, eid: str, heads: set[int]) -> ElementEntry:
+def _element(p: ProjectionView, eid: str, heads: set[int]) -> ElementEntry:
     kind, name, blob = p.element(eid) or ("", "", "")
     in_force = p.heads_of(eid)
     return ElementEntry(
@@ -136,7 +138,7 @@ def _element(p: Projection, eid: str, heads: set[int]) -> ElementEntry:
 
 
 def _kinds(
-    p: Projection, heads: set[int]
+    p: ProjectionView, heads: set[int]
 ) -> tuple[tuple[str, tuple[ElementEntry, ...]], ...]:
     by_kind: dict[str, list[ElementEntry]] = {}
     for eid in p.graph.nodes:
@@ -150,7 +152,7 @@ def _kinds(
 
 
 def build_report(
-    p: Projection, at: datetime | None, last: int = DEFAULT_LAST
+    p: ProjectionView, at: datetime | None, last: int = DEFAULT_LAST
 ) -> Report:
     """Describe a projection; ``at`` is the --as-of moment (``None``: the latest)."""
     heads = {i for hs in p.heads.values() for i in hs}

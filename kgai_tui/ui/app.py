@@ -23,7 +23,8 @@ from textual.widgets import ContentSwitcher, Footer, Input, Static
 
 from kgai_tui.core.engine import Engine
 from kgai_tui.core.health import doctor_problems
-from kgai_tui.core.moments import TimeCursor, graph_delta
+from kgai_tui.core.moments import GraphDelta, TimeCursor, graph_delta
+from kgai_tui.core.projection_view import ProjectionView
 from kgai_tui.ui.diff_view import DiffMark
 from kgai_tui.ui.render import element_label
 from kgai_tui.ui.safe_text import one_line, plain
@@ -221,7 +222,9 @@ class KgaiApp(App[None]):
             "store: Doctor", "Integrity report of every shard", self.action_doctor
         )
         yield SystemCommand(
-            "agent: what an agent sees", "Recall JSON for a path/topic", self.action_agent
+            "agent: what an agent sees",
+            "Recall JSON for a path/topic",
+            self.action_agent,
         )
         yield SystemCommand(
             "time: mark this position",
@@ -244,7 +247,7 @@ class KgaiApp(App[None]):
     @work(thread=True, exclusive=True, group="open", exit_on_error=False)
     def _load(self, keep_moment: bool) -> None:
         engine = Engine.open(self.root)
-        cursor = TimeCursor(engine.shards)
+        cursor = TimeCursor.of_engine(engine)
         problems = doctor_problems(engine)
         self.call_from_thread(self._loaded, engine, cursor, problems, keep_moment)
 
@@ -281,13 +284,12 @@ class KgaiApp(App[None]):
         self.call_from_thread(self._present, engine, projection, moment, delta)
 
     def _present(
-        self, engine: Engine, projection: object, moment: datetime | None, delta: object
+        self,
+        engine: Engine,
+        projection: ProjectionView,
+        moment: datetime | None,
+        delta: GraphDelta | None,
     ) -> None:
-        from kgai_tui.core.moments import GraphDelta
-        from kgai_tui.core.projection import Projection
-
-        assert isinstance(projection, Projection)
-        assert delta is None or isinstance(delta, GraphDelta)
         self._revision += 1
         self.snapshot = Snapshot(engine, projection, moment, delta, self._revision)
         self._render_chrome()

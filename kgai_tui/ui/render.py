@@ -16,7 +16,7 @@ from kgai_tui.ui.safe_text import one_line, plain
 
 if TYPE_CHECKING:
     from kgai_tui.core.model import Mutation
-    from kgai_tui.core.projection import Projection
+    from kgai_tui.core.projection_view import ProjectionView
 
 DIM: Final = "dim"
 HEAD: Final = "bold green"
@@ -24,7 +24,7 @@ CONTESTED: Final = "bold red"
 DEAD_END: Final = "italic yellow"
 
 
-def day(p: Projection, idx: int) -> str:
+def day(p: ProjectionView, idx: int) -> str:
     """The recorded day of a decision, ``YYYY-MM-DD`` (or ``—``)."""
     stamp = p.dec_time[idx]
     if stamp is None:
@@ -32,7 +32,7 @@ def day(p: Projection, idx: int) -> str:
     return format_epoch(stamp)[:10]
 
 
-def element_label(p: Projection, eid: str) -> str:
+def element_label(p: ProjectionView, eid: str) -> str:
     """``kind:name`` of an element (``(unnamed)`` for a stub)."""
     kind, name, _ = p.element(eid) or ("", "", "")
     if not name:
@@ -40,13 +40,13 @@ def element_label(p: Projection, eid: str) -> str:
     return f"{kind}:{name}" if kind else name
 
 
-def is_dead_end(p: Projection, idx: int) -> bool:
+def is_dead_end(p: ProjectionView, idx: int) -> bool:
     """A decision with no authority anywhere: a provenance-only note."""
     shaped = p.dec_shapes[idx]
     return bool(shaped) and not any(p.el_shapes[e].get(idx) for e in shaped)
 
 
-def element_details(p: Projection, eid: str, *, width: int = 80) -> Text:
+def element_details(p: ProjectionView, eid: str, *, width: int = 80) -> Text:
     """Props, links, decisions in force and history of one element, as one Text."""
     from kgai_tui.core.props import parse_props
     from kgai_tui.core.reads import history_order
@@ -121,7 +121,7 @@ def element_details(p: Projection, eid: str, *, width: int = 80) -> Text:
     return out
 
 
-def mutation_lines(p: Projection, mutations: Sequence[Mutation]) -> list[Text]:
+def mutation_lines(p: ProjectionView, mutations: Sequence[Mutation]) -> list[Text]:
     """One readable line per mutation, element ids shown as ``kind:name``."""
     lines = []
     for m in mutations:
@@ -149,7 +149,7 @@ def mutation_lines(p: Projection, mutations: Sequence[Mutation]) -> list[Text]:
 
 def _append_changes(
     out: Text,
-    p: Projection,
+    p: ProjectionView,
     idx: int,
     mutations: Sequence[Mutation],
     heading: tuple[str, str],
@@ -169,7 +169,7 @@ def _append_changes(
 
 
 def decision_record(
-    p: Projection, idx: int, mutations: Sequence[Mutation] | None = None
+    p: ProjectionView, idx: int, mutations: Sequence[Mutation] | None = None
 ) -> Text:
     """Everything about one decision: fields, changes, shapes, what it replaced."""
     out = Text()
@@ -217,7 +217,10 @@ def decision_record(
 
 
 def head_card(
-    p: Projection, idx: int, number: int, mutations: Sequence[Mutation] | None = None
+    p: ProjectionView,
+    idx: int,
+    number: int,
+    mutations: Sequence[Mutation] | None = None,
 ) -> Text:
     """One side of a conflict: title, rationale, author, date, changes, replaced."""
     out = Text()
@@ -253,7 +256,7 @@ class GraphLine:
 
 
 def neighbourhood(
-    p: Projection, center: str, *, depth: int, selected: int, width: int
+    p: ProjectionView, center: str, *, depth: int, selected: int, width: int
 ) -> tuple[list[GraphLine], list[str]]:
     """Draw an element, its neighbours as boxes, and the link kinds on the edges.
 
@@ -338,7 +341,7 @@ def neighbourhood(
 
 
 def _second_ring(
-    p: Projection, eid: str, center: str, depth: int, last: bool, width: int
+    p: ProjectionView, eid: str, center: str, depth: int, last: bool, width: int
 ) -> list[GraphLine]:
     graph = p.graph
     around = sorted(

@@ -15,7 +15,7 @@ from textual.widgets import Button, Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from kgai_tui.core.model import Mutation
-from kgai_tui.core.projection import Projection
+from kgai_tui.core.projection_view import ProjectionView
 from kgai_tui.ui.render import decision_record, element_label
 from kgai_tui.ui.safe_text import one_line, plain
 
@@ -46,7 +46,10 @@ class DecisionModal(ModalScreen[str | None]):
     ]
 
     def __init__(
-        self, projection: Projection, index: int, mutations: tuple[Mutation, ...] = ()
+        self,
+        projection: ProjectionView,
+        index: int,
+        mutations: tuple[Mutation, ...] = (),
     ) -> None:
         """Show decision ``index`` of ``projection`` and the mutations it carried."""
         super().__init__()
@@ -115,7 +118,7 @@ class ResolveModal(ModalScreen[tuple[str | None, str, str] | None]):
         Binding("escape", "dismiss(None)", "Cancel")
     ]
 
-    def __init__(self, projection: Projection, element_id: str) -> None:
+    def __init__(self, projection: ProjectionView, element_id: str) -> None:
         """Resolve the conflict on ``element_id``."""
         super().__init__()
         self.projection = projection

@@ -18,7 +18,10 @@ SHOTS: list[tuple[str, tuple[str, ...]]] = [
     ("3-timeline", ("3",)),
     ("4-conflicts", ("4",)),
     ("5-search", ("5", *"invoice")),
-    ("6-time-slider", ("1", "left_curly_bracket", "left_curly_bracket", "left_curly_bracket")),
+    (
+        "6-time-slider",
+        ("1", "left_curly_bracket", "left_curly_bracket", "left_curly_bracket"),
+    ),
 ]
 
 

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from kgai_tui.core.engine import Engine
     from kgai_tui.core.model import Mutation
     from kgai_tui.core.moments import GraphDelta
-    from kgai_tui.core.projection import Projection
+    from kgai_tui.core.projection_view import ProjectionView
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +20,7 @@ class Snapshot:
     """The whole store (``engine``) and the projection at the slider's moment."""
 
     engine: Engine
-    projection: Projection
+    projection: ProjectionView
     moment: datetime | None
     delta: GraphDelta | None
     revision: int

@@ -16,7 +16,7 @@ from kgai_tui.ui.render import CONTESTED, DIM, HEAD, element_details, element_la
 from kgai_tui.ui.safe_text import one_line, plain
 
 if TYPE_CHECKING:
-    from kgai_tui.core.projection import Projection
+    from kgai_tui.core.projection_view import ProjectionView
 from kgai_tui.ui.snapshot import DecisionRequested, ElementRequested, Snapshot
 
 
@@ -153,7 +153,7 @@ class ElementsView(Horizontal):
             self.post_message(DecisionRequested(int(ref)))
 
 
-def _navigation(p: Projection, eid: str) -> list[Option]:
+def _navigation(p: ProjectionView, eid: str) -> list[Option]:
     """Links to follow, then the element's decisions (newest first) to open."""
     from kgai_tui.core.reads import history_order
 

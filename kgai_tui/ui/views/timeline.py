@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from rich.text import Text
@@ -11,6 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Select, Sparkline, Static
 
+from kgai_tui.core.projection_view import ProjectionView
 from kgai_tui.core.reads import history_order
 from kgai_tui.ui.render import (
     CONTESTED,
@@ -136,7 +138,7 @@ class TimelineView(Vertical):
         self.post_message(DecisionRequested(event.index))
 
 
-def _histogram(times: list[int | None], rows: list[int]) -> tuple[list[float], str]:
+def _histogram(times: Sequence[int | None], rows: list[int]) -> tuple[list[float], str]:
     stamps = [times[i] for i in rows if times[i] is not None]
     if not stamps:
         return [], "week"
@@ -158,10 +160,7 @@ def _histogram(times: list[int | None], rows: list[int]) -> tuple[list[float], s
     return [float(months.get(m, 0)) for m in range(max(months) + 1)], "month"
 
 
-def _row(p: object, idx: int, head_set: set[int], width: int) -> Text:
-    from kgai_tui.core.projection import Projection
-
-    assert isinstance(p, Projection)
+def _row(p: ProjectionView, idx: int, head_set: set[int], width: int) -> Text:
     if idx in head_set:
         contested = any(
             e in p.contested and idx in p.heads.get(e, ()) for e in p.dec_shapes[idx]

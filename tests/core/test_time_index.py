@@ -1,0 +1,435 @@
+"""The time index answers as-of exactly as a fresh replay of the events up to the cut.
+
+Every comparison is between :func:`project_as_of` (the reference: select, sort, replay)
+and :meth:`TimeIndex.at`, through the JSON reads and through a full normalised dump of
+the state (decisions by id, element attributes, links with ``created_by``, shapers in
+creation order, heads, conflicts, counts), so numbering differences cannot hide a bug.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builders import ShardWriter, decision, link, set_prop, upsert, write_store
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kgai_tui.core import reads
+from kgai_tui.core.as_of import as_of_obj, project_as_of
+from kgai_tui.core.codec import event_obj
+from kgai_tui.core.context import context_obj
+from kgai_tui.core.engine import Engine
+from kgai_tui.core.genlog import GenParams
+from kgai_tui.core.genlog import write_store as gen_store
+from kgai_tui.core.gotext import epoch_to_datetime, format_epoch, rfc3339_epoch
+from kgai_tui.core.ids import element_id
+from kgai_tui.core.model import Decision, Event, Mutation
+from kgai_tui.core.moments import TimeCursor, graph_delta, moments
+from kgai_tui.core.projection import Projection
+from kgai_tui.core.projection_view import ProjectionView
+from kgai_tui.core.shards import ShardRead
+from kgai_tui.core.time_index import TimeIndex, TimeIndexBuilder, build_time_index
+from kgai_tui.demo import DEMO_STORE as DEMO
+
+BASE = 1_767_225_600  # 2026-01-01T00:00:00Z
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _at(stamp: int) -> datetime:
+    moment = epoch_to_datetime(stamp)
+    assert moment is not None
+    return moment
+
+
+def _objs(shards: list[ShardRead]) -> list[tuple[dict[str, Any], int | None, bool]]:
+    """What the engine feeds the builder: verified, canonical, deduplicated."""
+    items = [i.decoded for s in shards for i in s.events if i.decoded.hash_ok]
+    items.sort(key=lambda d: (d.event.lamport, d.event.hash))
+    out, seen = [], set()
+    for d in items:
+        if d.event.hash not in seen:
+            seen.add(d.event.hash)
+            out.append(
+                (
+                    event_obj(d.event),
+                    rfc3339_epoch(d.event.recorded_at),
+                    d.decision_id_ok,
+                )
+            )
+    return out
+
+
+def _build(objs: list[tuple[dict[str, Any], int | None, bool]]) -> TimeIndex:
+    builder = TimeIndexBuilder()
+    for obj, epoch, gated in objs:
+        builder.add(obj, epoch, gated)
+    return builder.finish(None)
+
+
+def state(p: ProjectionView) -> dict[str, Any]:
+    """Everything a reader can see, keyed by ids instead of decision indices."""
+    ids = p.dec_id
+    graph = p.graph
+    decisions = {
+        ids[i]: (
+            p.dec_title[i],
+            p.dec_rationale[i],
+            p.dec_author[i],
+            p.dec_refs[i],
+            p.dec_summary[i],
+            p.dec_time[i],
+            p.dec_lamport[i],
+            p.dec_install[i],
+            p.dec_hash[i],
+            list(p.dec_shapes[i]),
+            [ids[j] for j in p.dec_supersedes[i]],
+            [ids[j] for j in p.dec_superseded_by[i]],
+        )
+        for i in range(len(ids))
+    }
+    assert len(decisions) == len(ids) == len(p.dec_index)
+    assert all(ids[p.dec_index[d]] == d for d in decisions)
+    return {
+        "decisions": decisions,
+        "nodes": [
+            (n, a["kind"], a["name"], a["props"]) for n, a in graph.nodes(data=True)
+        ],
+        "edges": sorted(
+            (f, t, k, a["created_by"])
+            for f, t, k, a in graph.edges(keys=True, data=True)
+        ),
+        "el_shapes": {
+            e: [(ids[i], auth) for i, auth in s.items()] for e, s in p.el_shapes.items()
+        },
+        "heads": {e: sorted(ids[i] for i in h) for e, h in p.heads.items() if h},
+        "heads_of": {e: [ids[i] for i in p.heads_of(e)] for e in p.graph.nodes},
+        "max_lamport": {e: p.max_authority_lamport(e) for e in p.graph.nodes},
+        "contested": sorted(p.contested),
+        "applied": p.applied_count,
+        "unknown": list(p.unknown_ops),
+    }
+
+
+def check(
+    shards: list[ShardRead], index: TimeIndex, stamp: int, deep: bool = True
+) -> None:
+    """The index at ``stamp`` equals a fresh replay, through every read."""
+    cut = _at(stamp)
+    ref = project_as_of(shards, cut)
+    view = index.at(cut)
+    assert json.dumps(as_of_obj(view, cut)) == json.dumps(as_of_obj(ref, cut)), stamp
+    assert reads.conflicts_obj(view) == reads.conflicts_obj(ref)
+    assert reads.heads_obj(view) == reads.heads_obj(ref)
+    for eid in list(ref.el_shapes)[:40]:
+        assert reads.history_obj(view, eid) == reads.history_obj(ref, eid)
+    for eid in list(ref.graph.nodes)[:40]:
+        kind, name, _ = ref.element(eid) or ("", "", "")
+        token = f"{kind}:{name}"
+        assert reads.resolve_obj(view, token) == reads.resolve_obj(ref, token)
+    if deep:
+        assert state(view) == state(ref), stamp
+        for about in ("", "api e1 t3"):
+            got = context_obj(view, paths=[], about=about)
+            assert got == context_obj(ref, paths=[], about=about)
+
+
+def _cuts(index: TimeIndex, rng: random.Random, n: int) -> list[int]:
+    lo, hi = index.times[0], index.times[-1]
+    return [rng.randint(lo - 2, hi + 2) for _ in range(n)]
+
+
+# ---------------------------------------------------------------------------- stores
+
+
+def _store(
+    tmp_path: Path, writers: list[ShardWriter], name: str = "s"
+) -> list[ShardRead]:
+    root = write_store(
+        tmp_path / name, {f"{w.install_id}.ndjson": w.to_bytes() for w in writers}
+    )
+    return Engine.open(root).shards
+
+
+def _random_store(tmp_path: Path, seed: int, n: int = 120) -> list[ShardRead]:
+    """Writers with skewed clocks, and every rule replay has: dup ids, stubs, gates…"""
+    rng = random.Random(seed)
+    writers = [ShardWriter(f"i{w:02d}", actor=f"w{w}") for w in range(3)]
+    skew = [rng.choice((-3000, 0, 0, 2500)) for _ in writers]
+    els = [("svc", f"e{i}") for i in range(6)]
+    ids = [element_id(*e) for e in els]
+    made: list[Decision] = []
+    lamport = 0
+    for k in range(n):
+        w = rng.randrange(len(writers))
+        lamport += rng.choice((0, 1, 1, 2))  # equal lamports too: order by hash
+        stamp = BASE + k * 60 + skew[w] + rng.randint(-400, 400)
+        when = format_epoch(stamp)
+        if rng.random() < 0.04:
+            when = "2026-01-01"  # not RFC3339: never in as-of
+        if made and rng.random() < 0.1:  # the same decision again (same id)
+            writers[w].add(rng.choice(made), lamport=lamport, recorded_at=when)
+            continue
+        if rng.random() < 0.05:
+            writers[w].add(None, lamport=lamport, recorded_at=when)
+            continue
+        muts: list[Mutation] = []
+        for _ in range(rng.randint(0, 3)):
+            a, b = rng.sample(els, 2)
+            r = rng.random()
+            if r < 0.3:
+                muts.append(
+                    upsert(*a, **{rng.choice("pq"): rng.choice(("1", "2 ", " x", ""))})
+                )
+            elif r < 0.5:
+                muts.append(
+                    set_prop(
+                        *a,
+                        rng.choice(("p", "q", " r ")),
+                        rng.choice(("v", "w  ", "a\nb")),
+                    )
+                )
+            elif r < 0.7:
+                muts.append(link("add_link", a, b, rng.choice(("USES", "OWNS"))))
+            elif r < 0.9:
+                muts.append(link("retire_link", a, b, rng.choice(("USES", "OWNS"))))
+            else:
+                muts.append(Mutation(op="rename_element", element_id=element_id(*a)))
+        shapes = rng.sample(ids, rng.randint(0, 3))
+        sup = rng.sample([d.id for d in made], min(len(made), rng.randint(0, 2)))
+        if rng.random() < 0.1:
+            sup.append(f"d_unknown{rng.randrange(4)}")
+        targets = rng.choice((None, [], shapes[:1]))
+        d = decision(
+            f"t{k}",
+            muts,
+            rationale=rng.choice(("", "why")),
+            supersedes=sup,
+            shapes=shapes,
+            targets=targets,
+            provenance_only=rng.choice((None, True, False)),
+        )
+        if rng.random() < 0.08:
+            d = replace(d, id=rng.choice(["d_bogus", *(x.id for x in made[-3:])]))
+        made.append(d)
+        ev = writers[w].add(d, lamport=lamport, recorded_at=when)
+        if rng.random() < 0.05:  # the same event in another shard
+            other = writers[(w + 1) % len(writers)]
+            other.events.append(ev)
+    return _store(tmp_path, writers, f"r{seed}")
+
+
+# ---------------------------------------------------------------------------- tests
+
+
+def test_generated_store_equals_replay_at_50_instants(tmp_path: Path) -> None:
+    root = tmp_path / "gen"
+    gen_store(root, GenParams(2000, 7, 150))
+    engine = Engine.open(root)
+    index = build_time_index(engine.shards, engine.projection)
+    assert index.shared is not None  # every event gated: the lists are shared
+    rng = random.Random(5)
+    for i, stamp in enumerate(_cuts(index, rng, 50)):
+        check(engine.shards, index, stamp, deep=i % 10 == 0)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_skewed_multi_writer_store_equals_replay(tmp_path: Path, seed: int) -> None:
+    shards = _random_store(tmp_path, seed)
+    index = _build(_objs(shards))
+    stamps = sorted({e for _, e, _ in _objs(shards) if e is not None})
+    rng = random.Random(seed)
+    picks = [*rng.sample(stamps, min(25, len(stamps))), stamps[0] - 1, stamps[-1] + 1]
+    for stamp in picks:
+        check(shards, index, stamp)
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 60))
+def test_random_stores_at_every_moment(tmp_path: Path, seed: int, n: int) -> None:
+    shards = _random_store(tmp_path / str(seed) / str(n), seed, n)
+    index = _build(_objs(shards))
+    for stamp in sorted({e for _, e, _ in _objs(shards) if e is not None}):
+        check(shards, index, stamp)
+
+
+def _ev(writer: ShardWriter, d: Decision | None, lamport: int, stamp: int) -> Event:
+    return writer.add(d, lamport=lamport, recorded_at=format_epoch(BASE + stamp))
+
+
+def test_stub_then_its_own_event_and_props_trailing_space(tmp_path: Path) -> None:
+    a, b = ShardWriter("ia"), ShardWriter("ib")
+    first = decision("first", [upsert("svc", "api", p="1 ")])
+    # b supersedes `first` before a's event is recorded (b's clock runs behind).
+    second = decision(
+        "second",
+        [
+            set_prop("svc", "api", "q", "x  "),
+            link("add_link", ("svc", "api"), ("svc", "db"), "USES"),
+        ],
+        supersedes=[first.id, "d_ghost"],
+        shapes=[element_id("svc", "api")],
+    )
+    third = decision(
+        "third",
+        [
+            link("retire_link", ("svc", "api"), ("svc", "db"), "USES"),
+            set_prop("svc", "api", "p", "2"),
+        ],
+        shapes=[element_id("svc", "api")],
+        targets=[],
+        provenance_only=True,
+    )
+    fourth = decision(
+        "fourth",
+        [link("add_link", ("svc", "db"), ("svc", "api"), "USES"), upsert("svc", "db")],
+    )
+    fifth = decision("fifth", [link("add_link", ("svc", "api"), ("svc", "db"), "USES")])
+    _ev(a, first, 1, 500)
+    _ev(b, second, 2, 100)
+    _ev(b, third, 3, 200)
+    _ev(a, fourth, 4, 50)
+    _ev(b, fifth, 5, 300)
+    _ev(a, first, 6, 20)  # the same decision again, recorded earliest
+    shards = _store(tmp_path, [a, b])
+    index = _build(_objs(shards))
+    for stamp in range(0, 600, 10):
+        check(shards, index, BASE + stamp)
+
+
+def test_decision_id_gate_failures_are_in_as_of(tmp_path: Path) -> None:
+    a = ShardWriter("ia")
+    good = decision("good", [upsert("svc", "api")])
+    bad = replace(decision("bad", [upsert("svc", "db")]), id="d_not_its_hash")
+    _ev(a, good, 1, 10)
+    _ev(a, bad, 2, 20)
+    shards = _store(tmp_path, [a])
+    engine = Engine.open(tmp_path / "s")
+    assert "d_not_its_hash" not in engine.projection.dec_index
+    index = build_time_index(shards, engine.projection)
+    assert index.shared is None  # the projection lacks the ungated decision
+    view = index.at(_at(BASE + 30))
+    assert "d_not_its_hash" in view.dec_index
+    for stamp in (5, 10, 15, 20, 25):
+        check(shards, index, BASE + stamp)
+
+
+def test_demo_store_at_every_moment() -> None:
+    engine = Engine.open(DEMO)
+    index = build_time_index(engine.shards, engine.projection)
+    cursor = TimeCursor(index)
+    assert cursor.moments == moments(engine.shards)
+    previous: ProjectionView | None = None
+    prev_moment = cursor.moments[0]
+    for moment in cursor.moments:
+        check(engine.shards, index, int(moment.timestamp()))
+        now = cursor.at(moment)
+        if previous is not None:
+            ref = graph_delta(
+                project_as_of(engine.shards, prev_moment),
+                project_as_of(engine.shards, moment),
+            )
+            assert graph_delta(previous, now) == ref
+        previous, prev_moment = now, moment
+
+
+def test_dumps_loads_and_live_appends(tmp_path: Path) -> None:
+    shards = _random_store(tmp_path, 99, 150)
+    objs = _objs(shards)
+    full = _build(objs)
+    again = TimeIndex.loads(full.dumps())
+    rng = random.Random(3)
+    cuts = _cuts(full, rng, 15)
+    for stamp in cuts:
+        assert state(again.at(_at(stamp))) == state(full.at(_at(stamp)))
+    # Build a prefix, store it, load it, then keep adding: equal to the full build.
+    for split in (0, 1, len(objs) // 3, len(objs) - 1):
+        part = _build(objs[:split])
+        live = TimeIndex.loads(part.dumps())
+        for k, (obj, epoch, gated) in enumerate(objs[split:], start=split + 1):
+            live.add(obj, epoch, gated)
+            if k % 40 == 0:
+                fresh = _build(objs[:k])
+                for stamp in rng.sample(cuts, 3):
+                    assert state(live.at(_at(stamp))) == state(fresh.at(_at(stamp)))
+        for stamp in cuts:
+            assert state(live.at(_at(stamp))) == state(full.at(_at(stamp)))
+            check(shards, live, stamp, deep=False)
+
+
+def test_shared_index_round_trip_and_unshare(tmp_path: Path) -> None:
+    root = tmp_path / "gen"
+    gen_store(root, GenParams(300, 5, 40))
+    engine = Engine.open(root)
+    objs = _objs(engine.shards)
+    index = build_time_index(engine.shards, engine.projection)
+    assert index.shared is engine.projection
+    data = index.dumps()
+    with pytest.raises(ValueError):
+        TimeIndex.loads(data)
+    loaded = TimeIndex.loads(data, engine.projection)
+    rng = random.Random(1)
+    cuts = _cuts(index, rng, 10)
+    for stamp in cuts:
+        assert state(loaded.at(_at(stamp))) == state(index.at(_at(stamp)))
+    # Appending after a shared finish takes private copies first.
+    events = sorted(
+        {
+            i.decoded.event.hash: i.decoded.event
+            for s in engine.shards
+            for i in s.events
+        }.values(),
+        key=lambda ev: (ev.lamport, ev.hash),
+    )
+    prefix = Projection()
+    shared = TimeIndexBuilder()
+    for (obj, epoch, gated), ev in zip(objs[:100], events[:100], strict=True):
+        shared.add(obj, epoch, gated)
+        prefix.apply(ev)
+    half = shared.finish(prefix)
+    assert half.shared is prefix
+    for obj, epoch, gated in objs[100:]:
+        half.add(obj, epoch, gated)
+    assert half.shared is None
+    full = _build(objs)
+    for stamp in cuts:
+        assert state(half.at(_at(stamp))) == state(full.at(_at(stamp)))
+
+
+def test_observer_cursor_and_lazy_props(tmp_path: Path) -> None:
+    a = ShardWriter("ia")
+    _ev(a, decision("one", [upsert("svc", "api", p="1 ")]), 1, 10)
+    _ev(a, decision("two", [set_prop("svc", "api", "q", "2")]), 2, 20)
+    shards = _store(tmp_path, [a])
+    objs = _objs(shards)
+    builder = TimeIndexBuilder()
+    builder.observe(*objs[0][::2])
+    index = builder.finish()
+    cursor = TimeCursor(index)
+    assert len(cursor.moments) == 1
+    view = cursor.at(_at(BASE + 30))
+    node = view.graph.nodes[element_id("svc", "api")]
+    assert json.dumps(node) == '{"kind": "svc", "name": "api", "props": "p=1 "}'
+    assert dict(node) == node.copy() == {"kind": "svc", "name": "api", "props": "p=1 "}
+    index.add(*objs[1])  # a live append: the cursor drops its cached views
+    assert len(cursor.moments) == 1
+    again = cursor.at(_at(BASE + 30))
+    assert again is not view
+    assert len(cursor.moments) == 2
+    assert again.graph.nodes[element_id("svc", "api")].get("props") == "p=1\nq=2"
+    check(shards, index, BASE + 30)
+    index.add(*objs[1])  # the same event again: ignored
+    assert index.events == 2
+    with pytest.raises(ValueError, match="rebuild"):
+        index.add(*objs[0])

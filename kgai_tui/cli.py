@@ -6,6 +6,7 @@ imported only when it is opened, so scripted reads never pay for Textual.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -20,7 +21,7 @@ from kgai_tui.cli_support import (
     open_engine,
     resolve_location,
 )
-from kgai_tui.core.as_of import as_of_obj, project_as_of
+from kgai_tui.core.as_of import as_of_obj, as_of_view
 from kgai_tui.core.context import context_obj
 from kgai_tui.core.export import export_obj
 from kgai_tui.core.health import doctor_obj, status_obj
@@ -236,7 +237,7 @@ def as_of(store: str | None, as_json: bool, timestamp: str) -> None:
     """
     cut = parse_as_of(timestamp)
     engine = open_engine(store)
-    obj = as_of_obj(project_as_of(engine.shards, cut), cut)
+    obj = as_of_obj(as_of_view(engine, cut), cut)
     _out(obj, as_json, render_as_of(obj))
 
 
@@ -311,3 +312,28 @@ main.add_command(report_command)
 from kgai_tui.bench_run import bench_run_command  # noqa: E402
 
 bench_group.add_command(bench_run_command)
+
+
+def entry() -> None:
+    """The ``kgai-tui`` command: run, flush, and leave without tearing down.
+
+    A store of a million decisions is millions of objects; letting the interpreter
+    free them one by one at exit costs over a second after the answer is printed.
+    Nothing is left to clean up by then (files are closed, temporary directories
+    removed by their context managers), so the process ends directly.
+    """
+    code: int = 0
+    try:
+        main()
+    except SystemExit as exc:
+        if isinstance(exc.code, int):
+            code = exc.code
+        elif exc.code is not None:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:
+        code = code or 1
+    os._exit(code)

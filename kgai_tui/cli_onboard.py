@@ -192,7 +192,7 @@ def report_command(
 
     Example: kgai-tui report --format html -o decisions.html
     """
-    from kgai_tui.core.as_of import project_as_of
+    from kgai_tui.core.as_of import as_of_view
     from kgai_tui.core.reads import parse_as_of
     from kgai_tui.core.report import build_report
     from kgai_tui.core.report_html import render_html
@@ -200,7 +200,7 @@ def report_command(
 
     cut = parse_as_of(as_of) if as_of is not None else None
     engine = open_engine(store)
-    projection = engine.projection if cut is None else project_as_of(engine.shards, cut)
+    projection = engine.projection if cut is None else as_of_view(engine, cut)
     report = build_report(projection, cut, last)
     text = render_html(report) if fmt == "html" else render_markdown(report)
     data = text.encode("utf-8")

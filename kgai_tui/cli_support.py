@@ -113,7 +113,8 @@ def open_engine(store: str | None) -> Engine:
             f"no kgai store at {location.root} (found via {location.source}); "
             "pass --store PATH or set KGAI_STORE"
         )
-    engine = Engine.open(location.root)
+    # A command answers and exits; a new warm-open cache is written after it.
+    engine = Engine.open(location.root, background_save=True)
     skipped = len(engine.problems)
     if skipped:
         click.echo(

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from kgai_tui.core.as_of import as_of_obj, project_as_of
+from kgai_tui.core.as_of import as_of_obj, as_of_view
 from kgai_tui.core.context import context_obj
 from kgai_tui.core.engine import Engine
 from kgai_tui.core.gotext import format_rfc3339
@@ -530,7 +530,7 @@ def _as_of_row(
     replayed: list[int] = []
 
     def as_of(moment: dt.datetime) -> object:
-        projection = project_as_of(engine.shards, moment)
+        projection = as_of_view(engine, moment)
         replayed.append(projection.applied_count)
         return as_of_obj(projection, moment)
 

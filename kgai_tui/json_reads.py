@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from kgai_tui.core.as_of import as_of_obj, project_as_of
+from kgai_tui.core.as_of import as_of_obj, as_of_view
 from kgai_tui.core.context import DEFAULT_MAX, context_obj
 from kgai_tui.core.engine import Engine
 from kgai_tui.core.gojson import marshal_indent, with_go_floats
@@ -107,7 +107,7 @@ def as_of_json(engine: Engine, timestamp: str) -> bytes:
         UsageError: the timestamp is neither RFC3339 nor ``YYYY-MM-DD``.
     """
     cut = parse_as_of(timestamp)
-    return json_bytes(as_of_obj(project_as_of(engine.shards, cut), cut))
+    return json_bytes(as_of_obj(as_of_view(engine, cut), cut))
 
 
 def status_json(engine: Engine) -> bytes:

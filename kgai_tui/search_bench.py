@@ -35,15 +35,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgai_tui.core.codec import decode_line
-from kgai_tui.core.engine import Engine, canonical_events
+from kgai_tui.core.engine import Engine
+from kgai_tui.core.engine_cache import refresh
 from kgai_tui.core.genlog import GenParams, append_store, install_id
 from kgai_tui.core.projection import Projection
 from kgai_tui.core.scoring import STOPWORDS, ScanScorer, scan_corpus
 from kgai_tui.core.search import SearchIndex
 from kgai_tui.core.search_docs import DocRecord, history_record, live_records
 from kgai_tui.core.search_query import parse_query, split_camel
-from kgai_tui.core.shards import ShardEvent, ShardRead
 
 __all__ = ["BenchOptions", "make_queries", "render_report", "run_bench"]
 
@@ -256,46 +255,12 @@ class Fts:
 
 def _genlog_params(engine: Engine) -> GenParams | None:
     """The generator parameters of a store written by ``bench generate``, if it is one."""
-    installs = len(engine.shards)
-    names = [s.name for s in engine.shards]
+    installs = len(engine.scans)
+    names = [s.name for s in engine.scans]
     if not installs or names != [f"{install_id(i)}.ndjson" for i in range(installs)]:
         return None
     total = len(engine.projection.dec_id)
     return GenParams(total, installs, max(1, len(engine.projection.graph)))
-
-
-def _apply_appended(engine: Engine, root: Path) -> Engine:
-    """Read the lines appended to each shard and apply them to the engine in memory.
-
-    This is what an incremental engine does; the generated events all come after
-    the existing ones in canonical order, so applying them equals a full replay.
-    """
-    shards: list[ShardRead] = []
-    fresh: list[ShardEvent] = []
-    for old in engine.shards:
-        with open(root / "log" / old.name, "rb") as fh:
-            fh.seek(old.size)
-            tail = fh.read()
-        shard = ShardRead(
-            old.name,
-            old.size + len(tail),
-            old.newline_count + tail.count(b"\n"),
-            list(old.events),
-            list(old.problems),
-        )
-        for i, raw in enumerate(tail.split(b"\n")[:-1], start=old.newline_count + 1):
-            item = ShardEvent(decode_line(raw), old.name, i)
-            shard.events.append(item)
-            fresh.append(item)
-        shards.append(shard)
-    events = canonical_events([ShardRead("new", 0, 0, fresh)])
-    updated = Engine.__new__(Engine)
-    updated.root = root
-    updated.shards = shards
-    updated.events = engine.events + events
-    updated.projection = engine.projection
-    updated.projection.apply_all(events)
-    return updated
 
 
 # ------------------------------------------------------------------ the run
@@ -334,11 +299,11 @@ def _run(
 
     say("opening the engine (replay) ...")
     t0 = time.perf_counter()
-    engine = Engine.open(root)
+    engine = Engine.open(root, cache_base=base)
     r["engine_open_s"] = round(time.perf_counter() - t0, 2)
     p = engine.projection
     r["decisions"], r["elements"] = len(p.dec_id), len(p.graph)
-    r["events"], r["writers"] = len(engine.events), len(engine.shards)
+    r["events"], r["writers"] = p.applied_count, len(engine.scans)
 
     say("building the index ...")
     t0 = time.perf_counter()
@@ -372,9 +337,8 @@ def _run(
             "hist",
             (
                 rec
-                for it in engine.all_shard_events()
-                if it.decoded.hash_ok
-                for rec in [history_record(it.decoded.event, it.decoded.decision_id_ok)]
+                for ev, id_ok in engine.decision_events()
+                for rec in [history_record(ev, id_ok)]
                 if rec is not None
             ),
         )
@@ -410,21 +374,22 @@ def _run(
     params = _genlog_params(engine)
     if params is not None:
         say("appending 1,000 generated events ...")
+        lines_before = {s.name: s.newline_count for s in engine.scans}
         append_store(root, params, 1000)
-        updated = _apply_appended(engine, root)
+        updated = refresh(engine, base)
         t0 = time.perf_counter()
         index = SearchIndex.for_engine(updated, cache_base=base)
         r["index_add_1000_s"] = round(time.perf_counter() - t0, 3)
         r["index_add_how"] = index.info.how
         if opts.fts:
-            new = [it for s in updated.shards for it in s.events][-1000:]
+            new = list(updated.decision_events(lines_before))
             t0 = time.perf_counter()
             fts.add(
                 "hist",
                 (
                     rec
-                    for it in new
-                    for rec in [history_record(it.decoded.event, True)]
+                    for ev, _ in new
+                    for rec in [history_record(ev, True)]
                     if rec is not None
                 ),
             )

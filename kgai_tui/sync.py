@@ -178,8 +178,7 @@ def sync_store(
         ensure_git(root)
         outcome = git_sync(root, url, actor=session.config.actor)
         after = Engine.open(root)
-    seen = {ev.hash for ev in before.events}
-    applied = sum(1 for ev in after.events if ev.hash not in seen)
+    applied = len(after.projection.applied - before.projection.applied)
     if applied:
         _catch_up_search(after)
     groups = conflict_groups(after.projection)

@@ -29,6 +29,7 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
         "KGAI_ACTOR",
         "KGAI_MACHINE",
         "KGAI_TUI_NOW",
+        "KGAI_TUI_CACHE_DIR",
     ):
         monkeypatch.delenv(var, raising=False)
     yield

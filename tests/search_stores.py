@@ -25,7 +25,12 @@ def relevance_store(root: Path) -> dict[str, str]:
         [
             upsert("feature", "Invoice", paths="src/billing/*"),
             upsert("module", "InvoiceRendering"),
-            link("add_link", ("module", "InvoiceRendering"), ("feature", "Invoice"), "RENDERS"),
+            link(
+                "add_link",
+                ("module", "InvoiceRendering"),
+                ("feature", "Invoice"),
+                "RENDERS",
+            ),
         ],
         rationale="Customers need printable invoices; the billing-module owns it.",
     )
@@ -49,7 +54,10 @@ def relevance_store(root: Path) -> dict[str, str]:
     ids["session"] = session.id
     drafts = decision(
         "Draft invoices stay visible",
-        [upsert("feature", "Invoice"), set_prop("feature", "Invoice", "drafts", "visible")],
+        [
+            upsert("feature", "Invoice"),
+            set_prop("feature", "Invoice", "drafts", "visible"),
+        ],
         rationale="Users asked to see drafts in the invoice list.",
         supersedes=[pdf.id],
     )
@@ -67,7 +75,10 @@ def relevance_store(root: Path) -> dict[str, str]:
     ids["note"] = note.id
     write_store(
         root,
-        {"ialice00000000aa.ndjson": a.to_bytes(), "ibob0000000000bb.ndjson": b.to_bytes()},
+        {
+            "ialice00000000aa.ndjson": a.to_bytes(),
+            "ibob0000000000bb.ndjson": b.to_bytes(),
+        },
     )
     return ids
 
@@ -98,7 +109,9 @@ def mixed_store(root: Path) -> None:
             supersedes=[prev] if prev and i % 3 else [],
         )
         prev = d.id
-        w.add(d, lamport=17 + 31 * i, recorded_at=f"2026-01-01T{i % 24:02d}:3{i % 10}:00Z")
+        w.add(
+            d, lamport=17 + 31 * i, recorded_at=f"2026-01-01T{i % 24:02d}:3{i % 10}:00Z"
+        )
     (root / "log" / "ihuman000000000h.ndjson").write_bytes(w.to_bytes())
     # A late writer: low lamports, recorded later. Its upsert names an element that
     # the human shard first met as a nameless stub (a link target it also shapes).

@@ -36,10 +36,15 @@ def test_json_output_is_kg_shaped_and_equals_the_library(store: Path) -> None:
     assert list(obj) == ["hits", "ok"] and obj["ok"] is True
     first = obj["hits"][0]
     assert list(first)[:3] == ["kind", "id", "name"] and "snippet" in first
-    expected = search_obj(SearchIndex.for_engine(Engine.open(store)).search("invoice rendering"))
+    expected = search_obj(
+        SearchIndex.for_engine(Engine.open(store)).search("invoice rendering")
+    )
     assert out.encode() == marshal_indent(with_go_floats(expected))
     # The second run reuses the cache without reading the log, same bytes.
-    assert _run("search", "--store", str(store), "--json", "invoice", "rendering") == (0, out)
+    assert _run("search", "--store", str(store), "--json", "invoice", "rendering") == (
+        0,
+        out,
+    )
 
 
 def test_options_all_limit_and_as_of(store: Path) -> None:
@@ -47,9 +52,13 @@ def test_options_all_limit_and_as_of(store: Path) -> None:
     assert orjson.loads(default)["hits"] == []
     _, everything = _run("search", "--store", str(store), "--json", "--all", "cafe")
     assert len(orjson.loads(everything)["hits"]) == 1
-    _, limited = _run("search", "--store", str(store), "--json", "--limit", "1", "invoice")
+    _, limited = _run(
+        "search", "--store", str(store), "--json", "--limit", "1", "invoice"
+    )
     assert len(orjson.loads(limited)["hits"]) == 1
-    _, early = _run("search", "--store", str(store), "--json", "--as-of", "2026-01-05", "checkout")
+    _, early = _run(
+        "search", "--store", str(store), "--json", "--as-of", "2026-01-05", "checkout"
+    )
     assert orjson.loads(early)["hits"] == []
     code, out = _run("search", "--store", str(store), "--json", "--as-of", "soon", "x")
     assert code == 2 and '"ok": false' in out
@@ -63,7 +72,9 @@ def test_text_rendering(store: Path) -> None:
     assert any(line.startswith("○ ") for line in lines[1:])
     assert any("element" in line for line in lines)
     assert any(line.strip().startswith("→ ") for line in lines)
-    assert _run("search", "--store", str(store), "the")[1].startswith("nothing to search for")
+    assert _run("search", "--store", str(store), "the")[1].startswith(
+        "nothing to search for"
+    )
     assert _run("search", "--store", str(store), "zzzzqqq")[1].strip() == "no matches"
     code, out = _run("search", "--store", str(store), "--json")
     assert code == 0 and orjson.loads(out) == {"hits": None, "ok": True}
@@ -75,11 +86,36 @@ def test_no_store_exits_3(tmp_path: Path) -> None:
 
 
 def test_bench_generate_writes_the_reference_bytes(tmp_path: Path) -> None:
-    code, out = _run("bench", "generate", str(tmp_path / "g"), "--decisions", "1000", "--writers", "3", "--elements", "100", "--segments")
-    assert code == 0 and out.strip() == f"generated 1000 decisions across 3 installs into {tmp_path / 'g'}"
+    code, out = _run(
+        "bench",
+        "generate",
+        str(tmp_path / "g"),
+        "--decisions",
+        "1000",
+        "--writers",
+        "3",
+        "--elements",
+        "100",
+        "--segments",
+    )
+    assert (
+        code == 0
+        and out.strip()
+        == f"generated 1000 decisions across 3 installs into {tmp_path / 'g'}"
+    )
     seg = tmp_path / "g" / "segments" / "igen000000000000" / "000001-334.ndjson"
     assert hashlib.sha256(seg.read_bytes()).hexdigest().startswith("8f61f056e22df29e")
-    code, _ = _run("bench", "generate", str(tmp_path / "s"), "--decisions", "50", "--writers", "2", "--elements", "5")
+    code, _ = _run(
+        "bench",
+        "generate",
+        str(tmp_path / "s"),
+        "--decisions",
+        "50",
+        "--writers",
+        "2",
+        "--elements",
+        "5",
+    )
     assert code == 0
     assert sorted(p.name for p in (tmp_path / "s" / "log").iterdir()) == [
         "igen000000000000.ndjson",
@@ -99,7 +135,9 @@ def test_the_benchmark_runs_end_to_end(tmp_path: Path) -> None:
     from kgai_tui.search_bench import BenchOptions, render_report, run_bench
 
     write_store(tmp_path / "g", GenParams(400, 3, 40))
-    report = run_bench(tmp_path / "g", BenchOptions(queries=24, scan_queries=4, process_runs=1))
+    report = run_bench(
+        tmp_path / "g", BenchOptions(queries=24, scan_queries=4, process_runs=1)
+    )
     assert report["queries"] == 24 and report["index_add_how"] == "appended"
     assert report["scan_all"]["n"] == 4 and report["fts_default"]["n"] == 24
     table = render_report(report)

@@ -1,20 +1,57 @@
 """The engine: open a store's log, gate and order its events, and replay them.
 
 An :class:`Engine` is a read-only snapshot of one store at the moment it was opened.
-Opening reads the shard files (no lock, no writes), applies both integrity gates,
-sorts by ``(lamport, hash)`` and replays into a :class:`Projection`.
+Opening scans the shard files (no lock, no writes into the store), applies both
+integrity gates, orders events by ``(lamport, hash)`` and replays them into a
+:class:`Projection`. At a million events that is the slow part, so the projection is
+kept in a cache in the user cache directory (:mod:`engine_cache`) and a later open
+only checks the shards' fingerprint, applying appended lines when that is all that
+changed.
+
+The engine keeps compact columns per shard (where each event is, its lamport, hash
+and gates), never the decoded events; :attr:`shards` and :attr:`events` decode the
+whole log on first use for the few readers that want every event (doctor, diff).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import gc
+import mmap
+import os
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+import orjson
+
+from kgai_tui.core.codec import decode_line, event_from_obj, event_obj
 from kgai_tui.core.errors import StoreNotFoundError
+from kgai_tui.core.logscan import (
+    CANONICAL,
+    DECISION_ID_OK,
+    HASH_OK,
+    ShardScan,
+)
 from kgai_tui.core.model import Event
 from kgai_tui.core.projection import Projection
-from kgai_tui.core.shards import LineProblem, ShardEvent, ShardRead, read_log
+from kgai_tui.core.shards import (
+    LineProblem,
+    ShardEvent,
+    ShardRead,
+    read_log,
+    read_shard,
+    shard_names,
+)
+
+if TYPE_CHECKING:
+    from kgai_tui.core.time_index import TimeIndex
+
+GATES = HASH_OK | DECISION_ID_OK
+
+# Called once per hash-verified event in canonical order, duplicates removed:
+# (event dict, passed the decision-id gate too).
+EventObserver = Callable[[dict[str, Any], bool], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +64,7 @@ class LogSummary:
 
 
 def canonical_events(
-    shards: Iterable[ShardRead], *, check_decision_id: bool = True
+    shards: Sequence[ShardRead], *, check_decision_id: bool = True
 ) -> list[Event]:
     """Return the events that pass the gates, in canonical ``(lamport, hash)`` order."""
     kept: list[Event] = []
@@ -40,27 +77,186 @@ def canonical_events(
     return kept
 
 
-def replay(events: Iterable[Event]) -> Projection:
+def replay(events: Sequence[Event]) -> Projection:
     """Replay gated, ordered events into a fresh projection."""
     projection = Projection()
     projection.apply_all(events)
     return projection
 
 
-class Engine:
-    """A replayed store: the log as read plus the projection built from it."""
+def scans_from_shards(shards: Sequence[ShardRead]) -> list[ShardScan]:
+    """Compact columns for shards already decoded in memory (tests, generators)."""
+    out = []
+    for shard in shards:
+        scan = ShardScan(shard.name, shard.size, shard.newline_count)
+        for i, item in enumerate(shard.events):
+            d = item.decoded
+            scan.offsets.append(-1)
+            scan.lengths.append(0)
+            scan.lines.append(item.line)
+            scan.lamports.append(d.event.lamport)
+            scan.hashes.append(d.event.hash)
+            scan.flags.append(
+                (HASH_OK if d.hash_ok else 0)
+                | (DECISION_ID_OK if d.decision_id_ok else 0)
+                | (CANONICAL if d.canonical else 0)
+            )
+            scan.slow[i] = event_obj(d.event)
+        scan.problems = list(shard.problems)
+        scan.torn_tail = shard.torn_tail
+        out.append(scan)
+    return out
 
-    def __init__(self, root: Path | None, shards: Sequence[ShardRead]) -> None:
-        """Build the projection from shards that were already read."""
+
+def canonical_order(
+    scans: Sequence[ShardScan], start: Sequence[int] | None = None
+) -> list[tuple[int, str, int, int]]:
+    """``(lamport, hash, shard, event)`` of every hash-verified event, in replay order.
+
+    ``start`` skips each shard's first events (those already applied on a warm open).
+    Equal hashes are adjacent, so a caller drops duplicates by looking one back.
+    """
+    keys: list[tuple[int, str, int, int]] = []
+    for si, scan in enumerate(scans):
+        first = 0 if start is None else start[si]
+        lam, hashes, flags = scan.lamports, scan.hashes, scan.flags
+        keys.extend(
+            (lam[i], hashes[i], si, i)
+            for i in range(first, len(hashes))
+            if flags[i] & HASH_OK
+        )
+    keys.sort()
+    return keys
+
+
+class LineSource:
+    """Fetch one event's canonical dict by (shard, event), from the files or memory."""
+
+    def __init__(self, log_dir: Path | None, scans: Sequence[ShardScan]) -> None:
+        """Remember where the shards are; files are read on first use."""
+        self.log_dir = log_dir
+        self.scans = scans
+        self._data: dict[int, mmap.mmap | bytes] = {}
+
+    def load(self, si: int, i: int) -> dict[str, Any]:
+        """Return the canonical dict of event ``i`` of shard ``si``."""
+        scan = self.scans[si]
+        slow = scan.slow.get(i)
+        if slow is not None:
+            return slow
+        data = self._data.get(si)
+        if data is None:
+            data = self._data[si] = self._read(scan.name)
+        off = scan.offsets[i]
+        obj: dict[str, Any] = orjson.loads(data[off : off + scan.lengths[i]])
+        return obj
+
+    def _read(self, name: str) -> mmap.mmap | bytes:
+        """Map a shard read-only (page cache, not private memory)."""
+        assert self.log_dir is not None
+        with open(self.log_dir / name, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size == 0:
+                return b""
+            return mmap.mmap(fh.fileno(), 0, prot=mmap.PROT_READ)
+
+    def release(self) -> None:
+        """Unmap the shards mapped so far."""
+        for data in self._data.values():
+            if isinstance(data, mmap.mmap):
+                data.close()
+        self._data.clear()
+
+
+def apply_in_order(
+    projection: Projection,
+    scans: Sequence[ShardScan],
+    source: LineSource,
+    keys: Sequence[tuple[int, str, int, int]],
+    observers: Sequence[EventObserver] = (),
+    *,
+    after: tuple[int, str] | None = None,
+) -> None:
+    """Apply ordered events: the gated ones to the projection, every one to observers."""
+    last = after[1] if after is not None else None
+    for _, ev_hash, si, i in keys:
+        if ev_hash == last:
+            continue
+        last = ev_hash
+        obj = source.load(si, i)
+        gated = scans[si].flags[i] & DECISION_ID_OK != 0
+        if gated:
+            projection.apply_obj(obj)
+        for observe in observers:
+            observe(obj, gated)
+    projection.flush_props()
+
+
+class Engine:
+    """A replayed store: compact columns of the log plus the projection built from it."""
+
+    def __init__(
+        self,
+        root: Path | None,
+        scans: Sequence[ShardScan],
+        projection: Projection | None = None,
+        shards: Sequence[ShardRead] | None = None,
+        observers: Sequence[EventObserver] = (),
+    ) -> None:
+        """Build (or adopt) the projection for scanned shards."""
         self.root = root
-        self.shards = list(shards)
-        self.events = canonical_events(self.shards)
-        self.projection = replay(self.events)
-        self._by_hash: dict[str, Event] | None = None
+        self.scans = list(scans)
+        self._shards = None if shards is None else list(shards)
+        self._events: list[Event] | None = None
+        # How this engine came to be: "cold" (replayed from the log), "warm" (the
+        # cache as it was) or "append" (the cache plus appended lines).
+        self.how = "cold"
+        if projection is None:
+            projection = Projection()
+            source = LineSource(self.log_dir, self.scans)
+            with GcPaused():
+                apply_in_order(
+                    projection,
+                    self.scans,
+                    source,
+                    canonical_order(self.scans),
+                    observers,
+                )
+            source.release()
+        self.projection = projection
+        self._time_index: TimeIndex | None = None
+        self.cache_base: Path | None = None
+
+    @property
+    def time_index(self) -> TimeIndex:
+        """The index over time behind as-of reads and the time slider.
+
+        Built on first use in one streaming pass over the log (or loaded from its
+        cache file beside the engine cache), never during an open: most reads do
+        not need it.
+        """
+        if self._time_index is None:
+            from kgai_tui.core.engine_cache import load_or_build_time_index
+
+            self._time_index = load_or_build_time_index(self, self.cache_base)
+        return self._time_index
+
+    @property
+    def log_dir(self) -> Path | None:
+        """The store's ``log/`` directory (``None`` for an in-memory engine)."""
+        return None if self.root is None else self.root / "log"
 
     @classmethod
-    def open(cls, root: Path) -> Engine:
-        """Open the store at ``root`` read-only.
+    def open(
+        cls,
+        root: Path,
+        *,
+        cache: bool = True,
+        cache_base: Path | None = None,
+        background_save: bool = False,
+    ) -> Engine:
+        """Open the store at ``root`` read-only; ``cache=False`` ignores the warm cache.
+
+        ``cache_base`` replaces the user cache directory (benchmarks, tests).
 
         Raises:
             StoreNotFoundError: ``root/log`` is not a directory.
@@ -68,23 +264,111 @@ class Engine:
         log_dir = root / "log"
         if not log_dir.is_dir():
             raise StoreNotFoundError(f"no kgai store at {root} (no log/ directory)")
-        return cls(root, read_log(log_dir))
+        if cache:
+            from kgai_tui.core.engine_cache import open_cached
+
+            return open_cached(root, cache_base, background=background_save)
+        from kgai_tui.core.cold_open import open_cold
+
+        return open_cold(root, shard_names(log_dir))
 
     @classmethod
     def from_shards(cls, shards: Sequence[ShardRead]) -> Engine:
         """Build an engine over shards held in memory (tests, generated stores)."""
-        return cls(None, shards)
+        return cls(None, scans_from_shards(shards), shards=shards)
+
+    # ------------------------------------------------------------------ the log
+
+    @property
+    def shards(self) -> list[ShardRead]:
+        """Every shard fully decoded (read on first use: slow on a big store)."""
+        if self._shards is None:
+            log_dir = self.log_dir
+            assert log_dir is not None
+            self._shards = [read_shard(log_dir / s.name) for s in self.scans]
+        return self._shards
+
+    @property
+    def events(self) -> list[Event]:
+        """The applied events in canonical order (decodes the whole log on first use)."""
+        if self._events is None:
+            self._events = canonical_events(self.shards)
+        return self._events
 
     def event_for(self, event_hash: str) -> Event | None:
         """Return the applied event with this hash (for a decision's full record)."""
-        if self._by_hash is None:
-            self._by_hash = {ev.hash: ev for ev in self.events}
-        return self._by_hash.get(event_hash)
+        for si, scan in enumerate(self.scans):
+            try:
+                i = scan.hashes.index(event_hash)
+            except ValueError:
+                continue
+            while True:
+                if scan.flags[i] & GATES == GATES:
+                    return self._decode(si, i)
+                try:
+                    i = scan.hashes.index(event_hash, i + 1)
+                except ValueError:
+                    break
+        return None
+
+    def _decode(self, si: int, i: int) -> Event:
+        scan = self.scans[si]
+        if self._shards is not None or scan.offsets[i] < 0:
+            return self.shards[si].events[i].decoded.event
+        assert self.log_dir is not None
+        with open(self.log_dir / scan.name, "rb") as fh:
+            fh.seek(scan.offsets[i])
+            raw = fh.read(scan.lengths[i])
+        return decode_line(raw).event
+
+    def iter_objs(self) -> Iterator[tuple[dict[str, Any], int, int]]:
+        """Every parsed event as ``(canonical dict, flags, line)``, shard then file order."""
+        source = LineSource(self.log_dir, self.scans)
+        for si, scan in enumerate(self.scans):
+            for i in range(len(scan)):
+                yield source.load(si, i), scan.flags[i], scan.lines[i]
+            source.release()
+
+    def decision_events(
+        self, after_lines: dict[str, int] | None = None
+    ) -> Iterator[tuple[Event, bool]]:
+        """Hash-verified decision events with their decision-id gate, for indexing.
+
+        Ordered by ``(lamport, hash, shard, line)``; ``after_lines`` keeps only the
+        lines after a shard's given line number (what was appended since). Decoded
+        one at a time from the files, so a million events never sit in memory.
+        """
+        keys: list[tuple[int, str, str, int, int, int]] = []
+        for si, scan in enumerate(self.scans):
+            seen = 0 if after_lines is None else after_lines.get(scan.name, 0)
+            lam, hashes, flags, lines = (
+                scan.lamports,
+                scan.hashes,
+                scan.flags,
+                scan.lines,
+            )
+            keys.extend(
+                (lam[i], hashes[i], scan.name, lines[i], si, i)
+                for i in range(len(hashes))
+                if flags[i] & HASH_OK and lines[i] > seen
+            )
+        keys.sort()
+        source = LineSource(self.log_dir, self.scans)
+        try:
+            for *_, si, i in keys:
+                obj = source.load(si, i)
+                if obj["decision"] is not None:
+                    yield (
+                        event_from_obj(obj),
+                        bool(self.scans[si].flags[i] & DECISION_ID_OK),
+                    )
+        finally:
+            source.release()
 
     @property
     def problems(self) -> list[LineProblem]:
         """Every line problem found while reading, in shard then line order."""
-        return [p for shard in self.shards for p in shard.problems]
+        return [p for scan in self.scans for p in scan.problems]
 
     def all_shard_events(self) -> list[ShardEvent]:
         """Every parsed event with its location, in shard then file order."""
@@ -92,5 +376,37 @@ class Engine:
 
     def summary(self) -> LogSummary:
         """Count shards, parsed events and skipped lines."""
-        parsed = sum(len(s.events) for s in self.shards)
-        return LogSummary(len(self.shards), parsed, len(self.problems))
+        parsed = sum(len(s) for s in self.scans)
+        return LogSummary(len(self.scans), parsed, len(self.problems))
+
+    def tail_of(self, name: str) -> tuple[int, str] | None:
+        """``(lamport, hash)`` of the last parsed event of a shard, or ``None``."""
+        for scan in self.scans:
+            if scan.name == name and len(scan):
+                return scan.lamports[-1], scan.hashes[-1]
+        return None
+
+    def max_tail_lamport(self) -> int:
+        """The largest lamport among each shard's last parsed event (0 when empty)."""
+        return max((s.lamports[-1] for s in self.scans if len(s)), default=0)
+
+
+class GcPaused:
+    """Pause the cyclic GC while building millions of acyclic objects.
+
+    A replay allocates only containers that never form cycles; collecting them over
+    and over costs a fifth of an open. Collection resumes afterwards.
+    """
+
+    def __enter__(self) -> None:
+        self._was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._was:
+            gc.enable()
+
+
+def read_log_shards(root: Path) -> list[ShardRead]:
+    """Decode every shard of a store (the slow, complete reader)."""
+    return read_log(root / "log")

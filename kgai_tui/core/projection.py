@@ -12,18 +12,27 @@ a decision with authority on the same element), and a full scan is never needed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Final
+import itertools
+from array import array
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 import networkx as nx
 
+from kgai_tui.core.codec import event_obj
 from kgai_tui.core.gotext import recorded_epoch
-from kgai_tui.core.props import set_prop
+from kgai_tui.core.props import ElementProps
 
 if TYPE_CHECKING:
-    from kgai_tui.core.model import Decision, Event
+    from kgai_tui.core.model import Event
+    from kgai_tui.core.recall_index import RecallIndex
 
 _ZERO_TIME: Final = -62135596800  # Go's time.Time{} as a Unix timestamp
+# Shared empty lists: most decisions supersede nothing, and a million empty lists
+# cost 56 MB each. Code that appends replaces an empty list with a fresh one first
+# (``if not lst``), so a shared empty list is never grown in place.
+_NONE_STR: Final[list[str]] = []
+_NONE_INT: Final[list[int]] = []
 
 
 class Projection:
@@ -32,10 +41,11 @@ class Projection:
     def __init__(self) -> None:
         """Start from an empty graph and an empty decision plane."""
         self.graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
-        self.applied: set[str] = set()
+        self._applied: set[str] | None = set()
+        self._applied_from: Callable[[], set[str]] | None = None
         self.applied_count = 0
         # Decision plane, one slot per decision index.
-        self.dec_index: dict[str, int] = {}
+        self._dec_index: dict[str, int] | None = {}
         self.dec_id: list[str] = []
         self.dec_title: list[str] = []
         self.dec_rationale: list[str] = []
@@ -50,10 +60,75 @@ class Projection:
         self.dec_supersedes: list[list[int]] = []
         self.dec_superseded_by: list[list[int]] = []
         # Per element: decision index -> authority, in SHAPES creation order.
-        self.el_shapes: dict[str, dict[int, bool]] = {}
+        self._el_shapes: dict[str, dict[int, bool]] | None = {}
+        self._el_shapes_packed: tuple[list[str], bytes, bytes, bytes] = (
+            [],
+            b"",
+            b"",
+            b"",
+        )
         self.heads: dict[str, set[int]] = {}
         self.contested: set[str] = set()
         self.unknown_ops: list[tuple[str, str]] = []
+        # Props of elements touched while replaying, as lines; blobs on flush.
+        self._props: dict[str, ElementProps] = {}
+        self._dirty_props: set[str] = set()
+        # One str object per distinct author, install and element id.
+        self._intern: dict[str, str] = {}
+        self._recall: RecallIndex | None = None
+
+    # ------------------------------------------------------------------ lazy parts
+
+    # A warm open builds these big indexes only when something reads them: a
+    # ``status`` never needs the million-entry dicts, a lookup builds one once.
+
+    @property
+    def applied(self) -> set[str]:
+        """The hashes of every applied event (duplicates by hash apply once)."""
+        if self._applied is None:
+            assert self._applied_from is not None
+            self._applied = self._applied_from()
+            self._applied_from = None
+        return self._applied
+
+    @applied.setter
+    def applied(self, value: set[str]) -> None:
+        self._applied = value
+
+    @property
+    def dec_index(self) -> dict[str, int]:
+        """Decision id to decision index."""
+        if self._dec_index is None:
+            self._dec_index = dict(
+                zip(self.dec_id, range(len(self.dec_id)), strict=True)
+            )
+        return self._dec_index
+
+    @dec_index.setter
+    def dec_index(self, value: dict[str, int]) -> None:
+        self._dec_index = value
+
+    @property
+    def el_shapes(self) -> dict[str, dict[int, bool]]:
+        """Per element: decision index to authority, in SHAPES creation order."""
+        if self._el_shapes is None:
+            eids, counts_raw, decs_raw, auth = self._el_shapes_packed
+            counts, decs = array("q"), array("q")
+            counts.frombytes(counts_raw)
+            decs.frombytes(decs_raw)
+            flags = list(map(bool, auth))
+            out: dict[str, dict[int, bool]] = {}
+            at = 0
+            for eid, n in zip(eids, counts, strict=True):
+                out[eid] = dict(zip(decs[at : at + n], flags[at : at + n], strict=True))
+                at += n
+            self._el_shapes = out
+            self._el_shapes_packed = ([], b"", b"", b"")
+        return self._el_shapes
+
+    @el_shapes.setter
+    def el_shapes(self, value: dict[str, dict[int, bool]]) -> None:
+        self._el_shapes = value
 
     # ------------------------------------------------------------------ replay
 
@@ -64,20 +139,37 @@ class Projection:
 
     def apply(self, ev: Event) -> None:
         """Apply one event that passed the gates; a repeated hash is a no-op."""
-        if ev.hash in self.applied:
+        self.apply_obj(event_obj(ev))
+        self.flush_props()
+
+    def apply_obj(self, ev: dict[str, Any]) -> None:
+        """Apply one event given as its canonical JSON dict (the open path's input).
+
+        Props are kept per element as parsed lines while replaying; call
+        :meth:`flush_props` after a batch so the graph's blobs are current.
+        """
+        ev_hash = ev["hash"]
+        if ev_hash in self.applied:
             return
-        self.applied.add(ev.hash)
+        self.applied.add(ev_hash)
         self.applied_count += 1
-        d = ev.decision
+        d = ev["decision"]
         if d is None:
             return
-        idx = self.dec_index.get(d.id)
+        idx = self.dec_index.get(d["id"])
         if idx is None:
-            idx = self._new_decision(d.id)
-            self._fill_decision(idx, d, ev)
-        self._apply_mutations(d, ev.hash)
-        self._apply_shapes(idx, d)
-        self._apply_supersedes(idx, d)
+            idx = self._new_filled_decision(d, ev)
+        muts = d["mutations"]
+        if muts:
+            self._apply_mutations(muts, ev_hash)
+        shapes = d.get("shapes")
+        if shapes:
+            self._apply_shapes(
+                idx, shapes, d.get("targets", ()), d.get("provenance_only", False)
+            )
+        supersedes = d.get("supersedes")
+        if supersedes:
+            self._apply_supersedes(idx, supersedes)
 
     def _new_decision(self, dec_id: str) -> int:
         idx = len(self.dec_id)
@@ -92,67 +184,104 @@ class Projection:
         self.dec_lamport.append(0)
         self.dec_install.append("")
         self.dec_hash.append("")
-        self.dec_shapes.append([])
-        self.dec_supersedes.append([])
-        self.dec_superseded_by.append([])
+        self.dec_shapes.append(_NONE_STR)
+        self.dec_supersedes.append(_NONE_INT)
+        self.dec_superseded_by.append(_NONE_INT)
         return idx
 
-    def _fill_decision(self, idx: int, d: Decision, ev: Event) -> None:
-        self.dec_title[idx] = d.title
-        self.dec_rationale[idx] = d.rationale
-        self.dec_author[idx] = d.author
-        self.dec_refs[idx] = d.refs
-        self.dec_summary[idx] = d.summary
-        stamp = recorded_epoch(ev.recorded_at)
-        self.dec_time[idx] = None if stamp == _ZERO_TIME else stamp
-        self.dec_lamport[idx] = ev.lamport
-        self.dec_install[idx] = ev.install_id
-        self.dec_hash[idx] = ev.hash
+    def _new_filled_decision(self, d: dict[str, Any], ev: dict[str, Any]) -> int:
+        """Add a decision carried by its own event (the common case, kept tight)."""
+        idx = len(self.dec_id)
+        get = d.get
+        self.dec_index[d["id"]] = idx
+        self.dec_id.append(d["id"])
+        self.dec_title.append(d["title"])
+        self.dec_rationale.append(get("rationale", ""))
+        intern = self._intern
+        author = get("author", "")
+        self.dec_author.append(intern.setdefault(author, author))
+        self.dec_refs.append(get("refs", ""))
+        self.dec_summary.append(get("summary", ""))
+        stamp = recorded_epoch(ev["recorded_at"])
+        self.dec_time.append(None if stamp == _ZERO_TIME else stamp)
+        self.dec_lamport.append(ev["lamport"])
+        install = ev["install_id"]
+        self.dec_install.append(intern.setdefault(install, install))
+        self.dec_hash.append(ev["hash"])
+        self.dec_shapes.append(_NONE_STR)
+        self.dec_supersedes.append(_NONE_INT)
+        self.dec_superseded_by.append(_NONE_INT)
+        return idx
 
     def _ensure_element(self, eid: str) -> None:
         if eid not in self.graph:
             self.graph.add_node(eid, kind="", name="", props="")
 
-    def _apply_mutations(self, d: Decision, ev_hash: str) -> None:
+    def _props_of(self, eid: str) -> ElementProps:
+        props = self._props.get(eid)
+        if props is None:
+            props = self._props[eid] = ElementProps.from_blob(
+                self.graph.nodes[eid]["props"]
+            )
+        self._dirty_props.add(eid)
+        return props
+
+    def flush_props(self) -> None:
+        """Write the props blobs of elements changed since the last flush."""
+        nodes = self.graph.nodes
+        for eid in self._dirty_props:
+            nodes[eid]["props"] = self._props[eid].blob()
+        self._dirty_props.clear()
+
+    def _apply_mutations(self, muts: list[dict[str, Any]], ev_hash: str) -> None:
         graph = self.graph
-        for m in d.mutations or ():
-            op = m.op
+        for m in muts:
+            op = m["op"]
             if op == "upsert_element":
-                if not m.element_id:
+                eid = m.get("element_id")
+                if not eid:
                     continue
-                if m.element_id not in graph:
-                    graph.add_node(m.element_id, kind=m.kind, name=m.name, props="")
-                if m.props:
-                    node = graph.nodes[m.element_id]
-                    blob = node["props"]
-                    for key, value in m.props:
-                        blob = set_prop(blob, key, value)
-                    node["props"] = blob
+                if eid not in graph:
+                    graph.add_node(
+                        eid, kind=m.get("kind", ""), name=m.get("name", ""), props=""
+                    )
+                props = m.get("props")
+                if props:
+                    el_props = self._props_of(eid)
+                    for key in sorted(props):
+                        el_props.set(key, props[key])
             elif op == "set_prop":
-                if not m.element_id:
+                eid = m.get("element_id")
+                if not eid:
                     continue
-                self._ensure_element(m.element_id)
-                node = graph.nodes[m.element_id]
-                node["props"] = set_prop(node["props"], m.key, m.value)
+                self._ensure_element(eid)
+                self._props_of(eid).set(m.get("key", ""), m.get("value", ""))
             elif op == "add_link":
-                if not m.from_id or not m.to_id:
+                src = m.get("from_id")
+                dst = m.get("to_id")
+                if not src or not dst:
                     continue
-                self._ensure_element(m.from_id)
-                self._ensure_element(m.to_id)
-                if not graph.has_edge(m.from_id, m.to_id, key=m.link_kind):
+                self._ensure_element(src)
+                self._ensure_element(dst)
+                kind = m.get("link_kind", "")
+                if not graph.has_edge(src, dst, key=kind):
                     graph.add_edge(
-                        m.from_id, m.to_id, key=m.link_kind, created_by=m.element_id
+                        src, dst, key=kind, created_by=m.get("element_id", "")
                     )
             elif op == "retire_link":
-                if graph.has_edge(m.from_id, m.to_id, key=m.link_kind):
-                    graph.remove_edge(m.from_id, m.to_id, key=m.link_kind)
+                src = m.get("from_id", "")
+                dst = m.get("to_id", "")
+                kind = m.get("link_kind", "")
+                if graph.has_edge(src, dst, key=kind):
+                    graph.remove_edge(src, dst, key=kind)
             else:
                 self.unknown_ops.append((ev_hash, op))
 
-    def _apply_shapes(self, idx: int, d: Decision) -> None:
-        targets = d.targets
-        legacy = not targets and not d.provenance_only
-        for eid in d.shapes:
+    def _apply_shapes(
+        self, idx: int, shapes: list[str], targets: Sequence[str], provenance_only: bool
+    ) -> None:
+        legacy = not targets and not provenance_only
+        for eid in shapes:
             if not eid:
                 continue
             self._ensure_element(eid)
@@ -163,7 +292,10 @@ class Projection:
                 continue
             authority = legacy or eid in targets
             shapers[idx] = authority
-            self.dec_shapes[idx].append(eid)
+            shaped = self.dec_shapes[idx]
+            if not shaped:
+                shaped = self.dec_shapes[idx] = []
+            shaped.append(self._intern.setdefault(eid, eid))
             if authority:
                 self._seat(idx, eid, shapers)
 
@@ -183,17 +315,23 @@ class Projection:
         else:
             self.contested.discard(eid)
 
-    def _apply_supersedes(self, idx: int, d: Decision) -> None:
-        for prev_id in d.supersedes:
+    def _apply_supersedes(self, idx: int, supersedes: list[str]) -> None:
+        for prev_id in supersedes:
             if not prev_id:
                 continue
             prev = self.dec_index.get(prev_id)
             if prev is None:
                 prev = self._new_decision(prev_id)
-            if prev in self.dec_supersedes[idx]:
+            sup = self.dec_supersedes[idx]
+            if prev in sup:
                 continue
-            self.dec_supersedes[idx].append(prev)
-            self.dec_superseded_by[prev].append(idx)
+            if not sup:
+                sup = self.dec_supersedes[idx] = []
+            sup.append(prev)
+            by = self.dec_superseded_by[prev]
+            if not by:
+                by = self.dec_superseded_by[prev] = []
+            by.append(idx)
             for eid in self.dec_shapes[idx]:
                 if self.el_shapes[eid][idx]:
                     heads = self.heads.get(eid)
@@ -202,6 +340,14 @@ class Projection:
                         self._mark(eid, heads)
 
     # ------------------------------------------------------------------ queries
+
+    def recall_index(self) -> RecallIndex:
+        """The recall index of this projection, built on first use and kept current."""
+        from kgai_tui.core.recall_index import RecallIndex
+
+        if self._recall is None:
+            self._recall = RecallIndex.from_projection(self)
+        return self._recall
 
     def element(self, eid: str) -> tuple[str, str, str] | None:
         """Return ``(kind, name, props_blob)`` of an element, or ``None``."""
@@ -226,3 +372,92 @@ class Projection:
             return 0
         lam = self.dec_lamport
         return max((lam[i] for i, auth in shapers.items() if auth), default=0)
+
+    # ------------------------------------------------------------------ persistence
+
+    def to_state(self) -> dict[str, Any]:
+        """The projection as plain containers (for the warm-open cache; marshal-able)."""
+        self.flush_props()
+        graph = self.graph
+        return {
+            "nodes": [
+                (n, a["kind"], a["name"], a["props"]) for n, a in graph.nodes(data=True)
+            ],
+            "edges": [
+                (f, t, k, a["created_by"])
+                for f, t, k, a in graph.edges(keys=True, data=True)
+            ],
+            "applied_count": self.applied_count,
+            "dec_id": self.dec_id,
+            "dec_title": self.dec_title,
+            "dec_rationale": self.dec_rationale,
+            "dec_author": self.dec_author,
+            "dec_refs": self.dec_refs,
+            "dec_summary": self.dec_summary,
+            "dec_time": self.dec_time,
+            "dec_lamport": self.dec_lamport,
+            "dec_install": self.dec_install,
+            "dec_hash": self.dec_hash,
+            "dec_shapes": self.dec_shapes,
+            "dec_supersedes": self.dec_supersedes,
+            "dec_superseded_by": self.dec_superseded_by,
+            "el_shapes": self._el_shapes_flat(),
+            "heads": [(e, sorted(h)) for e, h in self.heads.items()],
+            "contested": sorted(self.contested),
+            "unknown_ops": self.unknown_ops,
+        }
+
+    def _el_shapes_flat(self) -> tuple[list[str], bytes, bytes, bytes]:
+        """``el_shapes`` as element ids, counts, decision indices and authorities."""
+        if self._el_shapes is None:  # never read since loading: still packed
+            return self._el_shapes_packed
+        eids = list(self._el_shapes)
+        counts = array("q", (len(s) for s in self._el_shapes.values()))
+        decs = array("q", itertools.chain.from_iterable(self._el_shapes.values()))
+        auth = bytes(
+            itertools.chain.from_iterable(s.values() for s in self._el_shapes.values())
+        )
+        return eids, counts.tobytes(), decs.tobytes(), auth
+
+    @classmethod
+    def from_state(
+        cls, state: dict[str, Any], applied: Callable[[], set[str]]
+    ) -> Projection:
+        """Rebuild a projection from :meth:`to_state` output.
+
+        ``applied`` computes the applied hashes; it and the id and shapes indexes
+        are only built when first read.
+        """
+        p = cls()
+        graph = p.graph
+        graph.add_nodes_from(
+            (n, {"kind": k, "name": nm, "props": pr}) for n, k, nm, pr in state["nodes"]
+        )
+        for f, t, k, c in state["edges"]:
+            graph.add_edge(f, t, key=k, created_by=c)
+        p._applied = None
+        p._applied_from = applied
+        p.applied_count = state["applied_count"]
+        for name in (
+            "dec_id",
+            "dec_title",
+            "dec_rationale",
+            "dec_author",
+            "dec_refs",
+            "dec_summary",
+            "dec_time",
+            "dec_lamport",
+            "dec_install",
+            "dec_hash",
+            "dec_shapes",
+            "dec_supersedes",
+            "dec_superseded_by",
+            "unknown_ops",
+        ):
+            setattr(p, name, state[name])
+        p._dec_index = None
+        p._el_shapes = None
+        p._el_shapes_packed = state["el_shapes"]
+        p.heads = {e: set(h) for e, h in state["heads"]}
+        p.contested = set(state["contested"])
+        return p

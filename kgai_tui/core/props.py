@@ -38,3 +38,54 @@ def parse_props(blob: str) -> dict[str, str]:
         k, v = line.split("=", 1)
         out[k] = v
     return out
+
+
+class ElementProps:
+    """One element's props as lines by key: :func:`set_prop` without re-parsing.
+
+    ``set_prop`` re-reads and trims every line of the blob on each write, which costs
+    most of a big replay. The only lasting effect of that re-read is that each line
+    is trimmed once a later write happens, so this keeps the lines by key and
+    remembers the one line (the latest) that may still carry outer white space.
+    ``blob()`` equals what the same sequence of ``set_prop`` calls returns.
+    """
+
+    __slots__ = ("_lines", "_untrimmed")
+
+    def __init__(self) -> None:
+        """Start with no props."""
+        self._lines: dict[str, str] = {}
+        self._untrimmed: str | None = None
+
+    @classmethod
+    def from_blob(cls, blob: str) -> ElementProps:
+        """Read a blob written by ``set_prop`` (lines kept as they are)."""
+        props = cls()
+        for raw in blob.split("\n"):
+            line = go_trim_space(raw)
+            if not line:
+                continue
+            key = line.split("=", 1)[0]
+            props._lines[key] = raw
+            if raw != line:
+                props._untrimmed = key
+        return props
+
+    def set(self, key: str, value: str) -> None:
+        """Apply one ``set_prop(blob, key, value)``."""
+        if self._untrimmed is not None:
+            old = self._untrimmed
+            self._lines[old] = go_trim_space(self._lines[old])
+            self._untrimmed = None
+        key = go_trim_space(key).replace("\n", " ").replace("\r", " ").replace("=", "-")
+        line = key + "=" + value.replace("\n", " ").replace("\r", " ")
+        self._lines[key] = line
+        if go_trim_space(line) != line:
+            self._untrimmed = key
+
+    def blob(self) -> str:
+        """The blob, lines sorted by key."""
+        lines = self._lines
+        if len(lines) == 1:
+            return next(iter(lines.values()))
+        return "\n".join(lines[k] for k in sorted(lines))

@@ -77,8 +77,8 @@ from kgai_tui.core.search_snippet import Matcher, Token, best_snippet, typo_dist
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine import Engine
-    from kgai_tui.core.projection import Projection
-    from kgai_tui.core.shards import ShardEvent
+    from kgai_tui.core.model import Event
+    from kgai_tui.core.projection_view import ProjectionView
 
 __all__ = ["MAX_LIMIT", "STAMP", "IndexInfo", "SearchIndex", "query_terms"]
 
@@ -530,22 +530,15 @@ def _write_docs(
     return count
 
 
-def _history_items(items: Iterable[ShardEvent]) -> Iterator[DocRecord]:
+def _history_items(items: Iterable[tuple[Event, bool]]) -> Iterator[DocRecord]:
     """History documents of hash-verified decision events, in canonical order."""
-    kept = []
-    for it in items:
-        decoded = it.decoded
-        ev = decoded.event
-        if decoded.hash_ok and ev.decision is not None:
-            kept.append((ev.lamport, ev.hash, it.shard, it.line, ev, decoded))
-    kept.sort(key=lambda row: row[:4])
-    for *_, ev, decoded in kept:
-        rec = history_record(ev, decoded.decision_id_ok)
+    for ev, id_ok in items:
+        rec = history_record(ev, id_ok)
         if rec is not None:
             yield rec
 
 
-def _history_docs(items: Iterable[ShardEvent]) -> Iterator[tantivy.Document]:
+def _history_docs(items: Iterable[tuple[Event, bool]]) -> Iterator[tantivy.Document]:
     return (_document(rec) for rec in _history_items(items))
 
 
@@ -553,21 +546,9 @@ def _live_docs(live: LiveSet) -> Iterator[tantivy.Document]:
     return (entry.document(_document) for entry in live.entries)
 
 
-def _appended(engine: Engine, state: IndexState) -> list[ShardEvent]:
-    """The events on lines after those the index state covers, shard by shard."""
-    old_lines = {p.name: p.lines for p in state.shards}
-    fresh: list[ShardEvent] = []
-    for shard in engine.shards:
-        seen = old_lines.get(shard.name, 0)
-        if shard.newline_count <= seen:
-            continue
-        new_items = []
-        for item in reversed(shard.events):  # appended lines are at the end
-            if item.line <= seen:
-                break
-            new_items.append(item)
-        fresh.extend(reversed(new_items))
-    return fresh
+def _appended(engine: Engine, state: IndexState) -> list[tuple[Event, bool]]:
+    """The decision events on lines after those the index state covers."""
+    return list(engine.decision_events({p.name: p.lines for p in state.shards}))
 
 
 #: The live documents last written per cache directory, for incremental updates in
@@ -584,7 +565,7 @@ def _engine_prints(engine: Engine) -> tuple[ShardPrint, ...]:
                 ShardPrint(
                     s.name, s.size, tail_digest(log / s.name, s.size), s.newline_count
                 )
-                for s in engine.shards
+                for s in engine.scans
             ),
             key=lambda p: p.name.encode("utf-8", "surrogateescape"),
         )
@@ -777,7 +758,7 @@ class SearchIndex:
     @classmethod
     def _in_memory(cls, engine: Engine) -> SearchIndex:
         history = _new_index(None)
-        added = _write(history, _history_docs(engine.all_shard_events()), _BUILD_HEAP)
+        added = _write(history, _history_docs(engine.decision_events()), _BUILD_HEAP)
         live = _new_index(None)
         count = _write(live, _live_docs(live_set(engine.projection)), _UPDATE_HEAP)
         info = IndexInfo("memory", added, count, None, added)
@@ -789,7 +770,7 @@ class SearchIndex:
     ) -> SearchIndex:
         gen = uuid.uuid4().hex[:12]
         history = _new_index(cache / f"history-{gen}")
-        added = _write(history, _history_docs(engine.all_shard_events()), _BUILD_HEAP)
+        added = _write(history, _history_docs(engine.decision_events()), _BUILD_HEAP)
         live_docs = live_set(engine.projection)
         live = _new_index(cache / f"live-{gen}")
         _write(live, _live_docs(live_docs), _UPDATE_HEAP)
@@ -831,7 +812,7 @@ class SearchIndex:
         )
         previous = _LIVE_MEMO.get(str(cache))
         if previous is not None and previous.digest == state.live.digest:
-            touched = touched_by(it.decoded.event for it in fresh)
+            touched = touched_by(ev for ev, _ in fresh)
             live_docs = live_set(engine.projection, previous, touched)
         else:
             live_docs = live_set(engine.projection)
@@ -864,7 +845,7 @@ class SearchIndex:
         limit: int = 20,
         include_all: bool = False,
         as_of: datetime | None = None,
-        projection_at: Projection | None = None,
+        projection_at: ProjectionView | None = None,
     ) -> list[SearchHit] | None:
         """Search elements and decisions.
 
@@ -1075,16 +1056,16 @@ class SearchIndex:
     # ------------------------------------------------------------ as-of
 
     def _moment(self, cut: datetime) -> _Moment:
-        """Heads and elements at ``cut`` (a replay of the log up to it; cached)."""
+        """Heads and elements at ``cut`` (from the time index; cached)."""
         found = self._moments.get(cut)
         if found is not None:
             return found
-        from kgai_tui.core.as_of import project_as_of
+        from kgai_tui.core.as_of import as_of_view
 
         engine = self._ensure_engine()
-        return self._remember(cut, project_as_of(engine.shards, cut))
+        return self._remember(cut, as_of_view(engine, cut))
 
-    def _remember(self, cut: datetime, then: Projection) -> _Moment:
+    def _remember(self, cut: datetime, then: ProjectionView) -> _Moment:
         """Cache the decisions in force and the elements of the projection at ``cut``."""
         found = self._moments.get(cut)
         if found is not None:

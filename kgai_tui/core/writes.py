@@ -98,14 +98,11 @@ class WriteSession:
         self.engine = engine
         self.shard_name = f"{config.install_id}.ndjson"
         self.staged: list[tuple[Event, bytes]] = []
-        tails = [s.events[-1].decoded.event.lamport for s in engine.shards if s.events]
         # Go's NextLamport reads the last line of each shard; a torn or malformed
         # last line is skipped here instead of blocking every write (spec 13.9).
-        self.next_lamport = 1 + max(tails, default=0)
-        own = next((s for s in engine.shards if s.name == self.shard_name), None)
-        self.tail_hash = (
-            own.events[-1].decoded.event.hash if own and own.events else None
-        )
+        self.next_lamport = 1 + engine.max_tail_lamport()
+        own = engine.tail_of(self.shard_name)
+        self.tail_hash = None if own is None else own[1]
 
     @property
     def projection(self) -> Projection:
@@ -417,7 +414,13 @@ def _pick_head(keep: str, head_ids: list[str], label: str) -> str:
 
 def _kept_decision(engine: Engine, dec_id: str) -> Decision:
     """The decision record as first applied in canonical order (its own event)."""
-    for ev in engine.events:
+    p = engine.projection
+    idx = p.dec_index.get(dec_id)
+    if idx is not None and p.dec_hash[idx]:
+        ev = engine.event_for(p.dec_hash[idx])
+        if ev is not None and ev.decision is not None and ev.decision.id == dec_id:
+            return ev.decision
+    for ev in engine.events:  # a decision first seen as a placeholder: rare, slow
         if ev.decision is not None and ev.decision.id == dec_id:
             return ev.decision
     raise NotFoundError(f"decision {dec_id} has no event in the log")

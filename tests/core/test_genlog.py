@@ -13,9 +13,18 @@ from kgai_tui.core.genlog import GenParams, append_store, write_segments, write_
 
 # From ../shared/fixtures/go-vectors/README.md (the reference genlog, 1000/3/100).
 REFERENCE = {
-    "igen000000000000": ("000001-334.ndjson", "8f61f056e22df29ef66197108f67054f7a1e283c32eb529034b9f72520e49ec2"),
-    "igen000000000001": ("000001-333.ndjson", "9eaf968734c61de7c9a26bef4289fd123b722d4c33b737871976b4acff1d3a92"),
-    "igen000000000002": ("000001-333.ndjson", "9c10cc22295405b514a01316cd4cba0c159da55e3d891de9360fa1eddf447ec0"),
+    "igen000000000000": (
+        "000001-334.ndjson",
+        "8f61f056e22df29ef66197108f67054f7a1e283c32eb529034b9f72520e49ec2",
+    ),
+    "igen000000000001": (
+        "000001-333.ndjson",
+        "9eaf968734c61de7c9a26bef4289fd123b722d4c33b737871976b4acff1d3a92",
+    ),
+    "igen000000000002": (
+        "000001-333.ndjson",
+        "9c10cc22295405b514a01316cd4cba0c159da55e3d891de9360fa1eddf447ec0",
+    ),
 }
 
 
@@ -54,7 +63,9 @@ def test_every_line_verifies_and_is_canonical(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("first", "more"), [(2000, 1000), (3, 20), (0, 5)])
-def test_appending_equals_generating_the_larger_store(tmp_path: Path, first: int, more: int) -> None:
+def test_appending_equals_generating_the_larger_store(
+    tmp_path: Path, first: int, more: int
+) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     write_store(a, GenParams(first, 7, 150))
     (a / "log").mkdir(parents=True, exist_ok=True)

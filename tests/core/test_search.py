@@ -91,7 +91,15 @@ def test_the_reference_scan_scorer_agrees_on_the_spec_case(team) -> None:
     assert scan.search("zzzz qqqq") == []
 
 
-@pytest.mark.parametrize("query", ["InvoiceRendering", "invoice-rendering", "rendering invoices", "invoice_rendering"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "InvoiceRendering",
+        "invoice-rendering",
+        "rendering invoices",
+        "invoice_rendering",
+    ],
+)
 def test_spellings_of_a_name_meet(team, query: str) -> None:
     index, _, _ = team
     hits = index.search(query)
@@ -116,10 +124,17 @@ def test_filters(team) -> None:
         ("decision", "Checkout uses Stripe"),
     }
     by_bob = index.search("author:bob", include_all=True)
-    assert {h.id for h in by_bob or []} == {ids["checkout"], ids["session"], ids["note"]}
+    assert {h.id for h in by_bob or []} == {
+        ids["checkout"],
+        ids["session"],
+        ids["note"],
+    }
     assert all(h.kind == "decision" for h in by_bob or [])
     about = index.search("element:Invoice", include_all=True)
-    assert {h.id for h in about or [] if h.kind == "decision"} == {ids["pdf"], ids["drafts"]}
+    assert {h.id for h in about or [] if h.kind == "decision"} == {
+        ids["pdf"],
+        ids["drafts"],
+    }
     assert {h.name for h in about or [] if h.kind == "element"} == {"Invoice"}
     assert index.search("element:feature:Invoice drafts")[0].id == ids["drafts"]
     assert index.search("element:Nowhere invoice") == []
@@ -150,8 +165,13 @@ def test_as_of_restricts_to_what_was_recorded(team) -> None:
     then = index.search("element:feature:Invoice", as_of=jan)
     assert [h.id for h in then or [] if h.kind == "decision"] == [ids["pdf"]]
     # Later both are in force (the PDF decision still heads InvoiceRendering).
-    later = index.search("element:feature:Invoice", as_of=datetime(2026, 3, 1, tzinfo=UTC))
-    assert {h.id for h in later or [] if h.kind == "decision"} == {ids["drafts"], ids["pdf"]}
+    later = index.search(
+        "element:feature:Invoice", as_of=datetime(2026, 3, 1, tzinfo=UTC)
+    )
+    assert {h.id for h in later or [] if h.kind == "decision"} == {
+        ids["drafts"],
+        ids["pdf"],
+    }
 
 
 def test_no_tokens_is_null_and_no_match_is_empty(team) -> None:
@@ -176,8 +196,15 @@ def test_hits_carry_kg_keys_rounded_scores_and_snippet_spans(team) -> None:
     element = index.search("InvoiceRendering")
     el = next(h for h in element or [] if h.kind == "element")
     assert el.extra == "module" and el.snippet is not None
-    assert [el.snippet.text[a:b] for a, b in el.snippet.spans] == ["Invoice", "Rendering"]
-    pdf = next(h for h in index.search("printable", include_all=True) or [] if h.id == ids["pdf"])
+    assert [el.snippet.text[a:b] for a, b in el.snippet.spans] == [
+        "Invoice",
+        "Rendering",
+    ]
+    pdf = next(
+        h
+        for h in index.search("printable", include_all=True) or []
+        if h.id == ids["pdf"]
+    )
     assert pdf.elements == ("Invoice", "InvoiceRendering")
     assert pdf.snippet is not None and pdf.snippet.field == "rationale"
 
@@ -228,7 +255,10 @@ def _answers(index: SearchIndex, queries: list[str]) -> list[bytes]:
 
 def _append_in_chunks(src: Path, dst: Path) -> list[str]:
     """Grow ``dst`` towards ``src`` shard by shard, indexing after every step."""
-    shards = {p.name: p.read_bytes().splitlines(keepends=True) for p in (src / "log").iterdir()}
+    shards = {
+        p.name: p.read_bytes().splitlines(keepends=True)
+        for p in (src / "log").iterdir()
+    }
     (dst / "log").mkdir(parents=True)
     done = dict.fromkeys(shards, 0)
     hows = []
@@ -261,7 +291,9 @@ def test_four_builds_give_byte_identical_answers(tmp_path: Path) -> None:
     assert incremental.info.how == "cached"
     reopened = SearchIndex.open_cached(src)
     assert reopened is not None and reopened.info.how == "cached"
-    reversed_order = SearchIndex.for_engine(Engine.from_shards(list(reversed(read_log(src / "log")))))
+    reversed_order = SearchIndex.for_engine(
+        Engine.from_shards(list(reversed(read_log(src / "log"))))
+    )
     assert reversed_order.info.how == "memory"
     expected = _answers(fresh, queries)
     assert sum(b'"hits": [\n' in a for a in expected) > 150  # most queries match
@@ -271,11 +303,32 @@ def test_four_builds_give_byte_identical_answers(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------ hostile input
 
-SYNTAX = [*'"():*^~+-!\\[]{}/', "AND", "OR", "NOT", "it's", "kind:", "author:", "element:", "*", "\x00", "é", "日本", "🙂"]
+SYNTAX = [
+    *'"():*^~+-!\\[]{}/',
+    "AND",
+    "OR",
+    "NOT",
+    "it's",
+    "kind:",
+    "author:",
+    "element:",
+    "*",
+    "\x00",
+    "é",
+    "日本",
+    "🙂",
+]
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.one_of(st.sampled_from(SYNTAX), st.text(max_size=12)), max_size=8), st.booleans())
+@settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    st.lists(st.one_of(st.sampled_from(SYNTAX), st.text(max_size=12)), max_size=8),
+    st.booleans(),
+)
 def test_hostile_queries_never_raise(team, parts: list[str], include_all: bool) -> None:
     index, _, _ = team
     text = " ".join(parts) if len(parts) % 2 else "".join(parts)
@@ -287,7 +340,14 @@ def test_hostile_queries_never_raise(team, parts: list[str], include_all: bool) 
 def test_hostile_as_of_and_long_queries(team) -> None:
     index, _, _ = team
     cut = datetime(2026, 1, 10, tzinfo=UTC)
-    for text in ['"' * 99, "a" * 5000, "kind:" * 50, "*" * 30, "e" * 70 + "*", "\x00\x01"]:
+    for text in [
+        '"' * 99,
+        "a" * 5000,
+        "kind:" * 50,
+        "*" * 30,
+        "e" * 70 + "*",
+        "\x00\x01",
+    ]:
         index.search(text, as_of=cut)
         index.search(text, include_all=True)
 
@@ -295,7 +355,9 @@ def test_hostile_as_of_and_long_queries(team) -> None:
 # ------------------------------------------------------------------ the cache
 
 
-def test_cache_lives_in_the_user_cache_dir_and_the_store_is_untouched(tmp_path: Path) -> None:
+def test_cache_lives_in_the_user_cache_dir_and_the_store_is_untouched(
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "store"
     relevance_store(root)
     before = _snapshot(root)
@@ -309,7 +371,9 @@ def test_cache_lives_in_the_user_cache_dir_and_the_store_is_untouched(tmp_path: 
     assert index.info.path == cache_dir_for(root)
 
 
-def test_appended_events_are_indexed_incrementally_and_other_changes_rebuild(tmp_path: Path) -> None:
+def test_appended_events_are_indexed_incrementally_and_other_changes_rebuild(
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "store"
     mixed_store(root)
     shard = root / "log" / "ihuman000000000h.ndjson"
@@ -321,7 +385,9 @@ def test_appended_events_are_indexed_incrementally_and_other_changes_rebuild(tmp
     assert _index(root).info.how == "cached"
     shard.write_bytes(data)
     grown = _index(root)
-    assert grown.info.how == "appended" and grown.info.added == data.count(b"\n") - data[:cut].count(b"\n")
+    assert grown.info.how == "appended" and grown.info.added == data.count(
+        b"\n"
+    ) - data[:cut].count(b"\n")
     del head, tail
     # Rewriting history (same size, other bytes) is not an append: rebuild.
     shard.write_bytes(data.replace(b"Round 1:", b"Round X:"))
@@ -332,7 +398,9 @@ def test_appended_events_are_indexed_incrementally_and_other_changes_rebuild(tmp
 
 
 @pytest.mark.parametrize("damage", ["truncate", "state", "foreign", "half", "missing"])
-def test_a_damaged_index_is_rebuilt_with_identical_answers(tmp_path: Path, damage: str) -> None:
+def test_a_damaged_index_is_rebuilt_with_identical_answers(
+    tmp_path: Path, damage: str
+) -> None:
     root = tmp_path / "store"
     relevance_store(root)
     index = _index(root)
@@ -342,16 +410,27 @@ def test_a_damaged_index_is_rebuilt_with_identical_answers(tmp_path: Path, damag
     state = load_state(cache, index_stamp(), str(root.resolve()))
     assert state is not None
     if damage == "truncate":
-        victim = max((cache / state.history.dir).iterdir(), key=lambda p: p.stat().st_size)
+        victim = max(
+            (cache / state.history.dir).iterdir(), key=lambda p: p.stat().st_size
+        )
         with open(victim, "r+b") as fh:
             fh.truncate(victim.stat().st_size // 2)
     elif damage == "state":
         (cache / "state.json").write_bytes(b'{"body": {"stamp": ')
     elif damage == "foreign":
-        save_state(cache, type(state)("other-version", state.store, state.shards, state.history, state.live))
+        save_state(
+            cache,
+            type(state)(
+                "other-version", state.store, state.shards, state.history, state.live
+            ),
+        )
     elif damage == "half":  # a commit whose state was never written: counts disagree
-        part = type(state.history)(state.history.dir, state.history.docs - 1, state.history.files)
-        save_state(cache, type(state)(state.stamp, state.store, state.shards, part, state.live))
+        part = type(state.history)(
+            state.history.dir, state.history.docs - 1, state.history.files
+        )
+        save_state(
+            cache, type(state)(state.stamp, state.store, state.shards, part, state.live)
+        )
     else:
         for path in (cache / state.live.dir).iterdir():
             path.unlink()
@@ -377,7 +456,10 @@ def test_bad_lines_are_not_indexed(tmp_path: Path) -> None:
     root = tmp_path / "store"
     relevance_store(root)
     shard = root / "log" / "ibob0000000000bb.ndjson"
-    shard.write_bytes(shard.read_bytes().replace(b"Sessions live in Redis", b"Sessions live in Mongo") + b'{"torn')
+    shard.write_bytes(
+        shard.read_bytes().replace(b"Sessions live in Redis", b"Sessions live in Mongo")
+        + b'{"torn'
+    )
     index = _index(root)
     assert index.search("mongo", include_all=True) == []  # its hash no longer verifies
     assert index.search("redis", include_all=True) == []
@@ -389,7 +471,9 @@ def index_stamp() -> str:
     return STAMP
 
 
-def test_an_unwritable_cache_falls_back_to_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unwritable_cache_falls_back_to_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "store"
     relevance_store(root)
     blocker = tmp_path / "not-a-dir"
@@ -411,12 +495,18 @@ def test_a_given_projection_at_the_moment_gives_the_same_answer(tmp_path: Path) 
     replayed = SearchIndex.open_cached(root)
     assert replayed is not None
     for q in ["invoice", "element:feature:Invoice", "checkout", "kind:decision"]:
-        with_projection = given.search(q, as_of=cut, projection_at=project_as_of(engine.shards, cut))
+        with_projection = given.search(
+            q, as_of=cut, projection_at=project_as_of(engine.shards, cut)
+        )
         assert _json(with_projection) == _json(replayed.search(q, as_of=cut))
 
 
 def test_limits(team) -> None:
     index, _, _ = team
     assert len(index.search("invoice", limit=1) or []) == 1
-    assert index.search("invoice", limit=0) == index.search("invoice", limit=-5) == index.search("invoice")
+    assert (
+        index.search("invoice", limit=0)
+        == index.search("invoice", limit=-5)
+        == index.search("invoice")
+    )
     assert len(index.search("invoice", limit=10**12, include_all=True) or []) >= 3

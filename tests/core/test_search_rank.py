@@ -19,7 +19,9 @@ class FakeBackend:
     is a permutation unrelated to the key (as with segments built in another order).
     """
 
-    def __init__(self, docs: Sequence[tuple[float, int]], order: Sequence[int], limit: int) -> None:
+    def __init__(
+        self, docs: Sequence[tuple[float, int]], order: Sequence[int], limit: int
+    ) -> None:
         self.docs = list(docs)
         self.addr = {doc: a for doc, a in zip(range(len(docs)), order, strict=True)}
         self.limit = limit
@@ -32,7 +34,9 @@ class FakeBackend:
 
     def top(self, query: Any, n: int) -> list[tuple[float, int]]:
         self.calls += 1
-        found = sorted(self._match(query), key=lambda i: (-self.docs[i][0], self.addr[i]))
+        found = sorted(
+            self._match(query), key=lambda i: (-self.docs[i][0], self.addr[i])
+        )
         return [(self.docs[i][0], i) for i in found[:n]]
 
     @property
@@ -51,14 +55,18 @@ class FakeBackend:
         return (max(low, base_low), min(high, base_high))
 
 
-def brute(docs: Sequence[tuple[float, int]], k: int, allowed: frozenset[int] | None) -> list[tuple[float, int]]:
+def brute(
+    docs: Sequence[tuple[float, int]], k: int, allowed: frozenset[int] | None
+) -> list[tuple[float, int]]:
     best: dict[int, float] = {}
     for score, key in docs:
         if allowed is not None and key not in allowed:
             continue
         r = round_score(score)
         best[key] = max(best.get(key, r), r)
-    return sorted(((r, key) for key, r in best.items()), key=lambda c: (-c[0], c[1]))[:k]
+    return sorted(((r, key) for key, r in best.items()), key=lambda c: (-c[0], c[1]))[
+        :k
+    ]
 
 
 SCORES = st.sampled_from([0.0, 0.5, 1.0, 1.00001, 1.00004, 1.00006, 2.5, 7.25])
@@ -88,7 +96,9 @@ def test_top_k_matches_brute_force(
     docs, order, limit = index
     allowed = None
     if filtered and docs:
-        allowed = frozenset(data.draw(st.sets(st.sampled_from([key for _, key in docs]))))
+        allowed = frozenset(
+            data.draw(st.sets(st.sampled_from([key for _, key in docs])))
+        )
     backend = FakeBackend(docs, order, limit)
     got = top_k(backend, None, k, allowed=allowed)
     assert [(r, key) for r, key, _ in got] == brute(docs, k, allowed)

@@ -53,7 +53,10 @@ def _screen_text(app: KgaiApp) -> str:
             parts.append(node.label.plain)
             stack.extend(node.children)
     for options in app.screen.query(OptionList):
-        parts += [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        parts += [
+            str(options.get_option_at_index(i).prompt)
+            for i in range(options.option_count)
+        ]
     for rows in app.screen.query(DecisionList):
         parts += [rows.render_row(idx, 200).plain for idx in rows.rows]
     return "\n".join(parts)
@@ -164,7 +167,15 @@ def test_live_pickup_of_an_event_recorded_by_another_process(demo_store: Path) -
 
     async def steps(pilot: Pilot[None]) -> None:
         subprocess.run(
-            [sys.executable, "-m", "kgai_tui", "record", "--store", str(demo_store), "-"],
+            [
+                sys.executable,
+                "-m",
+                "kgai_tui",
+                "record",
+                "--store",
+                str(demo_store),
+                "-",
+            ],
             input=payload.encode(),
             check=True,
             capture_output=True,
@@ -197,7 +208,10 @@ def test_store_text_is_never_markup(tmp_path: Path) -> None:
     for n, name in enumerate(HOSTILE, start=1):
         d = decision(
             name,
-            [upsert("feature", name, note=name), link("add_link", ("feature", name), ("feature", HOSTILE[0]), "[/]")],
+            [
+                upsert("feature", name, note=name),
+                link("add_link", ("feature", name), ("feature", HOSTILE[0]), "[/]"),
+            ],
             rationale=name,
         )
         w.add(d, lamport=n, recorded_at=f"2026-01-0{n}T00:00:00Z")

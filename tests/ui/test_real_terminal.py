@@ -22,13 +22,26 @@ KGAI_TUI = Path(sys.executable).parent / "kgai-tui"
 class Tmux:
     """A detached tmux session running one command."""
 
-    def __init__(self, command: str, env: dict[str, str], size: tuple[int, int]) -> None:
+    def __init__(
+        self, command: str, env: dict[str, str], size: tuple[int, int]
+    ) -> None:
         """Start the session."""
         self.name = f"kgai-test-{uuid.uuid4().hex[:8]}"
         self.env = env
         width, height = size
         subprocess.run(
-            ["tmux", "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), command],
+            [
+                "tmux",
+                "new-session",
+                "-d",
+                "-s",
+                self.name,
+                "-x",
+                str(width),
+                "-y",
+                str(height),
+                command,
+            ],
             check=True,
             env=env,
         )
@@ -36,7 +49,9 @@ class Tmux:
     def keys(self, *keys: str) -> None:
         """Send keys, one tmux argument each."""
         for key in keys:
-            subprocess.run(["tmux", "send-keys", "-t", self.name, key], check=True, env=self.env)
+            subprocess.run(
+                ["tmux", "send-keys", "-t", self.name, key], check=True, env=self.env
+            )
             time.sleep(0.15)
 
     def screen(self) -> str:
@@ -63,7 +78,9 @@ class Tmux:
 
     def close(self) -> None:
         """Kill the session."""
-        subprocess.run(["tmux", "kill-session", "-t", self.name], check=False, env=self.env)
+        subprocess.run(
+            ["tmux", "kill-session", "-t", self.name], check=False, env=self.env
+        )
 
 
 @pytest.fixture

@@ -11,7 +11,13 @@ from textual.pilot import Pilot
 
 from kgai_tui.ui.app import make_app
 
-VIEWS = {"elements": "1", "graph": "2", "timeline": "3", "conflicts": "4", "search": "5"}
+VIEWS = {
+    "elements": "1",
+    "graph": "2",
+    "timeline": "3",
+    "conflicts": "4",
+    "search": "5",
+}
 
 
 def _before(key: str, extra: tuple[str, ...] = ()) -> Callable[[Pilot[None]], Any]:
@@ -30,7 +36,9 @@ def _before(key: str, extra: tuple[str, ...] = ()) -> Callable[[Pilot[None]], An
 @pytest.mark.snapshot
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
 @pytest.mark.parametrize("view", list(VIEWS))
-def test_view_snapshot(snap_compare: Any, demo_store: Path, view: str, size: tuple[int, int]) -> None:
+def test_view_snapshot(
+    snap_compare: Any, demo_store: Path, view: str, size: tuple[int, int]
+) -> None:
     """Each view of the demo store looks as reviewed."""
     app = make_app(demo_store, label="demo store", live=False)
     assert snap_compare(app, terminal_size=size, run_before=_before(VIEWS[view]))
@@ -48,4 +56,6 @@ def test_slider_mid_history_snapshot(snap_compare: Any, demo_store: Path) -> Non
 def test_help_snapshot(snap_compare: Any, demo_store: Path) -> None:
     """The help screen lists every key."""
     app = make_app(demo_store, label="demo store", live=False)
-    assert snap_compare(app, terminal_size=(120, 40), run_before=_before("question_mark"))
+    assert snap_compare(
+        app, terminal_size=(120, 40), run_before=_before("question_mark")
+    )

@@ -1,0 +1,93 @@
+"""Scan a store's shards into compact columns: where each event is and whether it passed.
+
+This is the expensive half of an open (parse and verify every line), so it runs per
+shard, in worker processes when there is more than one core, and hands back only
+what the replay needs: byte offsets, lamports, hashes and gate flags per event, never
+the decoded events themselves (those would cost gigabytes at a million decisions).
+The replay re-parses each line from the file when it applies it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from kgai_tui.core.linecheck import CheckedLine, check_line
+from kgai_tui.core.shards import LineProblem, walk_shard
+
+HASH_OK: Final = 1
+DECISION_ID_OK: Final = 2
+CANONICAL: Final = 4
+TAIL_BYTES: Final = 64 * 1024  # the fingerprint's tail, as search_cache defines it
+
+
+@dataclass(slots=True)
+class ShardScan:
+    """One shard as scanned: per parsed event, in file order, its place and gates."""
+
+    name: str
+    size: int
+    newline_count: int
+    tail_sha: str = ""
+    offsets: array[int] = field(default_factory=lambda: array("q"))
+    lengths: array[int] = field(default_factory=lambda: array("q"))
+    lines: array[int] = field(default_factory=lambda: array("q"))
+    lamports: array[int] = field(default_factory=lambda: array("q"))
+    hashes: list[str] = field(default_factory=list)
+    flags: bytearray = field(default_factory=bytearray)
+    problems: list[LineProblem] = field(default_factory=list)
+    torn_tail: bytes = b""
+    # Canonical dicts of lines that are not canonical bytes (rare): re-parsing their
+    # raw bytes with orjson would not give Go's reading of them.
+    slow: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def install_id(self) -> str:
+        """The writer's install id, from the file name."""
+        return self.name[: -len(".ndjson")]
+
+    def __len__(self) -> int:
+        """The number of parsed events."""
+        return len(self.hashes)
+
+
+def scan_bytes(name: str, data: bytes, *, start: int = 0) -> ShardScan:
+    """Scan one shard's bytes (``start`` > 0 scans only an appended tail)."""
+    scan = ShardScan(name=name, size=len(data), newline_count=data.count(b"\n"))
+    scan.tail_sha = hashlib.sha256(data[-TAIL_BYTES:]).hexdigest()
+    offsets, lengths, lines = scan.offsets, scan.lengths, scan.lines
+    lamports, hashes, flags, slow = scan.lamports, scan.hashes, scan.flags, scan.slow
+
+    def keep(checked: CheckedLine, number: int, offset: int, length: int) -> None:
+        obj = checked.obj
+        if not checked.canonical:
+            slow[len(hashes)] = obj
+        offsets.append(offset + start)
+        lengths.append(length)
+        lines.append(number)
+        lamports.append(obj["lamport"])
+        hashes.append(obj["hash"])
+        flags.append(
+            (HASH_OK if checked.hash_ok else 0)
+            | (DECISION_ID_OK if checked.decision_id_ok else 0)
+            | (CANONICAL if checked.canonical else 0)
+        )
+
+    scan.problems, scan.torn_tail = walk_shard(name, data, check_line, keep)
+    return scan
+
+
+def scan_file(path: Path) -> ShardScan:
+    """Scan one shard file; an unreadable file is a problem, not a failure."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        scan = ShardScan(name=path.name, size=0, newline_count=0)
+        reason = f"cannot read the shard: {exc.strerror or exc}"
+        scan.problems.append(LineProblem(path.name, 0, reason))
+        return scan
+    return scan_bytes(path.name, data)

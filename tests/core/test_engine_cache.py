@@ -1,0 +1,233 @@
+"""The warm path equals the cold path, byte for byte (issue 6).
+
+Every open below is compared with a cold replay of the same log (no cache): the
+canonical export digest and the JSON of every read. The cache file is real (in the
+test's cache directory), and each test also asserts which path was taken, so a
+cache that is silently never used, or trusted when it should not be, fails.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+
+from kgai_tui.core import cold_open
+from kgai_tui.core.context import context_obj
+from kgai_tui.core.engine import Engine
+from kgai_tui.core.engine_cache import engine_cache_path, refresh
+from kgai_tui.core.export import export_digest, export_parts
+from kgai_tui.core.genlog import GenParams, append_store, write_store
+from kgai_tui.core.health import status_obj
+from kgai_tui.core.reads import conflicts_obj, heads_obj, history_obj
+
+PARAMS = GenParams(3000, 5, 200)
+
+
+def answers(engine: Engine) -> bytes:
+    """Everything a user can read, as one byte string."""
+    p = engine.projection
+    eids = sorted(p.graph.nodes)[:: max(1, len(p.graph) // 12)]
+    out = {
+        "digest": export_digest(export_parts(p)),
+        "conflicts": conflicts_obj(p),
+        "heads": heads_obj(p),
+        "history": [history_obj(p, e) for e in eids if p.el_shapes.get(e)],
+        "recall": context_obj(p, paths=[], about="decision reshape E000007"),
+        "status": {k: v for k, v in status_obj(engine).items() if k != "root"},
+        "problems": [x.describe() for x in engine.problems],
+        "events": [
+            (ev.hash, ev.lamport)
+            for ev in (engine.event_for(h) for h in p.dec_hash[:50])
+            if ev
+        ],
+    }
+    return orjson.dumps(out, option=orjson.OPT_SORT_KEYS)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    root = tmp_path / "store"
+    write_store(root, PARAMS)
+    return root
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    return tmp_path / "cache"
+
+
+def cold(root: Path) -> bytes:
+    return answers(Engine.open(root, cache=False))
+
+
+def test_cold_then_warm_open_give_identical_answers(store: Path, cache: Path) -> None:
+    reference = cold(store)
+    first = Engine.open(store, cache_base=cache)
+    assert first.how == "cold"
+    assert engine_cache_path(store, cache).is_file()
+    assert answers(first) == reference
+    second = Engine.open(store, cache_base=cache)
+    assert second.how == "warm"
+    assert answers(second) == reference
+
+
+def test_appended_events_are_applied_to_the_cached_projection(
+    store: Path, cache: Path
+) -> None:
+    Engine.open(store, cache_base=cache)
+    append_store(store, PARAMS, 250)
+    extended = Engine.open(store, cache_base=cache)
+    assert extended.how == "append"
+    assert answers(extended) == cold(store)
+    again = Engine.open(store, cache_base=cache)
+    assert again.how == "warm"
+    assert answers(again) == answers(extended)
+
+
+def test_refresh_of_an_open_engine_equals_a_fresh_open(
+    store: Path, cache: Path
+) -> None:
+    engine = Engine.open(store, cache_base=cache)
+    assert refresh(engine, cache) is engine  # nothing changed
+    append_store(store, PARAMS, 40)
+    updated = refresh(engine, cache)
+    assert updated.how == "append"
+    assert answers(updated) == cold(store)
+
+
+def test_an_event_that_sorts_before_the_last_applied_one_rebuilds(
+    store: Path, cache: Path
+) -> None:
+    Engine.open(store, cache_base=cache)
+    shard = sorted((store / "log").iterdir())[0]
+    first_line = shard.read_bytes().split(b"\n", 1)[0]
+    other = store / "log" / "zz-late.ndjson"
+    other.write_bytes(first_line + b"\n")  # a copy of the very first event
+    reopened = Engine.open(store, cache_base=cache)
+    # the copied line has the lowest lamport: applying it last would be wrong
+    assert reopened.how == "cold"
+    assert answers(reopened) == cold(store)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["flip-payload-byte", "truncate", "garbage-header", "other-version", "empty"],
+)
+def test_a_corrupt_cache_is_rebuilt_never_believed(
+    store: Path, cache: Path, damage: str
+) -> None:
+    reference = cold(store)
+    Engine.open(store, cache_base=cache)
+    path = engine_cache_path(store, cache)
+    data = bytearray(path.read_bytes())
+    if damage == "flip-payload-byte":
+        data[len(data) // 2] ^= 0x01
+    elif damage == "truncate":
+        del data[len(data) - 100 :]
+    elif damage == "garbage-header":
+        data[:10] = b"not-a-kgai"
+    elif damage == "other-version":
+        data = data.replace(b'"format":1', b'"format":0', 1)
+    else:
+        data = bytearray()
+    path.write_bytes(bytes(data))
+    reopened = Engine.open(store, cache_base=cache)
+    assert reopened.how == "cold"
+    assert answers(reopened) == reference
+    assert Engine.open(store, cache_base=cache).how == "warm"  # and it was rewritten
+
+
+def test_a_rewritten_shard_of_the_same_size_is_seen(store: Path, cache: Path) -> None:
+    Engine.open(store, cache_base=cache)
+    shard = sorted((store / "log").iterdir())[1]
+    data = bytearray(shard.read_bytes())
+    data[-30] ^= 0x01  # same size, different tail bytes: a bad hash now
+    shard.write_bytes(bytes(data))
+    reopened = Engine.open(store, cache_base=cache)
+    assert reopened.how == "cold"
+    assert answers(reopened) == cold(store)
+    assert reopened.problems
+
+
+def test_reads_never_write_into_the_store(store: Path, cache: Path) -> None:
+    before = sorted(
+        (p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in store.rglob("*")
+    )
+    Engine.open(store, cache_base=cache)
+    Engine.open(store, cache_base=cache)
+    after = sorted(
+        (p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in store.rglob("*")
+    )
+    assert after == before
+    assert not str(engine_cache_path(store, cache)).startswith(str(store))
+
+
+# ------------------------------------------------------------- the two-core cold open
+
+
+@pytest.fixture
+def parallel(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Take the worker-process path even on a small store; record what it decided."""
+    monkeypatch.setattr(cold_open, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
+    seen: list[str] = []
+    real_optimistic, real_agrees = cold_open._optimistic, cold_open._agrees
+
+    def optimistic(*args: object) -> object:
+        out = real_optimistic(*args)
+        seen.append("replayed" if out is not None else "gave up")
+        return out
+
+    def agrees(*args: object) -> bool:
+        out = real_agrees(*args)
+        seen.append("verified" if out else "rejected")
+        return out
+
+    monkeypatch.setattr(cold_open, "_optimistic", optimistic)
+    monkeypatch.setattr(cold_open, "_agrees", agrees)
+    return seen
+
+
+def sequential(root: Path) -> bytes:
+    names = sorted(p.name for p in (root / "log").iterdir())
+    scans = [cold_open.scan_file(root / "log" / n) for n in names]
+    return answers(Engine(root, scans))
+
+
+def test_the_parallel_open_equals_the_sequential_one(
+    store: Path, parallel: list[str]
+) -> None:
+    assert answers(Engine.open(store, cache=False)) == sequential(store)
+    assert parallel == ["replayed", "verified"]
+
+
+def test_a_bad_line_makes_the_parallel_open_replay_exactly(
+    store: Path, parallel: list[str]
+) -> None:
+    shard = sorted((store / "log").iterdir())[2]
+    lines = shard.read_bytes().split(b"\n")
+    lines[5] = lines[5].replace(
+        b'"title":"decision', b'"title":"Decision', 1
+    )  # bad hash
+    lines[7] = lines[7].replace(b'{"hash":', b'{ "hash":', 1)  # not canonical
+    shard.write_bytes(b"\n".join(lines))
+    engine = Engine.open(store, cache=False)
+    assert len(engine.problems) >= 1
+    assert parallel in (["gave up"], ["replayed", "rejected"])
+    assert answers(engine) == sequential(store)
+
+
+def test_a_bad_hash_alone_is_caught_after_the_optimistic_replay(
+    store: Path, parallel: list[str]
+) -> None:
+    shard = sorted((store / "log").iterdir())[3]
+    data = shard.read_bytes()
+    cut = data.index(b'"title":"decision') + len(b'"title":"')
+    shard.write_bytes(data[:cut] + b"D" + data[cut + 1 :])  # the bytes still look fine
+    engine = Engine.open(store, cache=False)
+    assert parallel == ["replayed", "rejected"]
+    assert [p.reason.split(":")[0] for p in engine.problems] == ["bad content hash"]
+    assert answers(engine) == sequential(store)

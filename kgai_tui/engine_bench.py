@@ -26,6 +26,7 @@ on the value; the reference engine's published 1M figures (spec 9.4) stand besid
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import math
 import os
 import platform
@@ -45,6 +46,7 @@ from typing import Any, Final, TypeVar
 from kgai_tui.core.as_of import as_of_obj, as_of_view
 from kgai_tui.core.context import context_obj
 from kgai_tui.core.engine import Engine
+from kgai_tui.core.engine_cache import engine_cache_path
 from kgai_tui.core.gotext import format_rfc3339
 from kgai_tui.core.projection import Projection
 from kgai_tui.core.props import parse_props
@@ -87,20 +89,32 @@ _AS_OF_REF: Final = "a full replay (bulk rebuild ~60 µs/event, ~60 s)"
 #: Row key -> (label, target). The order is the table's order.
 ROW_KEYS: Final[dict[str, tuple[str, Target]]] = {
     "cold_open_process": (
-        "cold open: whole `status` process",
+        "cold open to first answer: `status` process, empty cache",
         Target(20_000, "< 20 s", "bulk rebuild ~60 s"),
     ),
     "warm_open_process": (
-        "warm open: second `status` process",
+        "warm open to first answer: second `status` process",
         Target(3_000, "< 3 s", "-"),
     ),
     "engine_open": (
-        "Engine.open in process (read, verify, replay)",
-        Target(20_000, "< 20 s", "bulk rebuild ~60 s"),
+        "Engine.open in process (warm cache)",
+        Target(3_000, "< 3 s", "-"),
     ),
     "cold_open_with_index": (
-        "cold open incl. search index (open + build)",
+        "cold open incl. search index (cold process + index build)",
         Target(60_000, "< 60 s", "-"),
+    ),
+    "time_index_build": (
+        "time index: first build (streamed from the log, then cached)",
+        Target(None, "-", "-"),
+    ),
+    "time_index_reopen": (
+        "time index: load from its cache",
+        Target(None, "-", "-"),
+    ),
+    "recall_index_build": (
+        "recall index: build on first recall",
+        Target(None, "-", "-"),
     ),
     "decision_lookup": (
         "decision lookup by id",
@@ -272,20 +286,35 @@ def _rss_mb(who: int = resource.RUSAGE_SELF) -> float:
 # ------------------------------------------------------------------ processes
 
 
-def _status_process(root: Path) -> tuple[float, float, int]:
-    """Run ``python -m kgai_tui status --store ROOT``; return ms, peak RSS MiB, code."""
+def _status_process(root: Path, cache: Path) -> tuple[float, float, int]:
+    """Run ``python -m kgai_tui status --store ROOT``; return ms, peak RSS MiB, code.
+
+    The engine cache goes to ``cache`` (``KGAI_TUI_CACHE_DIR``), never the user's.
+    """
     cmd = [sys.executable, "-m", "kgai_tui", "status", "--store", str(root)]
+    env = dict(os.environ, KGAI_TUI_CACHE_DIR=str(cache))
     start = time.perf_counter()
     proc = subprocess.Popen(
         cmd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env=env,
     )
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = (time.perf_counter() - start) * 1000
     proc.returncode = os.waitstatus_to_exitcode(status)
     return elapsed, usage.ru_maxrss / 1024, proc.returncode
+
+
+def _wait_for(path: Path, timeout_s: float = 600.0) -> bool:
+    """Wait for a file written in the background (renamed into place when whole)."""
+    deadline = time.perf_counter() + timeout_s
+    while time.perf_counter() < deadline:
+        if path.is_file():
+            return True
+        time.sleep(0.1)
+    return False
 
 
 # ------------------------------------------------------------------ cases
@@ -411,38 +440,50 @@ def _run(root: Path, cache: Path, opts: RunOptions) -> dict[str, Any]:
     }
 
     # Whole processes first, while this process holds nothing big.
-    say("cold open: a fresh `status` process ...")
-    cold_ms, cold_rss, cold_code = _status_process(root)
+    engine_cache = cache / "engine-cache"
+    say("cold open: a fresh `status` process, empty cache ...")
+    cold_ms, cold_rss, cold_code = _status_process(root, engine_cache)
+    t0 = time.perf_counter()
+    written = _wait_for(engine_cache_path(root, engine_cache))
+    wait_s = time.perf_counter() - t0
     say("warm open: a second `status` process ...")
-    warm_ms, _, warm_code = _status_process(root)
+    warm_ms, _, warm_code = _status_process(root, engine_cache)
     exit_note = (
         "" if cold_code == warm_code == 0 else f"exit codes {cold_code}, {warm_code}"
     )
     rows["cold_open_process"] = _value_row(
-        "cold_open_process", cold_ms, "ms", exit_note or "page cache not dropped"
+        "cold_open_process",
+        cold_ms,
+        "ms",
+        exit_note
+        or (
+            f"the cache was written by a background child {wait_s:.1f} s after the "
+            "answer; page cache not dropped"
+            if written
+            else "no cache file appeared"
+        ),
     )
     rows["warm_open_process"] = _value_row(
-        "warm_open_process",
-        warm_ms,
-        "ms",
-        exit_note or "no persistent projection cache yet: warm = a second full replay",
+        "warm_open_process", warm_ms, "ms", exit_note
     )
     rows["rss_cold_child"] = _value_row("rss_cold_child", cold_rss, "MB")
 
-    say("Engine.open in process ...")
+    say("Engine.open in process (warm cache) ...")
     t0 = time.perf_counter()
-    engine = Engine.open(root)
+    engine = Engine.open(root, cache_base=engine_cache)
     open_ms = (time.perf_counter() - t0) * 1000
-    rows["engine_open"] = _value_row("engine_open", open_ms, "ms")
+    rows["engine_open"] = _value_row(
+        "engine_open", open_ms, "ms", f"path: {engine.how}"
+    )
     rows["rss_after_open"] = _value_row("rss_after_open", _rss_mb(), "MB")
     p = engine.projection
     report["store_info"] = {
         "decisions": len(p.dec_id),
         "elements": p.graph.number_of_nodes(),
         "links": p.graph.number_of_edges(),
-        "events": len(engine.events),
-        "writers": len(engine.shards),
-        "log_bytes": sum(s.size for s in engine.shards),
+        "events": p.applied_count,
+        "writers": len(engine.scans),
+        "log_bytes": sum(s.size for s in engine.scans),
         "skipped_lines": engine.summary().skipped,
         "contested": len(p.contested),
     }
@@ -464,6 +505,12 @@ def _run(root: Path, cache: Path, opts: RunOptions) -> dict[str, Any]:
         f"{len(shaped)} elements per pass",
     )
 
+    say("recall index ...")
+    t0 = time.perf_counter()
+    p.recall_index()
+    rows["recall_index_build"] = _value_row(
+        "recall_index_build", (time.perf_counter() - t0) * 1000, "ms"
+    )
     say("recall ...")
     names = _sample(
         rng, sorted({str(n) for _, n in p.graph.nodes(data="name") if n}), 5
@@ -494,7 +541,24 @@ def _run(root: Path, cache: Path, opts: RunOptions) -> dict[str, Any]:
         + ("" if p.contested else ": the empty case"),
     )
 
+    say("time index: first build ...")
+    t0 = time.perf_counter()
+    index = engine.time_index
+    rows["time_index_build"] = _value_row(
+        "time_index_build", (time.perf_counter() - t0) * 1000, "ms"
+    )
+    del index
+    engine.reset_time_index()
+    gc.collect()
+    t0 = time.perf_counter()
+    index = engine.time_index  # from the cache file just written
+    rows["time_index_reopen"] = _value_row(
+        "time_index_reopen", (time.perf_counter() - t0) * 1000, "ms"
+    )
+    del index
     cuts = _as_of_cuts(p)
+    if cuts:  # the first view after a load computes the index's derived tables once
+        as_of_view(engine, cuts[0][1])
     for frac, cut in cuts:
         say(f"as-of {format_rfc3339(cut)} ...")
         key = f"as_of_{round(frac * 100)}"
@@ -502,7 +566,7 @@ def _run(root: Path, cache: Path, opts: RunOptions) -> dict[str, Any]:
     if not cuts:
         notes.append("no decision has a recorded time: as-of was not measured")
 
-    _search_rows(engine, cache, opts, rows, open_ms)
+    _search_rows(engine, cache, opts, rows, cold_ms)
 
     rows["rss_bench"] = _value_row(
         "rss_bench", _rss_mb(), "MB", "engine + search index + as-of projections"
@@ -559,7 +623,10 @@ def _search_rows(
     build_ms = (time.perf_counter() - t0) * 1000
     rows["search_index_build"] = _value_row("search_index_build", build_ms, "ms")
     rows["cold_open_with_index"] = _value_row(
-        "cold_open_with_index", open_ms + build_ms, "ms", "in process, sequential"
+        "cold_open_with_index",
+        open_ms + build_ms,
+        "ms",
+        "the cold process above plus the index build, one after the other",
     )
     t0 = time.perf_counter()
     index = SearchIndex.open_cached(engine.root.resolve(), cache_base=cache)

@@ -1,4 +1,4 @@
-"""``kgai-tui bench run`` on a small generated store: every row, valid JSON.
+"""``kgai-tui bench run`` on a 10k-decision generated store: every row, valid JSON.
 
 A smoke test only: it never asserts a timing (the numbers live in
 docs/performance.md), it checks the shape of what the benchmark prints.
@@ -32,8 +32,8 @@ ROW_FIELDS = [
 
 
 def test_bench_run_prints_every_row_as_json_and_as_a_table(tmp_path: Path) -> None:
-    root = tmp_path / "kg2k"
-    write_store(root, GenParams(2000, 30, 10_000))
+    root = tmp_path / "kg10k"
+    write_store(root, GenParams(10_000, 30, 10_000))
     result = CliRunner().invoke(
         main,
         ["bench", "run", str(root), "--iterations", "1", "--budget", "1", "--json"],
@@ -41,7 +41,7 @@ def test_bench_run_prints_every_row_as_json_and_as_a_table(tmp_path: Path) -> No
     assert result.exit_code == 0, result.output
     report = orjson.loads(result.stdout)
     assert report["ok"] is True
-    assert report["store_info"]["decisions"] == 2000
+    assert report["store_info"]["decisions"] == 10_000
     assert report["store_info"]["writers"] == 30
     assert [row["key"] for row in report["rows"]] == list(ROW_KEYS)
     for row in report["rows"]:
@@ -52,9 +52,12 @@ def test_bench_run_prints_every_row_as_json_and_as_a_table(tmp_path: Path) -> No
     by_key = {row["key"]: row for row in report["rows"]}
     assert by_key["search_default"]["n"] >= 200
     assert "events replayed" in by_key["as_of_100"]["note"]
-    assert by_key["as_of_100"]["note"].endswith("2000 events replayed")
-    # The index was built in a private temporary cache, not the user's.
-    assert not (tmp_path / "home" / ".cache" / "kgai-tui" / "search").exists()
+    assert by_key["as_of_100"]["note"].endswith("10000 events replayed")
+    # The caches were private temporary ones, not the user's.
+    assert not (tmp_path / "home" / ".cache" / "kgai-tui").exists()
+    # the second `status` process and the in-process open found the cache
+    assert by_key["engine_open"]["note"] == "path: warm"
+    assert "background child" in by_key["cold_open_process"]["note"]
 
     table = render_run_report(report)
     lines = table.splitlines()

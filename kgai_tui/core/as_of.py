@@ -16,12 +16,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from kgai_tui.core.gotext import format_rfc3339, rfc3339_epoch
+from kgai_tui.core.heap import GcPaused as gc_paused
 from kgai_tui.core.model import Event
 from kgai_tui.core.projection import Projection
 from kgai_tui.core.projection_view import ProjectionView
 from kgai_tui.core.reads import conflict_groups
 from kgai_tui.core.shards import ShardRead
-from kgai_tui.core.time_index_view import gc_paused
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine import Engine

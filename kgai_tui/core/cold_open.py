@@ -24,7 +24,8 @@ from typing import Final
 
 import orjson
 
-from kgai_tui.core.engine import Engine, EventObserver, GcPaused
+from kgai_tui.core.engine import Engine, EventObserver
+from kgai_tui.core.heap import GcPaused
 from kgai_tui.core.logscan import (
     CANONICAL,
     DECISION_ID_OK,

@@ -15,7 +15,6 @@ whole log on first use for the few readers that want every event (doctor, diff).
 
 from __future__ import annotations
 
-import gc
 import mmap
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -27,6 +26,7 @@ import orjson
 
 from kgai_tui.core.codec import decode_line, event_from_obj, event_obj
 from kgai_tui.core.errors import StoreNotFoundError
+from kgai_tui.core.heap import GcPaused, settle_heap
 from kgai_tui.core.logscan import (
     CANONICAL,
     DECISION_ID_OK,
@@ -102,6 +102,8 @@ def scans_from_shards(shards: Sequence[ShardRead]) -> list[ShardScan]:
                 | (CANONICAL if d.canonical else 0)
             )
             scan.slow[i] = event_obj(d.event)
+            if i and (not d.event.parents or d.event.parents[0] != scan.hashes[i - 1]):
+                scan.chain_breaks.append(i)
         scan.problems = list(shard.problems)
         scan.torn_tail = shard.torn_tail
         out.append(scan)
@@ -238,7 +240,12 @@ class Engine:
             from kgai_tui.core.engine_cache import load_or_build_time_index
 
             self._time_index = load_or_build_time_index(self, self.cache_base)
+            settle_heap(self.projection.applied_count)
         return self._time_index
+
+    def reset_time_index(self) -> None:
+        """Forget the time index (the next use loads it from its cache again)."""
+        self._time_index = None
 
     @property
     def log_dir(self) -> Path | None:
@@ -310,6 +317,16 @@ class Engine:
                 except ValueError:
                     break
         return None
+
+    def where(self, event_hash: str) -> str:
+        """``log/<shard>:<line>`` of the last parsed line with this hash, or ``?``."""
+        found = "?"
+        for scan in self.scans:
+            lines, hashes = scan.lines, scan.hashes
+            for i in range(len(hashes)):
+                if hashes[i] == event_hash:
+                    found = f"log/{scan.name}:{lines[i]}"
+        return found
 
     def _decode(self, si: int, i: int) -> Event:
         scan = self.scans[si]
@@ -389,22 +406,6 @@ class Engine:
     def max_tail_lamport(self) -> int:
         """The largest lamport among each shard's last parsed event (0 when empty)."""
         return max((s.lamports[-1] for s in self.scans if len(s)), default=0)
-
-
-class GcPaused:
-    """Pause the cyclic GC while building millions of acyclic objects.
-
-    A replay allocates only containers that never form cycles; collecting them over
-    and over costs a fifth of an open. Collection resumes afterwards.
-    """
-
-    def __enter__(self) -> None:
-        self._was = gc.isenabled()
-        gc.disable()
-
-    def __exit__(self, *exc: object) -> None:
-        if self._was:
-            gc.enable()
 
 
 def read_log_shards(root: Path) -> list[ShardRead]:

@@ -37,12 +37,12 @@ from kgai_tui import __version__
 from kgai_tui.core.cold_open import open_cold
 from kgai_tui.core.engine import (
     Engine,
-    GcPaused,
     LineSource,
     apply_in_order,
     canonical_order,
 )
 from kgai_tui.core.gotext import rfc3339_epoch
+from kgai_tui.core.heap import GcPaused, settle_heap
 from kgai_tui.core.logscan import (
     CANONICAL,
     DECISION_ID_OK,
@@ -55,7 +55,7 @@ from kgai_tui.core.search_cache import ShardPrint, compare_prints, tail_digest
 from kgai_tui.core.shards import LineProblem, shard_names
 from kgai_tui.core.time_index import TimeIndex, TimeIndexBuilder
 
-FORMAT: Final = 1
+FORMAT: Final = 2  # 2: el_shapes packed as arrays
 _MAGIC: Final = b"kgai-tui engine cache\n"
 
 
@@ -95,6 +95,7 @@ def _scan_state(scan: ShardScan) -> tuple[Any, ...]:
         [(p.shard, p.line, p.reason, p.hash) for p in scan.problems],
         scan.torn_tail,
         scan.slow,
+        scan.chain_breaks,
     )
 
 
@@ -109,6 +110,7 @@ def _scan_from_state(t: tuple[Any, ...]) -> ShardScan:
     scan.problems = [LineProblem(*p) for p in t[10]]
     scan.torn_tail = t[11]
     scan.slow = t[12]
+    scan.chain_breaks = t[13]
     n = len(scan.hashes)
     if not all(
         len(c) == n for c in (scan.offsets, scan.lengths, scan.lamports, scan.flags)
@@ -220,6 +222,15 @@ def _applied(scans: list[ShardScan]) -> set[str]:
 def open_cached(
     root: Path, base: Path | None = None, *, background: bool = False
 ) -> Engine:
+    """Open a store through its cache (see :func:`_open_cached`), then settle the heap."""
+    engine = _open_cached(root, base, background=background)
+    settle_heap(engine.projection.applied_count)
+    return engine
+
+
+def _open_cached(
+    root: Path, base: Path | None = None, *, background: bool = False
+) -> Engine:
     """Open a store through its cache: warm when it can be trusted, cold otherwise.
 
     ``background`` writes a new cache from a forked child (a command-line process
@@ -239,10 +250,12 @@ def open_cached(
                 engine.cache_base = base
                 return engine
             if change == "append":
+                before = projection.applied_count
                 extended = _extend(root, scans, projection, now)
                 if extended is not None:
                     extended.cache_base = base
-                    _save(extended, path, background=background)
+                    if _worth_saving(before, extended.projection.applied_count):
+                        _save(extended, path, background=background)
                     return extended
         engine = open_cold(root, shard_names(log_dir))
     engine.cache_base = base
@@ -291,12 +304,23 @@ def refresh(engine: Engine, base: Path | None = None) -> Engine:
         if change == "same":
             return engine
         if change == "append":
+            before = engine.projection.applied_count
             extended = _extend(engine.root, engine.scans, engine.projection, now)
             if extended is not None:
                 extended.cache_base = base
-                save(extended, engine_cache_path(engine.root, base))
+                if _worth_saving(before, extended.projection.applied_count):
+                    save(extended, engine_cache_path(engine.root, base))
                 return extended
     return open_cached(engine.root, base)
+
+
+def _worth_saving(before: int, after: int) -> bool:
+    """Rewrite the cache after an append only when replaying the tail got costly.
+
+    A few appended lines are cheaper to apply again on the next open than a
+    rewrite of the whole cache (hundreds of megabytes at a million decisions).
+    """
+    return after - before >= max(1000, before // 100)
 
 
 def _disk_prints(log_dir: Path) -> list[ShardPrint]:
@@ -329,7 +353,12 @@ def _extend(
             return None
         if old is not None and old.torn_tail:
             return None  # a torn tail may have been completed: read it whole again
-        fresh = scan_bytes(p.name, tail, start=offset)
+        fresh = scan_bytes(
+            p.name,
+            tail,
+            start=offset,
+            prev_hash=old.hashes[-1] if old is not None and len(old) else None,
+        )
         if old is None:
             merged.append(fresh)
             start.append(0)
@@ -373,6 +402,7 @@ def _joined(old: ShardScan, fresh: ShardScan, tail_sha: str) -> ShardScan:
         for p in fresh.problems
     ]
     scan.torn_tail = fresh.torn_tail
+    scan.chain_breaks = old.chain_breaks + [i + len(old) for i in fresh.chain_breaks]
     scan.slow = dict(old.slow)
     scan.slow.update({i + len(old): obj for i, obj in fresh.slow.items()})
     return scan

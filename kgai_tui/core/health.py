@@ -76,25 +76,15 @@ def status_obj(engine: Engine) -> dict[str, Any]:
 def doctor_problems(engine: Engine) -> list[str]:
     """List every problem in every shard, each with shard and line."""
     problems = [prob.describe() for prob in engine.problems]
-    for shard in engine.shards:
-        previous = ""
-        for position, item in enumerate(shard.events):
-            ev = item.decoded.event
-            if position > 0:
-                parents = ev.parents or ()
-                if not parents or parents[0] != previous:
-                    problems.append(
-                        f"log/{shard.name}:{item.line}: broken hash-chain at lamport "
-                        f"{ev.lamport}"
-                    )
-            previous = ev.hash
-    where = {
-        item.decoded.event.hash: f"log/{item.shard}:{item.line}"
-        for item in engine.all_shard_events()
-    }
+    for scan in engine.scans:
+        for i in scan.chain_breaks:
+            problems.append(
+                f"log/{scan.name}:{scan.lines[i]}: broken hash-chain at lamport "
+                f"{scan.lamports[i]}"
+            )
     for ev_hash, op in engine.projection.unknown_ops:
         problems.append(
-            f"{where.get(ev_hash, '?')}: unknown mutation op {json.dumps(op)} (ignored)"
+            f"{engine.where(ev_hash)}: unknown mutation op {json.dumps(op)} (ignored)"
         )
     return problems
 

@@ -40,6 +40,8 @@ class ShardScan:
     flags: bytearray = field(default_factory=bytearray)
     problems: list[LineProblem] = field(default_factory=list)
     torn_tail: bytes = b""
+    # Events (by index) whose first parent is not the previous event's hash.
+    chain_breaks: list[int] = field(default_factory=list)
     # Canonical dicts of lines that are not canonical bytes (rare): re-parsing their
     # raw bytes with orjson would not give Go's reading of them.
     slow: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -54,17 +56,29 @@ class ShardScan:
         return len(self.hashes)
 
 
-def scan_bytes(name: str, data: bytes, *, start: int = 0) -> ShardScan:
-    """Scan one shard's bytes (``start`` > 0 scans only an appended tail)."""
+def scan_bytes(
+    name: str, data: bytes, *, start: int = 0, prev_hash: str | None = None
+) -> ShardScan:
+    """Scan one shard's bytes (``start`` > 0 scans only an appended tail).
+
+    ``prev_hash`` is the hash of the event before ``start``, to check the chain
+    across the join.
+    """
     scan = ShardScan(name=name, size=len(data), newline_count=data.count(b"\n"))
     scan.tail_sha = hashlib.sha256(data[-TAIL_BYTES:]).hexdigest()
     offsets, lengths, lines = scan.offsets, scan.lengths, scan.lines
     lamports, hashes, flags, slow = scan.lamports, scan.hashes, scan.flags, scan.slow
+    breaks = scan.chain_breaks
 
     def keep(checked: CheckedLine, number: int, offset: int, length: int) -> None:
         obj = checked.obj
         if not checked.canonical:
             slow[len(hashes)] = obj
+        before = hashes[-1] if hashes else prev_hash
+        if before is not None:
+            parents = obj["parents"]
+            if not parents or parents[0] != before:
+                breaks.append(len(hashes))
         offsets.append(offset + start)
         lengths.append(length)
         lines.append(number)

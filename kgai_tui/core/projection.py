@@ -21,6 +21,7 @@ import networkx as nx
 
 from kgai_tui.core.codec import event_obj
 from kgai_tui.core.gotext import recorded_epoch
+from kgai_tui.core.heap import settle_heap
 from kgai_tui.core.props import ElementProps
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ class Projection:
         # One str object per distinct author, install and element id.
         self._intern: dict[str, str] = {}
         self._recall: RecallIndex | None = None
+        self._max_auth: dict[str, int] | None = None
 
     # ------------------------------------------------------------------ lazy parts
 
@@ -298,6 +300,10 @@ class Projection:
             shaped.append(self._intern.setdefault(eid, eid))
             if authority:
                 self._seat(idx, eid, shapers)
+                if self._max_auth is not None:
+                    lamport = self.dec_lamport[idx]
+                    if lamport > self._max_auth.get(eid, 0):
+                        self._max_auth[eid] = lamport
 
     def _seat(self, idx: int, eid: str, shapers: dict[int, bool]) -> None:
         heads = self.heads.get(eid)
@@ -347,6 +353,7 @@ class Projection:
 
         if self._recall is None:
             self._recall = RecallIndex.from_projection(self)
+            settle_heap(self.applied_count)
         return self._recall
 
     def element(self, eid: str) -> tuple[str, str, str] | None:
@@ -366,12 +373,18 @@ class Projection:
         return self.head_order(self.heads.get(eid, ()))
 
     def max_authority_lamport(self, eid: str) -> int:
-        """Return the largest lamport of a decision with authority on the element."""
-        shapers = self.el_shapes.get(eid)
-        if not shapers:
-            return 0
-        lam = self.dec_lamport
-        return max((lam[i] for i, auth in shapers.items() if auth), default=0)
+        """Return the largest lamport of a decision with authority on the element.
+
+        Recall orders every element it keeps by this, so all of them are computed
+        once (one pass over the shapes) and kept current by the replay.
+        """
+        if self._max_auth is None:
+            lam = self.dec_lamport
+            self._max_auth = {
+                e: max((lam[i] for i, auth in shapers.items() if auth), default=0)
+                for e, shapers in self.el_shapes.items()
+            }
+        return self._max_auth.get(eid, 0)
 
     # ------------------------------------------------------------------ persistence
 
@@ -457,7 +470,14 @@ class Projection:
             setattr(p, name, state[name])
         p._dec_index = None
         p._el_shapes = None
-        p._el_shapes_packed = state["el_shapes"]
+        eids, counts, decs, auth = state["el_shapes"]
+        if not (
+            isinstance(eids, list)
+            and len(counts) == 8 * len(eids)
+            and len(decs) == 8 * len(auth)
+        ):
+            raise ValueError("el_shapes columns do not match")
+        p._el_shapes_packed = (eids, counts, decs, auth)
         p.heads = {e: set(h) for e, h in state["heads"]}
         p.contested = set(state["contested"])
         return p

@@ -9,7 +9,6 @@ number them differently; no output depends on the numbering).
 
 from __future__ import annotations
 
-import gc
 from bisect import bisect_right
 from collections.abc import (
     Callable,
@@ -18,13 +17,13 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from contextlib import contextmanager
 from functools import cached_property, partial
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import networkx as nx
 
+from kgai_tui.core.heap import GcPaused as gc_paused
 from kgai_tui.core.time_index import _SEQ, Carry
 
 if TYPE_CHECKING:
@@ -33,22 +32,6 @@ if TYPE_CHECKING:
     from kgai_tui.core.time_index import TimeIndex
 
 T = TypeVar("T")
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while building thousands of acyclic containers.
-
-    With a million-decision projection alive, the collections that these allocations
-    trigger cost as much as the build itself.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 class _Lazy(Sequence[T]):
@@ -493,26 +476,7 @@ class AsOfView:
         return [(h, op) for t, h, op in self.ix.unknown if t <= self.cut]
 
     def _props(self, eid: str) -> str:
-        keys = self.ix.props.get(eid)
-        if not keys:
-            return ""
-        cut = self.cut
-        parts: list[str] = []
-        last = last_seq = -1
-        for times, seqs, lines, sufmin in keys.values():  # kept sorted by key
-            i = bisect_right(times if sufmin is None else sufmin, cut) - 1
-            if i < 0:
-                continue
-            seq = seqs[i]
-            if seq > last_seq:
-                last, last_seq = len(parts), seq
-            parts.append(lines[i])
-        if not parts:
-            return ""
-        raw = self.ix.raw_lines.get(last_seq)
-        if raw is not None:
-            parts[last] = raw
-        return parts[0] if len(parts) == 1 else "\n".join(parts)
+        return _props_at(self.ix, self.cut, eid)
 
     @cached_property
     def graph(self) -> nx.MultiDiGraph[str]:
@@ -542,7 +506,9 @@ class AsOfView:
         # ten times faster than the public calls for thousands of nodes.
         inner = vars(graph)
         node_d, succ, pred = inner["_node"], inner["_succ"], inner["_pred"]
-        props = self._props
+        # Bound to the index and the cut, not to this view: a node that pointed back
+        # at the view would make every view's graph cyclic garbage (60k objects).
+        props = partial(_props_at, self.ix, cut)
         for _, eid, kind, name in nodes:
             node = node_d[eid] = _NodeAttrs(kind=kind, name=name)
             node._fill = partial(props, eid)
@@ -595,3 +561,26 @@ class AsOfView:
             return 0
         lam = self.dec_lamport
         return max((lam[i] for i, auth in shapers.items() if auth), default=0)
+
+
+def _props_at(ix: TimeIndex, cut: int, eid: str) -> str:
+    """An element's props blob at ``cut`` (a function, so nodes never hold a view)."""
+    keys = ix.props.get(eid)
+    if not keys:
+        return ""
+    parts: list[str] = []
+    last = last_seq = -1
+    for times, seqs, lines, sufmin in keys.values():  # kept sorted by key
+        i = bisect_right(times if sufmin is None else sufmin, cut) - 1
+        if i < 0:
+            continue
+        seq = seqs[i]
+        if seq > last_seq:
+            last, last_seq = len(parts), seq
+        parts.append(lines[i])
+    if not parts:
+        return ""
+    raw = ix.raw_lines.get(last_seq)
+    if raw is not None:
+        parts[last] = raw
+    return parts[0] if len(parts) == 1 else "\n".join(parts)

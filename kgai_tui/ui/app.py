@@ -246,19 +246,30 @@ class KgaiApp(App[None]):
 
     @work(thread=True, exclusive=True, group="open", exit_on_error=False)
     def _load(self, keep_moment: bool) -> None:
+        # The present first; the time index (built once per log, then cached) after.
         engine = Engine.open(self.root)
-        cursor = TimeCursor.of_engine(engine)
         problems = doctor_problems(engine)
-        self.call_from_thread(self._loaded, engine, cursor, problems, keep_moment)
+        self.call_from_thread(self._loaded, engine, problems, keep_moment)
+        cursor = TimeCursor.of_engine(engine)
+        self.call_from_thread(self._cursor_ready, engine, cursor, keep_moment)
 
-    def _loaded(
-        self, engine: Engine, cursor: TimeCursor, problems: list[str], keep_moment: bool
-    ) -> None:
-        self.engine, self.cursor, self.problems = engine, cursor, problems
+    def _loaded(self, engine: Engine, problems: list[str], keep_moment: bool) -> None:
+        self.engine, self.cursor, self.problems = engine, None, problems
         self._fingerprint = shard_fingerprint(self.root)
         slider = self.query_one(TimeSlider)
+        if not keep_moment or slider.at_now:
+            self._show_position(None)
+
+    def _cursor_ready(
+        self, engine: Engine, cursor: TimeCursor, keep_moment: bool
+    ) -> None:
+        if engine is not self.engine:
+            return  # a newer load replaced it
+        self.cursor = cursor
+        slider = self.query_one(TimeSlider)
         slider.set_moments(cursor.moments, keep=keep_moment)
-        self._show_position(slider.moment)
+        if not slider.at_now:  # the present is on screen already
+            self._show_position(slider.moment)
 
     def _poll(self) -> None:
         current = shard_fingerprint(self.root)
@@ -276,9 +287,11 @@ class KgaiApp(App[None]):
     @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
     def _project(self, moment: datetime | None) -> None:
         engine, cursor = self.engine, self.cursor
-        if engine is None or cursor is None:
+        if engine is None or (moment is not None and cursor is None):
             return
-        projection = engine.projection if moment is None else cursor.at(moment)
+        projection = (
+            engine.projection if moment is None or cursor is None else cursor.at(moment)
+        )
         previous = self.snapshot.projection if self.snapshot is not None else None
         delta = graph_delta(previous, projection) if previous is not None else None
         self.call_from_thread(self._present, engine, projection, moment, delta)

@@ -433,3 +433,22 @@ def test_observer_cursor_and_lazy_props(tmp_path: Path) -> None:
     assert index.events == 2
     with pytest.raises(ValueError, match="rebuild"):
         index.add(*objs[0])
+
+
+def test_an_as_of_view_leaves_no_cyclic_garbage(tmp_path: Path) -> None:
+    """Big processes freeze what GcPaused built; that is only safe without cycles."""
+    import gc
+
+    root = tmp_path / "store"
+    gen_store(root, GenParams(1500, 4, 120))
+    engine = Engine.open(root, cache=False)
+    index = engine.time_index
+    times = sorted(t for t in engine.projection.dec_time if t is not None)
+    cut = epoch_to_datetime(times[len(times) // 2])
+    gc.collect()
+    view = index.at(cut)
+    as_of_obj(view, cut)
+    view.graph.nodes[next(iter(view.graph))]["props"]
+    history = [view.heads_of(e) for e in list(view.heads)[:20]]
+    del view, history
+    assert gc.collect() == 0

@@ -21,7 +21,6 @@ from textual.widgets import Static
 
 from kgai_tui.core.diff import diff_obj
 from kgai_tui.core.engine import Engine
-from kgai_tui.core.shards import ShardRead
 from kgai_tui.render_diff import render_diff
 from kgai_tui.ui.safe_text import plain
 from kgai_tui.ui.widgets.time_slider import TimeSlider
@@ -73,7 +72,7 @@ class DiffMark:
         if start is None and end is None:
             app.notify("Both positions are now: nothing to compare.", markup=False)
             return
-        app.push_screen(DiffModal(engine.shards, start, end))
+        app.push_screen(DiffModal(engine, start, end))
 
 
 class DiffModal(ModalScreen[None]):
@@ -84,11 +83,11 @@ class DiffModal(ModalScreen[None]):
     ]
 
     def __init__(
-        self, shards: list[ShardRead], start: datetime | None, end: datetime | None
+        self, engine: Engine, start: datetime | None, end: datetime | None
     ) -> None:
         """Compare the store at ``start`` with the store at ``end`` (``None``: now)."""
         super().__init__()
-        self.shards = shards
+        self.engine = engine
         self.start = start
         self.end = end
 
@@ -108,7 +107,8 @@ class DiffModal(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
     def _compute(self) -> None:
-        obj = diff_obj(self.shards, self.start, self.end)
+        # engine.shards decodes the whole log on first use: off the UI thread.
+        obj = diff_obj(self.engine.shards, self.start, self.end)
         self.app.call_from_thread(self._show, render_diff(obj))
 
     def _show(self, text: str) -> None:

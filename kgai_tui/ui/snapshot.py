@@ -35,7 +35,7 @@ class Snapshot:
     @property
     def writers(self) -> int:
         """Number of shards (one per writer)."""
-        return len(self.engine.shards)
+        return len(self.engine.scans)
 
 
 class ElementRequested(Message):

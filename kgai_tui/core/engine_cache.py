@@ -134,8 +134,15 @@ def save(engine: Engine, path: Path) -> None:
         "scans": [_scan_state(s) for s in engine.scans],
         "projection": engine.projection.to_state(),
     }
-    payload = marshal.dumps(state)
-    header = _header(engine.root)
+    _write_file(path, _header(engine.root), marshal.dumps(state))
+
+
+def _write_file(path: Path, header: dict[str, Any], payload: bytes) -> None:
+    """Write header and payload to a temporary file, then rename it into place.
+
+    The header gets the payload's size and SHA-256. A failure (a full disk, a
+    read-only cache directory) only costs the next open its time.
+    """
     header["digest"] = hashlib.sha256(payload).hexdigest()
     header["size"] = len(payload)
     try:
@@ -151,6 +158,30 @@ def save(engine: Engine, path: Path) -> None:
             raise
     except OSError:
         return
+
+
+def _read_file(
+    root: Path, path: Path
+) -> tuple[dict[str, Any], bytes | memoryview] | None:
+    """The header and payload of a cache file that passes every check, else ``None``.
+
+    Checked: the magic line, the format, Python and kgai-tui versions and store path
+    in the header, and the payload's size and SHA-256.
+    """
+    read = _read_cache(path)
+    if read is None:
+        return None
+    header, payload = read
+    expected = _header(root)
+    if not isinstance(header, dict) or any(
+        header.get(k) != v for k, v in expected.items()
+    ):
+        return None
+    if header.get("size") != len(payload):
+        return None
+    if header.get("digest") != hashlib.sha256(payload).hexdigest():
+        return None
+    return header, payload
 
 
 def _read_cache(path: Path) -> tuple[Any, bytes | memoryview] | None:
@@ -173,19 +204,10 @@ def _read_cache(path: Path) -> tuple[Any, bytes | memoryview] | None:
 
 def load(root: Path, path: Path) -> tuple[list[ShardScan], Projection] | None:
     """Read a cache and check it; ``None`` for anything not fully trustworthy."""
-    read = _read_cache(path)
+    read = _read_file(root, path)
     if read is None:
         return None
-    header, payload = read
-    expected = _header(root)
-    if not isinstance(header, dict) or any(
-        header.get(k) != v for k, v in expected.items()
-    ):
-        return None
-    if header.get("size") != len(payload):
-        return None
-    if header.get("digest") != hashlib.sha256(payload).hexdigest():
-        return None
+    _, payload = read
     try:
         state = marshal.loads(payload)
         scans = [_scan_from_state(t) for t in state["scans"]]
@@ -479,41 +501,17 @@ def build_engine_time_index(
 
 def _save_time_index(engine: Engine, index: TimeIndex, path: Path) -> None:
     assert engine.root is not None
-    payload = index.dumps()
     header = _header(engine.root)
     header["shards"] = _scan_prints(engine.scans)
-    header["digest"] = hashlib.sha256(payload).hexdigest()
-    header["size"] = len(payload)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(_MAGIC + orjson.dumps(header) + b"\n")
-                fh.write(payload)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError:
-        return
+    _write_file(path, header, index.dumps())
 
 
 def _load_time_index(engine: Engine, path: Path) -> TimeIndex | None:
     assert engine.root is not None
-    read = _read_cache(path)
+    read = _read_file(engine.root, path)
     if read is None:
         return None
     header, payload = read
-    expected = _header(engine.root)
-    if not isinstance(header, dict) or any(
-        header.get(k) != v for k, v in expected.items()
-    ):
-        return None
-    if header.get("size") != len(payload):
-        return None
-    if header.get("digest") != hashlib.sha256(payload).hexdigest():
-        return None
     recorded = header.get("shards")
     now = _scan_prints(engine.scans)
     if recorded == now:

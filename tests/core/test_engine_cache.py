@@ -14,12 +14,19 @@ from pathlib import Path
 import orjson
 import pytest
 
-from kgai_tui.core import cold_open
+from kgai_tui.core import cold_open, engine_cache
+from kgai_tui.core.as_of import as_of_obj, project_as_of
 from kgai_tui.core.context import context_obj
 from kgai_tui.core.engine import Engine
-from kgai_tui.core.engine_cache import FORMAT, engine_cache_path, refresh
+from kgai_tui.core.engine_cache import (
+    FORMAT,
+    engine_cache_path,
+    refresh,
+    time_index_path,
+)
 from kgai_tui.core.export import export_digest, export_parts
 from kgai_tui.core.genlog import GenParams, append_store, write_store
+from kgai_tui.core.gotext import epoch_to_datetime
 from kgai_tui.core.health import status_obj
 from kgai_tui.core.reads import conflicts_obj, heads_obj, history_obj
 
@@ -239,3 +246,49 @@ def test_a_bad_hash_alone_is_caught_after_the_optimistic_replay(
     assert parallel == ["replayed", "rejected"]
     assert [p.reason.split(":")[0] for p in engine.problems] == ["bad content hash"]
     assert answers(engine) == sequential(store)
+
+
+# ------------------------------------------------------------- the time index's file
+
+
+def as_of_answers(engine: Engine) -> bytes:
+    """as-of at a few moments through the engine's time index."""
+    times = sorted(t for t in engine.projection.dec_time if t is not None)
+    cuts = [epoch_to_datetime(times[k * (len(times) - 1) // 4]) for k in range(5)]
+    return orjson.dumps([as_of_obj(engine.time_index.at(c), c) for c in cuts])
+
+
+def replayed_as_of(root: Path) -> bytes:
+    engine = Engine.open(root, cache=False)
+    times = sorted(t for t in engine.projection.dec_time if t is not None)
+    cuts = [epoch_to_datetime(times[k * (len(times) - 1) // 4]) for k in range(5)]
+    return orjson.dumps([as_of_obj(project_as_of(engine.shards, c), c) for c in cuts])
+
+
+def test_the_time_index_file_is_reused_extended_and_never_believed_when_damaged(
+    store: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reference = replayed_as_of(store)
+    assert as_of_answers(Engine.open(store, cache_base=cache)) == reference
+    path = time_index_path(store, cache)
+    assert path.is_file()
+    built: list[str] = []
+    real_build = engine_cache.build_engine_time_index
+
+    def counting(*args: object, **kwargs: object) -> object:
+        built.append("extend" if len(args) > 1 and args[1] is not None else "build")
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(engine_cache, "build_engine_time_index", counting)
+    assert as_of_answers(Engine.open(store, cache_base=cache)) == reference
+    assert built == []  # loaded, not built
+    data = bytearray(path.read_bytes())
+    data[-50] ^= 0x01
+    path.write_bytes(bytes(data))
+    assert as_of_answers(Engine.open(store, cache_base=cache)) == reference
+    assert built == ["build"]  # the damaged file was rebuilt
+    append_store(store, PARAMS, 1200)
+    assert as_of_answers(Engine.open(store, cache_base=cache)) == replayed_as_of(store)
+    # an index that shares the projection's lists cannot take a longer projection:
+    # it is rebuilt; one that does not (ungated events) is extended instead
+    assert built[1] in ("build", "extend")

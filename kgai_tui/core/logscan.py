@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from kgai_tui.core.linecheck import CheckedLine, check_line
-from kgai_tui.core.shards import LineProblem, walk_shard
+from kgai_tui.core.shards import LineProblem, read_shard_file, walk_shard
 
 HASH_OK: Final = 1
 DECISION_ID_OK: Final = 2
@@ -96,12 +96,7 @@ def scan_bytes(
 
 def scan_file(path: Path) -> ShardScan:
     """Scan one shard file; an unreadable file is a problem, not a failure."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        scan = ShardScan(name=path.name, size=0, newline_count=0)
-        reason = f"cannot read the shard: {exc.strerror or exc}"
-        scan.problems.append(LineProblem(path.name, 0, reason))
-        return scan
+    data = read_shard_file(path)
+    if isinstance(data, LineProblem):
+        return ShardScan(name=path.name, size=0, newline_count=0, problems=[data])
     return scan_bytes(path.name, data)

@@ -231,16 +231,22 @@ def _valid_utf8(data: bytes) -> bool:
     return True
 
 
-def read_shard(path: Path) -> ShardRead:
-    """Read one shard file from disk; an unreadable file is a problem, not a failure."""
+def read_shard_file(path: Path) -> bytes | LineProblem:
+    """A shard's bytes, or the problem that an unreadable file is (never a failure)."""
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            return fh.read()
     except OSError as exc:
-        shard = ShardRead(name=path.name, size=0, newline_count=0)
-        reason = f"cannot read the shard: {exc.strerror or exc}"
-        shard.problems.append(LineProblem(path.name, 0, reason))
-        return shard
+        return LineProblem(
+            path.name, 0, f"cannot read the shard: {exc.strerror or exc}"
+        )
+
+
+def read_shard(path: Path) -> ShardRead:
+    """Read one shard file from disk; an unreadable file is a problem, not a failure."""
+    data = read_shard_file(path)
+    if isinstance(data, LineProblem):
+        return ShardRead(name=path.name, size=0, newline_count=0, problems=[data])
     return read_shard_bytes(path.name, data)
 
 

@@ -11,8 +11,9 @@ order is still canonical ``(lamport, hash)``, exactly as spec 6.6 and 14.8 say.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from kgai_tui.core.gotext import format_rfc3339, rfc3339_epoch
@@ -83,20 +84,28 @@ def _as_of_obj(p: ProjectionView, cut: datetime) -> dict[str, Any]:
     )
     links = [{"from": f, "kind": k, "to": t} for f, k, t in rows]
     heads = []
-    ids, titles, all_heads = p.dec_id, p.dec_title, p.heads
-    for eid in sorted([e for e, h in all_heads.items() if h]):
-        held = all_heads[eid]
-        order = list(held) if len(held) == 1 else p.heads_of(eid)
+    all_heads = p.heads
+    orders = [
+        (eid, list(held) if len(held) == 1 else p.heads_of(eid))
+        for eid, held in sorted([(e, h) for e, h in all_heads.items() if h])
+    ]
+    # Every head's id and title fetched in one pass (a view's columns are lazy).
+    flat = [i for _, order in orders for i in order]
+    ids, titles = _take(p.dec_id, flat), _take(p.dec_title, flat)
+    at = 0
+    for eid, order in orders:
         node = attrs[eid]
+        end = at + len(order)
         heads.append(
             {
                 "element_id": eid,
-                "heads": [ids[i] for i in order],
+                "heads": ids[at:end],
                 "kind": node["kind"],
                 "name": node["name"],
-                "titles": [titles[i] for i in order],
+                "titles": titles[at:end],
             }
         )
+        at = end
     conflicts = conflict_groups(p)
     return {
         "ok": True,
@@ -106,3 +115,14 @@ def _as_of_obj(p: ProjectionView, cut: datetime) -> dict[str, Any]:
         "heads": heads or None,
         "conflicts": conflicts or None,
     }
+
+
+def _take(column: Sequence[str], indices: list[int]) -> list[str]:
+    """``[column[i] for i in indices]``, in one C call where the column allows."""
+    take = getattr(column, "take", None)
+    if take is not None:
+        values: list[str] = take(indices)
+        return values
+    if isinstance(column, list) and len(indices) > 1:
+        return list(itemgetter(*indices)(column))
+    return [column[i] for i in indices]

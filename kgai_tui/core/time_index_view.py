@@ -19,6 +19,7 @@ from collections.abc import (
 )
 from functools import cached_property, partial
 from itertools import chain, islice
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import networkx as nx
@@ -105,6 +106,16 @@ class _Column(Sequence[T]):
         if self._k <= i < self._size:
             return self._extra[i - self._k]
         raise IndexError(i)
+
+    def take(self, indices: list[int]) -> list[T]:
+        """The values at many indices at once (C speed when they are all plain)."""
+        if not indices:
+            return []
+        if not self._patch and max(indices) < self._k and min(indices) >= 0:
+            if len(indices) == 1:
+                return [self._base[indices[0]]]
+            return list(itemgetter(*indices)(self._base))
+        return [self[i] for i in indices]
 
     def __iter__(self) -> Iterator[T]:
         if self._patch:

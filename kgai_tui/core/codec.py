@@ -149,7 +149,7 @@ class DecodedLine:
         return None if self.event.decision is None else self.event.decision.id
 
 
-_EVENT_KEYS: Final = (
+EVENT_KEYS: Final = (
     "hash",
     "op",
     "actor",
@@ -199,7 +199,7 @@ def _decode_fast(raw: bytes) -> DecodedLine | None:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
-    if type(obj) is not dict or tuple(obj) != _EVENT_KEYS:
+    if type(obj) is not dict or tuple(obj) != EVENT_KEYS:
         return None
     try:
         event = _event_from_canonical_dict(obj)

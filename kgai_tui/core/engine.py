@@ -39,7 +39,6 @@ from kgai_tui.core.shards import (
     LineProblem,
     ShardEvent,
     ShardRead,
-    read_log,
     read_shard,
     shard_names,
 )
@@ -338,14 +337,6 @@ class Engine:
             raw = fh.read(scan.lengths[i])
         return decode_line(raw).event
 
-    def iter_objs(self) -> Iterator[tuple[dict[str, Any], int, int]]:
-        """Every parsed event as ``(canonical dict, flags, line)``, shard then file order."""
-        source = LineSource(self.log_dir, self.scans)
-        for si, scan in enumerate(self.scans):
-            for i in range(len(scan)):
-                yield source.load(si, i), scan.flags[i], scan.lines[i]
-            source.release()
-
     def decision_events(
         self, after_lines: dict[str, int] | None = None
     ) -> Iterator[tuple[Event, bool]]:
@@ -406,8 +397,3 @@ class Engine:
     def max_tail_lamport(self) -> int:
         """The largest lamport among each shard's last parsed event (0 when empty)."""
         return max((s.lamports[-1] for s in self.scans if len(s)), default=0)
-
-
-def read_log_shards(root: Path) -> list[ShardRead]:
-    """Decode every shard of a store (the slow, complete reader)."""
-    return read_log(root / "log")

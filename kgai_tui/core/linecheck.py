@@ -17,20 +17,10 @@ from typing import Any, Final
 
 import orjson
 
-from kgai_tui.core.codec import decode_line, event_obj
+from kgai_tui.core.codec import EVENT_KEYS, decode_line, event_obj
 from kgai_tui.core.gojson import marshal
 from kgai_tui.core.gotext import go_string, normalize
 
-_EVENT_KEYS: Final = (
-    "hash",
-    "op",
-    "actor",
-    "install_id",
-    "lamport",
-    "recorded_at",
-    "parents",
-    "decision",
-)
 _DEC_ORDER: Final = (
     "id",
     "title",
@@ -145,7 +135,7 @@ def _check_canonical(raw: bytes) -> CheckedLine:
     if not raw.startswith(b'{"hash":"'):
         raise _NotCanonical
     obj = orjson.loads(raw)
-    if type(obj) is not dict or tuple(obj) != _EVENT_KEYS:
+    if type(obj) is not dict or tuple(obj) != EVENT_KEYS:
         raise _NotCanonical
     h = obj["hash"]
     lamport = obj["lamport"]

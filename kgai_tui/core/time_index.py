@@ -252,18 +252,7 @@ class TimeIndex:
             intern(install, install),
             obj["hash"],
         )
-        g = len(self.d_id)
-        self.d_index[did] = g
-        self.d_id.append(did)
-        recs = self._recs
-        if recs is not None:
-            recs.append(fields)
-        else:
-            for name, value in zip(_COLUMNS, fields, strict=True):
-                getattr(self, name).append(value)
-        self.d_shapes.append([])
-        self.d_in.append(-1)
-        self.d_out.append(-1)
+        g = self._append_decision(did, fields)
         self.d_exist.append(epoch)
         self.d_stable.append(epoch)
         self.d_ctime.append(epoch)

@@ -242,8 +242,8 @@ def event_from_obj(obj: dict[str, Any]) -> Event:
 
 def _event_from_canonical_dict(obj: dict[str, Any]) -> Event:
     lamport = obj["lamport"]
-    if type(lamport) is not int:
-        raise TypeError("lamport")
+    if type(lamport) is not int or not _INT64_MIN <= lamport <= _INT64_MAX:
+        raise TypeError("lamport")  # orjson reads up to 2**64-1; Go's int64 does not
     parents = obj["parents"]
     dec = obj["decision"]
     return Event(

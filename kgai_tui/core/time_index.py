@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from kgai_tui.core.projection import Projection
     from kgai_tui.core.shards import ShardRead
+    from kgai_tui.core.time_index_columns import IndexColumns
     from kgai_tui.core.time_index_view import AsOfView
 
 INF: Final = 1 << 62
@@ -140,6 +141,7 @@ class TimeIndex:
         self.vmulti: list[tuple[int, ...]] = []
         self._dirty: set[str] | None = None  # None: every element
         self._stale = True
+        self._columns: IndexColumns | None = None  # dropped by add() and refresh()
 
     # ------------------------------------------------------------------ add
 
@@ -166,6 +168,7 @@ class TimeIndex:
         if self.shared is not None:
             self._unshare()
         self._stale = True
+        self._columns = None
         self.version += 1
         pos = self.events
         self.events += 1
@@ -543,6 +546,7 @@ class TimeIndex:
             self.versions[eid] = element_versions(self, eid)
         self._dirty = set()
         self._stale = False
+        self._columns = None
 
     def mark_dirty(self, eids: Iterable[str]) -> None:
         """Recompute these elements' head steps at the next refresh."""
@@ -620,6 +624,15 @@ class TimeIndex:
 
         self.refresh()
         return AsOfView(self, int(cut.timestamp()))
+
+    def columns(self) -> IndexColumns:
+        """Elements, links and head steps as flat arrays (built once per version)."""
+        self.refresh()
+        if self._columns is None:
+            from kgai_tui.core.time_index_columns import IndexColumns
+
+            self._columns = IndexColumns(self)
+        return self._columns
 
     def applied_at(self, limit: int) -> int:
         """Number of events recorded at or before ``limit`` (Unix seconds)."""

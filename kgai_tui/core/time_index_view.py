@@ -565,6 +565,85 @@ class AsOfView:
         """Return the heads of an element, newest first."""
         return self.head_order(self.heads.get(eid, ()))
 
+    def as_of_parts(
+        self,
+    ) -> tuple[
+        list[str], list[dict[str, str]], list[dict[str, Any]], list[dict[str, Any]]
+    ]:
+        """The as-of read's element names, links, heads and conflicts, from columns.
+
+        Equal to what :func:`~kgai_tui.core.as_of.as_of_obj` derives from
+        :attr:`graph` and :attr:`heads` (a test holds them so), without building
+        either: a graph of 10k elements costs more than all of this at 1M decisions.
+        """
+        cols = self.ix.columns()
+        entry = cols.elements_at(self.cut)
+        names = cols.names_at(entry)
+        links = cols.links_at(self.cut, entry)
+        els, vals = cols.heads_at(self.cut)
+        at = entry[els]
+        if (at < 0).any():
+            raise AssertionError("a head on an element not yet touched")
+        eids: list[str] = cols.eids[els].tolist()
+        kinds: list[str] = cols.t_kind[at].tolist()
+        el_names: list[str] = cols.names[cols.t_rank[at]].tolist()
+        if not (vals < 0).any():  # one head each: no ordering, no conflict
+            gs: list[int] = vals.tolist()
+            flat = gs if not gs or max(gs) < self._k else [self.v_of(g) for g in gs]
+            heads = [
+                {"element_id": e, "heads": [i], "kind": k, "name": n, "titles": [t]}
+                for e, i, k, n, t in zip(
+                    eids,
+                    self.dec_id.take(flat),
+                    kinds,
+                    el_names,
+                    self.dec_title.take(flat),
+                    strict=True,
+                )
+            ]
+            return names, links, heads, []
+        return (names, links, *self._head_rows(eids, vals.tolist(), kinds, el_names))
+
+    def _head_rows(
+        self, eids: list[str], vals: list[int], kinds: list[str], names: list[str]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Heads and conflicts rows when some element has several heads."""
+        v_of, multi = self.v_of, self.ix.vmulti
+        orders = [
+            [v_of(val)]
+            if val >= 0
+            else self.head_order([v_of(g) for g in multi[-2 - val]])
+            for val in vals
+        ]
+        flat = [i for order in orders for i in order]
+        ids, titles = self.dec_id.take(flat), self.dec_title.take(flat)
+        heads: list[dict[str, Any]] = []
+        conflicts: list[dict[str, Any]] = []
+        at = 0
+        for eid, order, kind, name in zip(eids, orders, kinds, names, strict=True):
+            end = at + len(order)
+            heads.append(
+                {
+                    "element_id": eid,
+                    "heads": ids[at:end],
+                    "kind": kind,
+                    "name": name,
+                    "titles": titles[at:end],
+                }
+            )
+            if len(order) > 1:
+                conflicts.append(
+                    {
+                        "element_id": eid,
+                        "heads": [i for i in ids[at:end] if i],
+                        "kind": kind,
+                        "name": name,
+                        "titles": [t for t in titles[at:end] if t],
+                    }
+                )
+            at = end
+        return heads, conflicts
+
     def max_authority_lamport(self, eid: str) -> int:
         """Return the largest lamport of a decision with authority on the element."""
         shapers = self.el_shapes.get(eid)

@@ -1,9 +1,9 @@
 """Open a big store from its log on both cores: replay while the lines are verified.
 
-Verifying a line (canonical form, content hash, decision id) costs about twice what
-applying it does. So worker processes verify every shard while this process,
-assuming they will pass, reads the keys straight from the bytes, orders the events
-and replays them. When the workers report back, the assumption is checked line by
+Verifying a line (canonical form, content hash, decision id) costs about what
+parsing and applying it does. So worker processes verify every shard while this
+process, assuming they will pass, reads the keys straight from the bytes (numpy),
+orders the events and replays them. When the workers report back, the assumption is checked line by
 line: the same lines, offsets, lamports and hashes, every one canonical with both
 gates passed. If anything differs (a bad hash, a non-canonical line, a torn tail),
 the optimistic projection is thrown away and the events are replayed again from the
@@ -12,8 +12,10 @@ verified columns, so the result never depends on the shortcut.
 
 from __future__ import annotations
 
+import itertools
 import mmap
 import os
+import re
 import threading
 from array import array
 from collections.abc import Sequence
@@ -22,6 +24,8 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Final
 
+import numpy as np
+import numpy.typing as npt
 import orjson
 
 from kgai_tui.core.engine import Engine, EventObserver
@@ -36,8 +40,18 @@ from kgai_tui.core.logscan import (
 from kgai_tui.core.projection import Projection
 
 _ALL_OK: Final = HASH_OK | DECISION_ID_OK | CANONICAL
-_LAMPORT: Final = b',"lamport":'
-_OP: Final = b'","op":'
+_NL: Final = ord("\n")
+_CLOSE: Final = ord("}")
+# Every canonical line starts so, then 64 hex digits and '","op":'.
+_HEAD_BYTES: Final = b'{"hash":"sha256:'
+_HEAD: Final = np.frombuffer(_HEAD_BYTES + b'","op":', dtype=np.uint8)
+_HEAD_AT: Final = np.concatenate(
+    [np.arange(len(_HEAD_BYTES)), np.arange(80, 87)]
+).astype(np.int64)
+_HASH_LEN: Final = 71  # "sha256:" and 64 hex digits
+_HASH_AT: Final = np.arange(9, 9 + _HASH_LEN, dtype=np.int64)
+_MIN_LINE: Final = 90
+_LAMPORT_RE: Final = re.compile(rb',"lamport":(-?[0-9]+),')
 # Below this many bytes of log a second process costs more than it saves.
 PARALLEL_MIN_BYTES: Final = 8 * 1024 * 1024
 
@@ -45,12 +59,14 @@ PARALLEL_MIN_BYTES: Final = 8 * 1024 * 1024
 class _Keys:
     """What this process read from one shard's bytes, to compare with the workers'."""
 
-    __slots__ = ("hashes", "lamports", "offsets")
+    __slots__ = ("ends", "hashes", "lamports", "offsets", "starts")
 
     def __init__(self) -> None:
         self.offsets: array[int] = array("q")
         self.lamports: array[int] = array("q")
         self.hashes: list[str] = []
+        self.starts: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.ends: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
 
 
 def open_cold(
@@ -66,7 +82,10 @@ def open_cold(
     # fork is cheap but unsafe once other threads run (the app, the MCP server).
     method = "fork" if threading.active_count() == 1 else "spawn"
     order = sorted(range(len(paths)), key=lambda i: -sizes[i])
-    with ProcessPoolExecutor(min(cores, 2), mp_context=get_context(method)) as pool:
+    # This process replays on one core; the others verify. More verifiers than
+    # free cores would only slow the replay, which is the longer half.
+    workers = cores - 1
+    with ProcessPoolExecutor(workers, mp_context=get_context(method)) as pool:
         futures: dict[int, Future[ShardScan]] = {
             i: pool.submit(scan_file, paths[i]) for i in order
         }
@@ -78,6 +97,10 @@ def open_cold(
         if _agrees(scans, keys):
             for scan, mine in zip(scans, keys, strict=True):
                 scan.hashes = mine.hashes  # the projection's own str objects
+            # Every line passed, so the applied set is every hash (built if read).
+            projection.applied_later(
+                lambda: set(itertools.chain.from_iterable(s.hashes for s in scans))
+            )
             return Engine(root, scans, projection)
     return Engine(root, scans, observers=observers)
 
@@ -107,30 +130,27 @@ def _optimistic(
     maps = [_map(p) for p in paths]
     try:
         keys: list[_Keys] = []
-        order: list[tuple[int, str, int, int]] = []
-        for si, data in enumerate(maps):
+        for data in maps:
             mine = _read_keys(data)
             if mine is None:
                 return None
             keys.append(mine)
-            lam, hashes = mine.lamports, mine.hashes
-            order.extend((lam[i], hashes[i], si, i) for i in range(len(hashes)))
-        order.sort()
+        order = _replay_order(keys)
+        if order is None:
+            return None
         projection = Projection()
+        apply = projection.apply_new
+        loads = orjson.loads
         last = ""
-        for _, ev_hash, si, i in order:
-            if ev_hash == last:
+        for si, start, end, ev_hash in order:
+            if ev_hash == last:  # the same event in two shards: adjacent, once
                 continue
             last = ev_hash
-            mine = keys[si]
-            off = mine.offsets[i]
-            data = maps[si]
-            end = data.find(b"\n", off)
-            obj = orjson.loads(data[off : end if end >= 0 else len(data)])
+            obj = loads(maps[si][start:end])
             if obj["hash"] != ev_hash:
                 return None
-            obj["hash"] = ev_hash
-            projection.apply_obj(obj)
+            obj["hash"] = ev_hash  # the keys' str object, shared with the scans
+            apply(obj)
             for observe in observers:
                 observe(obj, True)
         projection.flush_props()
@@ -144,33 +164,85 @@ def _optimistic(
 
 
 def _read_keys(data: mmap.mmap | bytes) -> _Keys | None:
-    """Offsets, lamports and hashes of canonical-looking lines; ``None`` otherwise."""
+    """Offsets, lamports and hashes of canonical-looking lines; ``None`` otherwise.
+
+    Done with numpy over the whole shard: every non-blank line must start with
+    ``{"hash":"sha256:`` and 64 more characters followed by ``","op":``, end with
+    ``}`` and a newline, and hold one ``,"lamport":N,`` (a key, since quotes inside
+    strings are escaped). The workers' verified columns are compared with these
+    afterwards, so a line that only looks canonical cannot slip through.
+    """
     mine = _Keys()
-    offsets, lamports, hashes = mine.offsets, mine.lamports, mine.hashes
-    size = len(data)
-    pos = 0
-    while pos < size:
-        end = data.find(b"\n", pos)
-        if end < 0:
-            return None  # a last line without newline: leave it to the exact path
-        if end == pos:
-            pos += 1
-            continue
-        if data[pos : pos + 9] != b'{"hash":"' or data[end - 1 : end] != b"}":
-            return None
-        stop = data.find(_OP, pos + 9, end)
-        at = data.find(_LAMPORT, pos, end)
-        if stop < 0 or at < 0:
-            return None
-        at += len(_LAMPORT)
-        comma = data.find(b",", at, end)
-        if comma < 0:
-            return None
-        offsets.append(pos)
-        lamports.append(int(data[at:comma]))
-        hashes.append(data[pos + 9 : stop].decode())
-        pos = end + 1
+    if not len(data):
+        return mine
+    a = np.frombuffer(data, dtype=np.uint8)
+    if a[-1] != _NL:
+        return None  # a last line without newline: leave it to the exact path
+    ends = np.flatnonzero(a == _NL)
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    filled = ends > starts
+    starts, ends = starts[filled], ends[filled]
+    if not len(starts):
+        return mine
+    if (ends - starts < _MIN_LINE).any() or (a[ends - 1] != _CLOSE).any():
+        return None
+    if (a[starts[:, None] + _HEAD_AT] != _HEAD).any():
+        return None
+    lamports = _LAMPORT_RE.findall(data)
+    if len(lamports) != len(starts):
+        return None
+    text = a[starts[:, None] + _HASH_AT].tobytes().decode("ascii")
+    width = _HASH_LEN
+    mine.offsets = array("q", starts.tobytes())
+    mine.ends = ends
+    mine.starts = starts
+    mine.lamports = array("q", map(int, lamports))
+    mine.hashes = [text[i : i + width] for i in range(0, len(text), width)]
     return mine
+
+
+def _replay_order(keys: Sequence[_Keys]) -> list[tuple[int, int, int, str]] | None:
+    """``(shard, start, end, hash)`` of every line in (lamport, hash) order.
+
+    numpy sorts by lamport and the hash's first 32 hex digits; hashes that tie on
+    those are compared whole (equal ones are the same event, kept adjacent), and any
+    real tie sends the open down the exact path rather than guess.
+    """
+    if not any(k.hashes for k in keys):
+        return []
+    lam = np.concatenate([np.frombuffer(k.lamports, dtype=np.int64) for k in keys])
+    prefix = np.concatenate(
+        [
+            np.frombuffer(
+                "".join(h[7:39] for h in k.hashes).encode("ascii"), dtype=">u8"
+            ).reshape(-1, 4)
+            for k in keys
+        ]
+    )
+    shard = np.concatenate(
+        [np.full(len(k.hashes), si, dtype=np.int64) for si, k in enumerate(keys)]
+    )
+    starts = np.concatenate([k.starts for k in keys])
+    ends = np.concatenate([k.ends for k in keys])
+    hashes = [h for k in keys for h in k.hashes]
+    order = np.lexsort((prefix[:, 3], prefix[:, 2], prefix[:, 1], prefix[:, 0], lam))
+    lam_o, prefix_o = lam[order], prefix[order]
+    tie = (lam_o[1:] == lam_o[:-1]) & (prefix_o[1:] == prefix_o[:-1]).all(axis=1)
+    perm = order.tolist()
+    for at in np.flatnonzero(tie).tolist():
+        if hashes[perm[at]] != hashes[perm[at + 1]]:
+            return None
+    return list(
+        zip(
+            shard[order].tolist(),
+            starts[order].tolist(),
+            ends[order].tolist(),
+            [hashes[i] for i in perm],
+            strict=True,
+        )
+    )
 
 
 def _agrees(scans: Sequence[ShardScan], keys: Sequence[_Keys]) -> bool:

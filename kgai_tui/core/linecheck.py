@@ -12,8 +12,7 @@ replay has one input type.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import orjson
 
@@ -111,9 +110,8 @@ _MUT_TYPES: Final = {
 _MUT_WITH_PROPS: Final = frozenset(k for k, has in _MUT_SHAPES.items() if has)
 
 
-@dataclass(frozen=True, slots=True)
-class CheckedLine:
-    """One line's canonical dict and its two gates."""
+class CheckedLine(NamedTuple):
+    """One line's canonical dict and its two gates (a tuple: a million are made)."""
 
     obj: dict[str, Any]
     hash_ok: bool

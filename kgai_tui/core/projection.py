@@ -34,6 +34,7 @@ _ZERO_TIME: Final = -62135596800  # Go's time.Time{} as a Unix timestamp
 # (``if not lst``), so a shared empty list is never grown in place.
 _NONE_STR: Final[list[str]] = []
 _NONE_INT: Final[list[int]] = []
+_NO_EDGES: Final[dict[str, Any]] = {}
 
 
 class Projection:
@@ -42,6 +43,10 @@ class Projection:
     def __init__(self) -> None:
         """Start from an empty graph and an empty decision plane."""
         self.graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
+        # networkx's own node and successor dicts: the replay tests membership a
+        # few million times, and the graph's methods cost a Python call each.
+        self._nodes: dict[str, dict[str, Any]] = vars(self.graph)["_node"]
+        self._succ: dict[str, dict[str, dict[str, Any]]] = vars(self.graph)["_succ"]
         self._applied: set[str] | None = set()
         self._applied_from: Callable[[], set[str]] | None = None
         self.applied_count = 0
@@ -96,6 +101,11 @@ class Projection:
     @applied.setter
     def applied(self, value: set[str]) -> None:
         self._applied = value
+
+    def applied_later(self, compute: Callable[[], set[str]]) -> None:
+        """Build the applied set with ``compute`` on first read, not now."""
+        self._applied = None
+        self._applied_from = compute
 
     @property
     def dec_index(self) -> dict[str, int]:
@@ -154,16 +164,28 @@ class Projection:
         if ev_hash in self.applied:
             return
         self.applied.add(ev_hash)
+        self.apply_new(ev)
+
+    def apply_new(self, ev: dict[str, Any]) -> None:
+        """:meth:`apply_obj` for an event known not to be applied yet.
+
+        The cold open replays a sorted, de-duplicated log, so it skips the applied
+        set (a million-entry set costs time and memory) and hands the projection a
+        way to compute it instead (:meth:`applied_later`).
+        """
         self.applied_count += 1
         d = ev["decision"]
         if d is None:
             return
-        idx = self.dec_index.get(d["id"])
+        dec_index = self._dec_index
+        if dec_index is None:
+            dec_index = self.dec_index
+        idx = dec_index.get(d["id"])
         if idx is None:
-            idx = self._new_filled_decision(d, ev)
+            idx = self._new_filled_decision(d, ev, dec_index)
         muts = d["mutations"]
         if muts:
-            self._apply_mutations(muts, ev_hash)
+            self._apply_mutations(muts, ev["hash"])
         shapes = d.get("shapes")
         if shapes:
             self._apply_shapes(
@@ -191,11 +213,13 @@ class Projection:
         self.dec_superseded_by.append(_NONE_INT)
         return idx
 
-    def _new_filled_decision(self, d: dict[str, Any], ev: dict[str, Any]) -> int:
+    def _new_filled_decision(
+        self, d: dict[str, Any], ev: dict[str, Any], dec_index: dict[str, int]
+    ) -> int:
         """Add a decision carried by its own event (the common case, kept tight)."""
         idx = len(self.dec_id)
         get = d.get
-        self.dec_index[d["id"]] = idx
+        dec_index[d["id"]] = idx
         self.dec_id.append(d["id"])
         self.dec_title.append(d["title"])
         self.dec_rationale.append(get("rationale", ""))
@@ -216,7 +240,7 @@ class Projection:
         return idx
 
     def _ensure_element(self, eid: str) -> None:
-        if eid not in self.graph:
+        if eid not in self._nodes:
             self.graph.add_node(eid, kind="", name="", props="")
 
     def _props_of(self, eid: str) -> ElementProps:
@@ -237,13 +261,14 @@ class Projection:
 
     def _apply_mutations(self, muts: list[dict[str, Any]], ev_hash: str) -> None:
         graph = self.graph
+        nodes = self._nodes
         for m in muts:
             op = m["op"]
             if op == "upsert_element":
                 eid = m.get("element_id")
                 if not eid:
                     continue
-                if eid not in graph:
+                if eid not in nodes:
                     graph.add_node(
                         eid, kind=m.get("kind", ""), name=m.get("name", ""), props=""
                     )
@@ -266,7 +291,7 @@ class Projection:
                 self._ensure_element(src)
                 self._ensure_element(dst)
                 kind = m.get("link_kind", "")
-                if not graph.has_edge(src, dst, key=kind):
+                if kind not in self._succ[src].get(dst, _NO_EDGES):
                     graph.add_edge(
                         src, dst, key=kind, created_by=m.get("element_id", "")
                     )
@@ -283,37 +308,47 @@ class Projection:
         self, idx: int, shapes: list[str], targets: Sequence[str], provenance_only: bool
     ) -> None:
         legacy = not targets and not provenance_only
+        nodes = self._nodes
+        el_shapes = self._el_shapes
+        if el_shapes is None:
+            el_shapes = self.el_shapes
+        dec_shapes, intern = self.dec_shapes, self._intern.setdefault
+        heads_map, contested = self.heads, self.contested
+        superseded_by, supersedes_col = self.dec_superseded_by, self.dec_supersedes
         for eid in shapes:
             if not eid:
                 continue
-            self._ensure_element(eid)
-            shapers = self.el_shapes.get(eid)
+            if eid not in nodes:
+                self.graph.add_node(eid, kind="", name="", props="")
+            shapers = el_shapes.get(eid)
             if shapers is None:
-                shapers = self.el_shapes[eid] = {}
+                shapers = el_shapes[eid] = {}
             if idx in shapers:
                 continue
             authority = legacy or eid in targets
             shapers[idx] = authority
-            shaped = self.dec_shapes[idx]
+            shaped = dec_shapes[idx]
             if not shaped:
-                shaped = self.dec_shapes[idx] = []
-            shaped.append(self._intern.setdefault(eid, eid))
+                shaped = dec_shapes[idx] = []
+            shaped.append(intern(eid, eid))
             if authority:
-                self._seat(idx, eid, shapers)
+                # _seat, inlined: this runs once per SHAPES edge of the whole log.
+                heads = heads_map.get(eid)
+                if heads is None:
+                    heads = heads_map[eid] = set()
+                by = superseded_by[idx]
+                if not by or not any(shapers.get(s) for s in by):
+                    heads.add(idx)
+                for prev in supersedes_col[idx]:
+                    heads.discard(prev)
+                if len(heads) > 1:
+                    contested.add(eid)
+                else:
+                    contested.discard(eid)
                 if self._max_auth is not None:
                     lamport = self.dec_lamport[idx]
                     if lamport > self._max_auth.get(eid, 0):
                         self._max_auth[eid] = lamport
-
-    def _seat(self, idx: int, eid: str, shapers: dict[int, bool]) -> None:
-        heads = self.heads.get(eid)
-        if heads is None:
-            heads = self.heads[eid] = set()
-        if not any(shapers.get(s) for s in self.dec_superseded_by[idx]):
-            heads.add(idx)
-        for prev in self.dec_supersedes[idx]:
-            heads.discard(prev)
-        self._mark(eid, heads)
 
     def _mark(self, eid: str, heads: set[int]) -> None:
         if len(heads) > 1:
@@ -322,24 +357,31 @@ class Projection:
             self.contested.discard(eid)
 
     def _apply_supersedes(self, idx: int, supersedes: list[str]) -> None:
+        dec_index = self._dec_index
+        if dec_index is None:
+            dec_index = self.dec_index
+        el_shapes = self._el_shapes
+        if el_shapes is None:
+            el_shapes = self.el_shapes
+        supersedes_col, superseded_by = self.dec_supersedes, self.dec_superseded_by
         for prev_id in supersedes:
             if not prev_id:
                 continue
-            prev = self.dec_index.get(prev_id)
+            prev = dec_index.get(prev_id)
             if prev is None:
                 prev = self._new_decision(prev_id)
-            sup = self.dec_supersedes[idx]
+            sup = supersedes_col[idx]
             if prev in sup:
                 continue
             if not sup:
-                sup = self.dec_supersedes[idx] = []
+                sup = supersedes_col[idx] = []
             sup.append(prev)
-            by = self.dec_superseded_by[prev]
+            by = superseded_by[prev]
             if not by:
-                by = self.dec_superseded_by[prev] = []
+                by = superseded_by[prev] = []
             by.append(idx)
             for eid in self.dec_shapes[idx]:
-                if self.el_shapes[eid][idx]:
+                if el_shapes[eid][idx]:
                     heads = self.heads.get(eid)
                     if heads is not None and prev in heads:
                         heads.discard(prev)

@@ -5,9 +5,18 @@ from __future__ import annotations
 from kgai_tui.core.gotext import go_trim_space
 
 
+def _clean_key(key: str) -> str:
+    """A prop key as setProp stores it: trimmed, one line, no ``=``."""
+    return go_trim_space(key).replace("\n", " ").replace("\r", " ").replace("=", "-")
+
+
+# Keys repeat across a log (a store has a few dozen); their cleaned form is cached.
+_KEYS: dict[str, str] = {}
+
+
 def set_prop(blob: str, key: str, value: str) -> str:
     """Return the blob with ``key`` set to ``value``, as the reference's setProp."""
-    key = go_trim_space(key).replace("\n", " ").replace("\r", " ").replace("=", "-")
+    key = _clean_key(key)
     value = value.replace("\n", " ").replace("\r", " ")
     new_line = key + "=" + value
     lines: list[tuple[str, str]] = []
@@ -77,11 +86,20 @@ class ElementProps:
             old = self._untrimmed
             self._lines[old] = go_trim_space(self._lines[old])
             self._untrimmed = None
-        key = go_trim_space(key).replace("\n", " ").replace("\r", " ").replace("=", "-")
-        line = key + "=" + value.replace("\n", " ").replace("\r", " ")
-        self._lines[key] = line
-        if go_trim_space(line) != line:
-            self._untrimmed = key
+        clean = _KEYS.get(key)
+        if clean is None:
+            clean = _clean_key(key)
+            if len(_KEYS) < 4096:
+                _KEYS[key] = clean
+        if "\n" in value or "\r" in value:
+            value = value.replace("\n", " ").replace("\r", " ")
+        line = clean + "=" + value
+        self._lines[clean] = line
+        # The key is trimmed, so only the value's end can leave the line untrimmed;
+        # a printable ASCII last character cannot be white space.
+        last = value[-1:]
+        if last and not " " < last <= "~" and go_trim_space(line) != line:
+            self._untrimmed = clean
 
     def blob(self) -> str:
         """The blob, lines sorted by key."""

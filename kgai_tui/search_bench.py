@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,7 +83,10 @@ def make_queries(p: Projection, n: int, seed: int = 7) -> list[str]:
     authors = sorted({p.dec_author[i] for i in sample if p.dec_author[i]})
     rationale = [w for i in sample for w in _WORD.findall(p.dec_rationale[i])]
     words = [w for t in titles for w in _WORD.findall(t) if w.lower() not in STOPWORDS]
-    common = max(set(words), key=words.count) if words else "decision"
+    # The most frequent word; a tie goes to the first in sorted order (iterating a
+    # set would follow string hashing, which differs from process to process).
+    counts = Counter(words)
+    common = min(counts, key=lambda w: (-counts[w], w), default="decision")
     if not names or not titles:
         return ["decision"] * n
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import math
 import re
 import shutil
 import uuid
@@ -40,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import orjson
 import tantivy
 
+from kgai_tui.core.codec import event_from_obj
 from kgai_tui.core.errors import WriteError
 from kgai_tui.core.gotext import normalize
 from kgai_tui.core.ids import resolve_ref
@@ -61,23 +63,23 @@ from kgai_tui.core.search_docs import (
     LIVE_KEYS,
     DocRecord,
     decision_key,
-    history_record,
+    history_fields,
+    index_fields,
     live_key,
 )
 from kgai_tui.core.search_live import LiveSet, live_set, touched_by
-from kgai_tui.core.search_model import SearchHit, hit_order
+from kgai_tui.core.search_model import SearchHit, hit_order, round_score
 from kgai_tui.core.search_query import (
     ParsedQuery,
     camel_positions,
     parse_query,
     split_camel,
 )
-from kgai_tui.core.search_rank import Cand, top_k
+from kgai_tui.core.search_rank import Cand, top_k, top_k_bounded
 from kgai_tui.core.search_snippet import Matcher, Token, best_snippet, typo_distance
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine import Engine
-    from kgai_tui.core.model import Event
     from kgai_tui.core.projection_view import ProjectionView
 
 __all__ = ["MAX_LIMIT", "STAMP", "IndexInfo", "SearchIndex", "query_terms"]
@@ -333,12 +335,24 @@ class _Source:
     keys: tuple[int, int] = (0, 1 << 64)
 
 
+#: A scoring term of a plan: (field, analysed term, weight).
+_Pair = tuple[str, str, float]
+
+
 @dataclass(frozen=True, slots=True)
 class _Plan:
-    """The text part of a query, built once per index."""
+    """The text part of a query, built once per index.
+
+    ``clauses`` (the scoring term queries of each optional clause, a word or a
+    prefix) and ``phrases`` (each required phrase as (field, weight, terms)) let
+    :func:`_bounded_top` bound scores; they are ``None`` for a fuzzy plan, whose
+    terms are not known up front.
+    """
 
     query: tantivy.Query
     scored: bool
+    clauses: tuple[tuple[_Pair, ...], ...] | None = None
+    phrases: tuple[tuple[tuple[str, float, tuple[str, ...]], ...], ...] = ()
 
 
 def _field_weights(doctypes: Sequence[DocType]) -> list[tuple[str, float]]:
@@ -364,12 +378,16 @@ def _word_clause(
 
 def _prefix_clause(
     searcher: tantivy.Searcher, prefix: str, fields: Sequence[tuple[str, float]]
-) -> tantivy.Query | None:
+) -> tuple[tantivy.Query, tuple[_Pair, ...]] | None:
     """Expand a prefix into the first 64 matching index terms (in term order).
 
     The first 64 terms of the union of the fields are among the first 64 of each
     field, so each field is asked for 64 at most, and only (field, term) pairs that
     exist become term queries.
+
+    Returns:
+        The clause and its (field, term, weight) pairs, or ``None`` when no term
+        has the prefix.
     """
     per_field = {
         field: {
@@ -378,12 +396,13 @@ def _prefix_clause(
         for field, _ in fields
     }
     chosen = set(sorted(set().union(*per_field.values()))[:_PREFIX_TERMS])
-    queries = [
-        _Q.boost_query(_term(field, term), weight)
+    pairs = tuple(
+        (field, term, weight)
         for field, weight in fields
         for term in sorted(per_field[field] & chosen)
-    ]
-    return _dismax(queries) if queries else None
+    )
+    queries = [_Q.boost_query(_term(f, t), w) for f, t, w in pairs]
+    return (_dismax(queries), pairs) if queries else None
 
 
 def _plan(
@@ -396,14 +415,17 @@ def _plan(
     """Build the tantivy query; ``None`` when it cannot match anything."""
     fields = _field_weights(doctypes)
     should: list[tantivy.Query] = []
+    pairs: list[tuple[_Pair, ...]] = []
     for term in a.words:
         clause = _word_clause(term, fields, fuzzy)
         if clause is not None:
             should.append(clause)
+            pairs.append(tuple((f, term, w) for f, w in fields))
     for prefix in a.prefixes:
-        clause = _prefix_clause(searcher, prefix, fields)
-        if clause is not None:
-            should.append(clause)
+        expanded = _prefix_clause(searcher, prefix, fields)
+        if expanded is not None:
+            should.append(expanded[0])
+            pairs.append(expanded[1])
     must: list[tuple[tantivy.Occur, tantivy.Query]] = []
     for phrase in a.phrases:
         must.append(
@@ -426,7 +448,96 @@ def _plan(
     must.extend(clauses)
     if not must:
         return _Plan(_Q.all_query(), False)
-    return _Plan(_Q.boolean_query(must), a.scoring)
+    phrases = tuple(
+        tuple((f, w, tuple(t for _, t in phrase)) for f, w in fields)
+        for phrase in a.phrases
+    )
+    return _Plan(
+        _Q.boolean_query(must),
+        a.scoring,
+        None if fuzzy else tuple(pairs),
+        phrases,
+    )
+
+
+# --------------------------------------------------------------------- bounds
+
+#: BM25 as tantivy computes it: a term's score in a document is
+#: ``idf * (1 + K1) * tf / (tf + norm)``, always below ``idf * (1 + K1)``.
+_K1: Final = 1.2
+#: Relative slack over the exact bound: tantivy scores in f32.
+_SLACK: Final = 1e-3
+#: Indexes smaller than this are always searched whole (bounding costs more).
+_BOUND_MIN_DOCS: Final = 50_000
+
+
+def _idf(df: int, docs: int) -> float:
+    """tantivy's BM25 idf (``docs`` counts every document: the indexes never delete)."""
+    return math.log1p((docs - df + 0.5) / (df + 0.5))
+
+
+def _dismax_bound(bounds: Sequence[float]) -> float:
+    """Upper bound of a disjunction-max over clauses bounded by ``bounds``."""
+    if not bounds:
+        return 0.0
+    top = max(bounds)
+    return top + _DISMAX_TIE * (sum(bounds) - top)
+
+
+def _bounded_top(
+    backend: _Backend, plan: _Plan, k: int, allowed: frozenset[int] | None
+) -> list[Cand] | None:
+    """The exact top ``k`` without scoring every match, when scores allow it.
+
+    A word found in most documents has an idf near zero, so the documents that only
+    match such words score (rounded) below the ``k``-th hit, or all round to 0 and
+    then rank by key alone. Each clause's best possible score follows from its
+    document frequencies (see :data:`_K1`); clauses found in few documents are
+    *rare* and the rest *common*. :func:`search_rank.top_k_bounded` then ranks the
+    rare clauses' matches (a small set) and settles the rest from the bound.
+
+    Returns:
+        The hits, or ``None`` when the bound settles nothing (search everything).
+    """
+    if plan.clauses is None:
+        return None
+    searcher = backend.searcher
+    docs = backend.doc_count
+    rare_limit = max(1_000, docs // 64)
+    weight = 1.0 + _K1
+
+    def pair_bound(field: str, term: str, boost: float) -> tuple[float, int]:
+        df = int(searcher.doc_freq(field, term))
+        return (boost * weight * _idf(df, docs) if df else 0.0), df
+
+    rare: list[_Pair] = []
+    rest = 0.0
+    common = bool(plan.phrases)
+    for pairs in plan.clauses:
+        bounds = [pair_bound(f, t, w) for f, t, w in pairs]
+        clause = _dismax_bound([b for b, _ in bounds])
+        if sum(df for _, df in bounds) <= rare_limit:
+            rare.extend(p for p, (_, df) in zip(pairs, bounds, strict=True) if df)
+        else:
+            rest += clause
+            common = True
+    if not common:
+        return None  # every match matches a rare clause: nothing to narrow
+    for phrase in plan.phrases:
+        per_field = []
+        for field, boost, terms in phrase:
+            idfs = [pair_bound(field, t, 1.0) for t in terms]
+            if all(df for _, df in idfs):
+                per_field.append(boost * sum(b for b, _ in idfs))
+        rest += _dismax_bound(per_field)
+    rest = rest * (1 + _SLACK) + 1e-9
+    if not rare and round_score(rest) > 0.0:
+        return None
+    narrow = None
+    if rare:
+        either = _Q.boolean_query([(_SHOULD, _term(f, t)) for f, t, _ in rare])
+        narrow = _Q.boolean_query([(_MUST, plan.query), _filter(either)])
+    return top_k_bounded(backend, plan.query, k, narrow, rest, allowed=allowed)
 
 
 # --------------------------------------------------------------------- ranking
@@ -465,19 +576,12 @@ class _Backend:
 
 
 def _document(rec: DocRecord) -> tantivy.Document:
-    doc = tantivy.Document()
-    doc.add_text("doctype", rec.doctype)
-    for name, text in rec.text:
-        if text:
-            doc.add_text(name, split_camel(text))
-    for name, values in rec.filters:
-        for value in values:
-            if value:
-                doc.add_text(name, value)
-    doc.add_unsigned("key", rec.key)
-    doc.add_integer("time", rec.time)
-    doc.add_bytes("disp", rec.disp)
-    return doc
+    """Build the index document of a record.
+
+    One ``from_dict`` call instead of a dozen ``add_*`` calls: the build is bound by
+    the Python work per document (tantivy indexes on its own thread meanwhile).
+    """
+    return tantivy.Document.from_dict(index_fields(rec), _SCHEMA)
 
 
 def _new_index(path: Path | None) -> tantivy.Index:
@@ -530,25 +634,60 @@ def _write_docs(
     return count
 
 
-def _history_items(items: Iterable[tuple[Event, bool]]) -> Iterator[DocRecord]:
-    """History documents of hash-verified decision events, in canonical order."""
-    for ev, id_ok in items:
-        rec = history_record(ev, id_ok)
-        if rec is not None:
-            yield rec
+def _decision_objs(
+    engine: Engine, after_lines: dict[str, int] | None = None
+) -> Iterator[tuple[dict[str, Any], bool]]:
+    """Hash-verified decision events as canonical dicts, with their decision-id gate.
+
+    The order and selection of :meth:`Engine.decision_events` (``(lamport, hash,
+    shard, line)``; ``after_lines`` keeps the lines after a shard's given line), but
+    without building an :class:`Event` per line: the index reads the dicts directly
+    (:func:`~kgai_tui.core.search_docs.history_fields`), which halves the cost of a
+    full build.
+    """
+    from kgai_tui.core.engine import LineSource
+    from kgai_tui.core.logscan import DECISION_ID_OK, HASH_OK
+
+    scans = engine.scans
+    keys: list[tuple[int, str, str, int, int, int]] = []
+    for si, scan in enumerate(scans):
+        seen = 0 if after_lines is None else after_lines.get(scan.name, 0)
+        lam, hashes, flags, lines = scan.lamports, scan.hashes, scan.flags, scan.lines
+        keys.extend(
+            (lam[i], hashes[i], scan.name, lines[i], si, i)
+            for i in range(len(hashes))
+            if flags[i] & HASH_OK and lines[i] > seen
+        )
+    keys.sort()
+    source = LineSource(engine.log_dir, scans)
+    try:
+        for *_, si, i in keys:
+            obj = source.load(si, i)
+            if obj["decision"] is not None:
+                yield obj, bool(scans[si].flags[i] & DECISION_ID_OK)
+    finally:
+        source.release()
 
 
-def _history_docs(items: Iterable[tuple[Event, bool]]) -> Iterator[tantivy.Document]:
-    return (_document(rec) for rec in _history_items(items))
+def _history_docs(
+    items: Iterable[tuple[dict[str, Any], bool]],
+) -> Iterator[tantivy.Document]:
+    """History documents of hash-verified decision events, in the given order."""
+    schema = _SCHEMA
+    from_dict = tantivy.Document.from_dict
+    for obj, id_ok in items:
+        fields = history_fields(obj, id_ok)
+        if fields is not None:
+            yield from_dict(fields, schema)
 
 
 def _live_docs(live: LiveSet) -> Iterator[tantivy.Document]:
     return (entry.document(_document) for entry in live.entries)
 
 
-def _appended(engine: Engine, state: IndexState) -> list[tuple[Event, bool]]:
+def _appended(engine: Engine, state: IndexState) -> list[tuple[dict[str, Any], bool]]:
     """The decision events on lines after those the index state covers."""
-    return list(engine.decision_events({p.name: p.lines for p in state.shards}))
+    return list(_decision_objs(engine, {p.name: p.lines for p in state.shards}))
 
 
 #: The live documents last written per cache directory, for incremental updates in
@@ -758,7 +897,7 @@ class SearchIndex:
     @classmethod
     def _in_memory(cls, engine: Engine) -> SearchIndex:
         history = _new_index(None)
-        added = _write(history, _history_docs(engine.decision_events()), _BUILD_HEAP)
+        added = _write(history, _history_docs(_decision_objs(engine)), _BUILD_HEAP)
         live = _new_index(None)
         count = _write(live, _live_docs(live_set(engine.projection)), _UPDATE_HEAP)
         info = IndexInfo("memory", added, count, None, added)
@@ -770,7 +909,7 @@ class SearchIndex:
     ) -> SearchIndex:
         gen = uuid.uuid4().hex[:12]
         history = _new_index(cache / f"history-{gen}")
-        added = _write(history, _history_docs(engine.decision_events()), _BUILD_HEAP)
+        added = _write(history, _history_docs(_decision_objs(engine)), _BUILD_HEAP)
         live_docs = live_set(engine.projection)
         live = _new_index(cache / f"live-{gen}")
         _write(live, _live_docs(live_docs), _UPDATE_HEAP)
@@ -812,7 +951,7 @@ class SearchIndex:
         )
         previous = _LIVE_MEMO.get(str(cache))
         if previous is not None and previous.digest == state.live.digest:
-            touched = touched_by(ev for ev, _ in fresh)
+            touched = touched_by(event_from_obj(obj) for obj, _ in fresh)
             live_docs = live_set(engine.projection, previous, touched)
         else:
             live_docs = live_set(engine.projection)
@@ -898,13 +1037,18 @@ class SearchIndex:
             plan = _plan(a, searcher, source.doctypes, source.clauses, fuzzy)
             if plan is None:
                 continue
-            top = top_k(
-                _Backend(searcher, source.keys),
-                plan.query,
-                limit,
-                scored=plan.scored,
-                allowed=source.allowed,
-            )
+            backend = _Backend(searcher, source.keys)
+            top = None
+            if plan.scored and backend.doc_count >= _BOUND_MIN_DOCS:
+                top = _bounded_top(backend, plan, limit, source.allowed)
+            if top is None:
+                top = top_k(
+                    backend,
+                    plan.query,
+                    limit,
+                    scored=plan.scored,
+                    allowed=source.allowed,
+                )
             cands.extend((cand, source) for cand in top)
         matcher = Matcher(
             frozenset(a.words) | {t for p in a.phrases for _, t in p}, a.prefixes, fuzzy

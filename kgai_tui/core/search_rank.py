@@ -31,7 +31,7 @@ from typing import Any, Final, Protocol
 
 from kgai_tui.core.search_model import SCORE_DIGITS, round_score
 
-__all__ = ["Backend", "Cand", "top_k"]
+__all__ = ["Backend", "Cand", "top_k", "top_k_bounded"]
 
 #: (rounded score, key, document address)
 Cand = tuple[float, int, Any]
@@ -134,6 +134,55 @@ def top_k(
                     return above + rest
                 probed = True
         fetch *= 4
+
+
+def top_k_bounded(
+    backend: Backend,
+    query: Any,
+    k: int,
+    narrow: Any | None,
+    rest_max: float,
+    *,
+    allowed: frozenset[int] | None = None,
+) -> list[Cand] | None:
+    """The first ``k`` matches, exactly as :func:`top_k` orders them, from a bound.
+
+    Scoring every match of a query that has a word found in most documents is what
+    makes a search slow on a large index. When the matches outside a small subset
+    cannot reach the top ``k``, ranking the subset is enough:
+
+    * every match outside it rounds to 0 (``rest_max`` does): the subset's hits
+      scoring above 0 come first, the rest is the smallest keys (the key walk, if
+      the matches are dense enough for it to be quick);
+    * or they round below the ``k``-th hit of the subset: the subset's top ``k``.
+
+    Args:
+        backend: The index.
+        query: The whole query.
+        k: How many (at least 1).
+        narrow: The query restricted to the subset, with the same scores; ``None``
+            for an empty subset.
+        rest_max: An upper bound of the raw score of any match outside the subset.
+        allowed: If given, only these keys may be returned.
+
+    Returns:
+        The same candidates as ``top_k(backend, query, k, allowed=allowed)``, or
+        ``None`` when the bound does not settle the answer.
+    """
+    rest = round_score(rest_max)
+    top = [] if narrow is None else top_k(backend, narrow, k, allowed=allowed)
+    if rest == 0.0:
+        above = [c for c in top if c[0] > 0.0]
+        if len(above) == k:
+            return above
+        done = {c[1] for c in above}
+        # Walking the keys pays when the matches are many; when few (a selective
+        # filter), scoring them all is cheaper: the walk gives up (None).
+        tail = _walk(backend, query, k - len(above), allowed, 0.0, done, _WALK_FORCE)
+        return None if tail is None else above + tail
+    if narrow is not None and len(top) == k and rest < top[-1][0]:
+        return top
+    return None
 
 
 def _walk(

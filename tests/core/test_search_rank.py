@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgai_tui.core.search_model import round_score
-from kgai_tui.core.search_rank import top_k
+from kgai_tui.core.search_rank import top_k, top_k_bounded
 
 
 class FakeBackend:
@@ -141,3 +141,42 @@ def test_duplicate_keys_count_once_with_their_best_score() -> None:
     docs = [(1.0, 5), (3.0, 5), (1.0, 4), (1.0, 6), (2.0, 7)]
     got = top_k(FakeBackend(docs, [4, 3, 2, 1, 0], 10), None, 3)
     assert [(r, key) for r, key, _ in got] == [(3.0, 5), (2.0, 7), (1.0, 4)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(indexes(), st.integers(1, 40), st.data())
+def test_bounded_top_k_is_top_k_or_gives_up(
+    index: tuple[list[tuple[float, int]], list[int], int],
+    k: int,
+    data: st.DataObject,
+) -> None:
+    """Whatever the subset and the bound, the answer is exact or ``None``."""
+    docs, order, limit = index
+    low = data.draw(st.integers(0, limit - 1))
+    high = data.draw(st.integers(low, limit - 1))
+    # Outside the window every document scores at most the bound (often ~0).
+    rest_max = data.draw(st.sampled_from([0.00001, 0.5, 1.0]))
+    docs = [(s if low <= key <= high else min(s, rest_max) / 2, key) for s, key in docs]
+    narrow: tuple[int, int] | None = (low, high)
+    if data.draw(st.booleans()):  # no subset: every document is under the bound
+        narrow = None
+        docs = [(min(s, rest_max) / 2, key) for s, key in docs]
+    backend = FakeBackend(docs, order, limit)
+    got = top_k_bounded(backend, None, k, narrow, rest_max)
+    if got is not None:
+        assert [(r, key) for r, key, _ in got] == brute(docs, k, None)
+
+
+def test_bounded_top_k_settles_a_common_word() -> None:
+    """Rare matches score high, the rest rounds to 0: no full ranking is needed."""
+    n = 4000
+    keys = [(i * 7919) % 100_003 for i in range(n)]
+    docs = [(9.5 if key < 3000 else 0.000001, key) for key in keys]
+    backend = FakeBackend(docs, list(range(n)), 100_003)
+    got = top_k_bounded(backend, None, 20, (0, 2999), 0.00001)
+    assert got is not None
+    assert [(r, key) for r, key, _ in got] == brute(docs, 20, None)
+    few = [(0.000001, key) for key in keys]
+    got = top_k_bounded(FakeBackend(few, list(range(n)), 100_003), None, 20, None, 1e-5)
+    assert got is not None
+    assert [(r, key) for r, key, _ in got] == brute(few, 20, None)

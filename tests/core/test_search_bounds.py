@@ -1,0 +1,115 @@
+"""The fast build path and the bounded ranking give exactly what the plain ones give."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from search_stores import mixed_store
+
+from kgai_tui.core import search
+from kgai_tui.core.codec import event_from_obj, event_obj
+from kgai_tui.core.engine import Engine
+from kgai_tui.core.search import SearchIndex
+from kgai_tui.core.search_docs import (
+    history_fields,
+    history_record,
+    history_record_obj,
+    index_fields,
+)
+from kgai_tui.search_bench import make_queries
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    root = tmp_path_factory.mktemp("mixed") / "store"
+    mixed_store(root)
+    return Engine.open(root)
+
+
+def _variants(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """Edge cases of one decision event's dict (as Go would omit or write them)."""
+    out = []
+    d = obj["decision"]
+    shapes = list(d.get("shapes", []))
+    for change in (
+        {"shapes": shapes + shapes[:1] + [""]},  # duplicates and an empty id
+        {"shapes": []},
+        {"mutations": None},
+        {"title": "", "rationale": "", "summary": "InvoiceRendering usesPDFs"},
+        {"author": "", "title": "camelCaseTitle and ÉlanVital"},
+    ):
+        v = copy.deepcopy(obj)
+        v["decision"].update(change)
+        for key in ("shapes", "rationale", "summary", "author"):
+            if v["decision"].get(key) in ("", []):
+                del v["decision"][key]
+        out.append(v)
+    renamed = copy.deepcopy(obj)
+    for m in renamed["decision"]["mutations"] or ():
+        if m["op"] == "upsert_element":
+            m.pop("name", None)  # an element upserted without a name
+            m["kind"] = "Feature"
+    out.append(renamed)
+    return out
+
+
+def test_history_fields_equal_the_record_path(mixed: Engine) -> None:
+    checked = 0
+    for obj, id_ok in search._decision_objs(mixed):
+        for item in [obj, *(_variants(obj) if checked < 50 else [])]:
+            for ok in (id_ok, not id_ok):
+                direct = history_fields(item, ok)
+                via_record = history_record_obj(item, ok)
+                assert via_record is not None
+                assert direct == index_fields(via_record)
+                event = history_record(event_from_obj(item), ok)
+                assert via_record == event
+        checked += 1
+    assert checked == len(list(mixed.decision_events()))
+    assert history_fields({**obj, "decision": None}, True) is None
+
+
+def test_decision_objs_follow_decision_events(mixed: Engine) -> None:
+    fast = list(search._decision_objs(mixed))
+    slow = list(mixed.decision_events())
+    assert [(obj, ok) for obj, ok in fast] == [(event_obj(ev), ok) for ev, ok in slow]
+    after = {s.name: s.newline_count // 2 for s in mixed.scans}
+    tail = [(event_obj(ev), ok) for ev, ok in mixed.decision_events(after)]
+    assert list(search._decision_objs(mixed, after)) == tail
+
+
+def test_bounded_ranking_gives_the_same_answers(
+    mixed: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bounding on (every index, whatever its size) versus off: identical hits."""
+    index = SearchIndex.for_engine(mixed, cache_base=tmp_path)
+    queries = [
+        *make_queries(mixed.projection, 240),
+        "decision",
+        "decision reshape E000007",
+        "invoice decision",
+        '"reshape E000007" decision',
+        "author:carol decision",
+        "element:E000007 decision",
+        "bench*",
+    ]
+    settled = []
+    real = search._bounded_top
+
+    def counted(*args: Any) -> Any:
+        got = real(*args)
+        settled.append(got is not None)
+        return got
+
+    def run() -> list[Any]:
+        return [index.search(q, include_all=a) for q in queries for a in (False, True)]
+
+    monkeypatch.setattr(search, "_BOUND_MIN_DOCS", 1 << 62)
+    plain = run()
+    monkeypatch.setattr(search, "_BOUND_MIN_DOCS", 0)
+    monkeypatch.setattr(search, "_bounded_top", counted)
+    assert run() == plain
+    assert any(settled)  # the bound did settle some queries

@@ -342,9 +342,20 @@ class Engine:
     ) -> Iterator[tuple[Event, bool]]:
         """Hash-verified decision events with their decision-id gate, for indexing.
 
+        :meth:`decision_objs` with each canonical dict built into an :class:`Event`.
+        """
+        for obj, id_ok in self.decision_objs(after_lines):
+            yield event_from_obj(obj), id_ok
+
+    def decision_objs(
+        self, after_lines: dict[str, int] | None = None
+    ) -> Iterator[tuple[dict[str, Any], bool]]:
+        """Hash-verified decision events as canonical dicts, with their id gate.
+
         Ordered by ``(lamport, hash, shard, line)``; ``after_lines`` keeps only the
         lines after a shard's given line number (what was appended since). Decoded
-        one at a time from the files, so a million events never sit in memory.
+        one at a time from the files, so a million events never sit in memory; the
+        dicts are what a bulk reader (the search index) wants, without an Event each.
         """
         keys: list[tuple[int, str, str, int, int, int]] = []
         for si, scan in enumerate(self.scans):
@@ -366,10 +377,7 @@ class Engine:
             for *_, si, i in keys:
                 obj = source.load(si, i)
                 if obj["decision"] is not None:
-                    yield (
-                        event_from_obj(obj),
-                        bool(self.scans[si].flags[i] & DECISION_ID_OK),
-                    )
+                    yield obj, bool(self.scans[si].flags[i] & DECISION_ID_OK)
         finally:
             source.release()
 

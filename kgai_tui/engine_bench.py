@@ -25,6 +25,7 @@ on the value; the reference engine's published 1M figures (spec 9.4) stand besid
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import gc
 import math
@@ -283,6 +284,31 @@ def _rss_mb(who: int = resource.RUSAGE_SELF) -> float:
     return resource.getrusage(who).ru_maxrss / 1024
 
 
+class _PeakSteps:
+    """A progress callback that also notes which step last raised the peak RSS.
+
+    ``ru_maxrss`` only grows, so the step during which it last grew is where the
+    process peaked: the row says which one, so a regression points at its step.
+    """
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self._say = say
+        self._step = "start"
+        self._peak = _rss_mb()
+        self.where = self._step
+
+    def __call__(self, msg: str) -> None:
+        self.check()
+        self._step = msg.removesuffix(" ...")
+        self._say(msg)
+
+    def check(self) -> None:
+        """Credit a peak reached since the last step to that step."""
+        now = _rss_mb()
+        if now > self._peak:
+            self._peak, self.where = now, self._step
+
+
 # ------------------------------------------------------------------ processes
 
 
@@ -419,6 +445,8 @@ def run_engine_bench(store: Path, opts: RunOptions) -> dict[str, Any]:
 
 
 def _run(root: Path, cache: Path, opts: RunOptions) -> dict[str, Any]:
+    peaks = _PeakSteps(opts.progress)
+    opts = dataclasses.replace(opts, progress=peaks)
     say = opts.progress
     rows: dict[str, dict[str, Any]] = {}
     notes: list[str] = []
@@ -568,8 +596,13 @@ def _run(root: Path, cache: Path, opts: RunOptions) -> dict[str, Any]:
 
     _search_rows(engine, cache, opts, rows, cold_ms)
 
+    peaks.check()
     rows["rss_bench"] = _value_row(
-        "rss_bench", _rss_mb(), "MB", "engine + search index + as-of projections"
+        "rss_bench",
+        _rss_mb(),
+        "MB",
+        "engine + recall, time and search indexes + as-of projections; "
+        f"reached during: {peaks.where}",
     )
     report["machine"]["load_after"] = [round(x, 2) for x in os.getloadavg()]
     report["rows"] = [rows[k] if k in rows else _row(k, "ms", n=0) for k in ROW_KEYS]

@@ -1,13 +1,21 @@
-"""The cyclic garbage collector around million-object structures.
+"""The cyclic garbage collector and the C heap around million-object structures.
 
 Building an engine allocates millions of small containers that never form cycles;
 collecting while they are built, and walking them in every later full collection,
 only costs time (a full pass over a million-decision engine takes about a second).
+
+The builds also free hundreds of megabytes of temporaries (decoded log lines, token
+lists, the recall index's vocabulary dict); glibc keeps those pages in the process
+unless asked to give them back, so they would count towards the session's RSS.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import gc
+import sys
+from collections.abc import Callable
 from typing import Final
 
 #: Past this many events, a process keeps its engine for good: freeze the heap.
@@ -22,11 +30,47 @@ def settle_heap(events: int) -> None:
 
     A full collection over a million-decision engine takes about a second and would
     land in the middle of some later read; ``gc.freeze`` moves what exists now out
-    of the collector's reach. Small engines (tests, small stores) are left alone.
+    of the collector's reach. The temporaries the build freed go back to the OS
+    (:func:`trim_heap`). Small engines (tests, small stores) are left alone.
     """
     if events >= BIG_ENGINE:
         _BIG[0] = True
         gc.freeze()
+        trim_heap()
+
+
+def trim_heap() -> bool:
+    """Return the C heap's free pages to the OS (glibc ``malloc_trim``).
+
+    glibc returns freed memory only from the top of its heap; a build that frees
+    hundreds of megabytes in the middle keeps them in the RSS (measured at 1M
+    decisions: ~290 MB after the recall index build, ~170 MB after the first time
+    index build). ``malloc_trim(0)`` releases every free page; it takes
+    milliseconds and later reads fault no more pages than before (measured).
+
+    Returns:
+        Whether a trim ran (``False`` off glibc).
+    """
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or ``None`` (another OS or C library)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        fn = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_size_t]
+    fn.restype = ctypes.c_int
+    trim: Callable[[int], int] = fn
+    return trim
 
 
 class GcPaused:

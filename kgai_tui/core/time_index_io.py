@@ -3,6 +3,10 @@
 ``marshal`` of plain containers, with every ``array`` as its raw bytes: loading is a
 few large copies. When the index shares an equal projection's decision lists, they
 are not stored; :func:`load_index` takes them from the projection given.
+
+At a million decisions the arrays hold ~200 MB, so neither side keeps two copies of
+them: ``marshal`` writes an ``array`` (a buffer) as bytes without ``tobytes()``, and
+loading turns each bytes object into its array and drops it before the next.
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ def dump_index(self: TimeIndex) -> bytes:
         dec,
         self.d_id[-1] if self.d_id else "",
         [
-            a.tobytes()
+            a  # marshal writes a buffer as bytes: no tobytes() copy
             for a in (
                 self.times,
                 self.d_exist,
@@ -73,33 +77,26 @@ def dump_index(self: TimeIndex) -> bytes:
         ],
         self.d_carry,
         self.e_more,
-        {k: v.tobytes() for k, v in self.pairs.items()},
+        self.pairs,
         self.pair_more,
         self.touch,
-        {
-            e: {
-                k: (
-                    h[0].tobytes(),
-                    h[1].tobytes(),
-                    h[2],
-                    None if h[3] is None else h[3].tobytes(),
-                )
-                for k, h in keys.items()
-            }
-            for e, keys in self.props.items()
-        },
+        self.props,  # key -> [times, seqs, lines, sufmin]: arrays as bytes
         self.raw_lines,
         self.links,
         self.unknown,
         self.exceptions,
-        {e: (t.tobytes(), v.tobytes()) for e, (t, v) in self.versions.items()},
+        self.versions,
         self.vmulti,
     )
     return marshal.dumps(state)
 
 
-def load_index(data: bytes, projection: Projection | None = None) -> TimeIndex:
+def load_index(
+    data: bytes | memoryview, projection: Projection | None = None
+) -> TimeIndex:
     """Rebuild an index from :meth:`dumps` (``projection`` when it was shared).
+
+    ``data`` may be any buffer (a view of the mapped cache file: no copy needed).
 
     Raises:
         ValueError: the bytes are of another format, or the projection does not
@@ -126,27 +123,35 @@ def load_index(data: bytes, projection: Projection | None = None) -> TimeIndex:
         (ix.d_summary, ix.d_time, ix.d_lamport, ix.d_install, ix.d_hash) = dec[5:10]
         ix.d_shapes = dec[10]
         ix.d_index = {d: i for i, d in enumerate(ix.d_id)}
-    arrays = [_frombytes(b) for b in state[4]]
+    blobs: list[bytes] = state[4]
+    arrays = []
+    while blobs:  # each bytes object goes as soon as its array exists
+        arrays.append(_frombytes(blobs.pop(0)))
     (ix.times, ix.d_exist, ix.d_stable, ix.d_ctime, ix.d_cpos, ix.d_in) = arrays[:6]
     (ix.d_out, ix.e_src, ix.e_dst, ix.e_time, ix.e_ord, ix.e_nin) = arrays[6:12]
     ix.e_nout, ix.prefmax, ix.sufmin = arrays[12:15]
     ix.d_carry, ix.e_more = state[5], state[6]
-    ix.pairs = {k: _frombytes(v) for k, v in state[7].items()}
+    # The loaded dicts are converted in place (same keys, same order).
+    pairs: dict[str, Any] = state[7]
+    for k, v in pairs.items():
+        pairs[k] = _frombytes(v)
+    ix.pairs = pairs
     ix.pair_more, ix.touch = state[8], state[9]
-    ix.props = {
-        e: {
-            k: [
+    props: dict[str, dict[str, Any]] = state[10]
+    for keys in props.values():
+        for k, (t, s, lines, m) in keys.items():
+            keys[k] = [
                 _frombytes(t),
                 _frombytes(s),
                 lines,
                 None if m is None else _frombytes(m),
             ]
-            for k, (t, s, lines, m) in keys.items()
-        }
-        for e, keys in state[10].items()
-    }
+    ix.props = props
     ix.raw_lines, ix.links, ix.unknown, ix.exceptions = state[11:15]
-    ix.versions = {e: (_frombytes(t), _frombytes(v)) for e, (t, v) in state[15].items()}
+    versions: dict[str, Any] = state[15]
+    for e, (t, v) in versions.items():
+        versions[e] = (_frombytes(t), _frombytes(v))
+    ix.versions = versions
     ix.vmulti = state[16]
     ix._dirty = set()
     ix._stale = False

@@ -9,6 +9,7 @@ creation order, heads, conflicts, counts), so numbering differences cannot hide 
 from __future__ import annotations
 
 import json
+import marshal
 import random
 from dataclasses import replace
 from datetime import datetime
@@ -34,7 +35,12 @@ from kgai_tui.core.moments import TimeCursor, graph_delta, moments
 from kgai_tui.core.projection import Projection
 from kgai_tui.core.projection_view import ProjectionView
 from kgai_tui.core.shards import ShardRead
-from kgai_tui.core.time_index import TimeIndex, TimeIndexBuilder, build_time_index
+from kgai_tui.core.time_index import (
+    TimeIndex,
+    TimeIndexBuilder,
+    _PackedRecs,
+    build_time_index,
+)
 from kgai_tui.demo import DEMO_STORE as DEMO
 
 BASE = 1_767_225_600  # 2026-01-01T00:00:00Z
@@ -490,3 +496,96 @@ def test_column_read_follows_live_appends(tmp_path: Path) -> None:
                 cut = _at(stamp)
                 got = json.dumps(as_of_obj(live.at(cut), cut))
                 assert got == json.dumps(_graph_obj(fresh.at(cut), cut)), (k, stamp)
+
+
+# ------------------------------------------------------------------ memory
+
+
+_FIELD_LISTS = (
+    "d_id",
+    "d_title",
+    "d_rationale",
+    "d_author",
+    "d_refs",
+    "d_summary",
+    "d_time",
+    "d_lamport",
+    "d_install",
+    "d_hash",
+    "d_shapes",
+)
+
+
+def _mirrored(
+    objs: list[tuple[dict[str, Any], int | None, bool]], mirror: Projection
+) -> tuple[TimeIndexBuilder, TimeIndex]:
+    """A build given ``mirror``, finished unshared (every field is unpacked)."""
+    builder = TimeIndexBuilder(mirror)
+    for obj, epoch, gated in objs:
+        builder.add(obj, epoch, gated)
+    return builder, builder.finish(None)
+
+
+def test_mirror_keeps_nothing_twice_and_builds_the_same(tmp_path: Path) -> None:
+    """Given the store's projection, the build keeps no field record of its own."""
+    root = tmp_path / "gen"
+    gen_store(root, GenParams(300, 5, 40))
+    engine = Engine.open(root)
+    objs = _objs(engine.shards)
+    builder = TimeIndexBuilder(engine.projection)
+    for obj, epoch, gated in objs:
+        builder.add(obj, epoch, gated)
+    recs = builder._index._recs
+    assert recs is not None and len(recs) == 300 and not recs.data
+    index = builder.finish(None)
+    plain = _build(objs)
+    for name in _FIELD_LISTS:
+        assert getattr(index, name) == getattr(plain, name), name
+    # The mirror grows its shapes lists in place: the index holds its own copies.
+    mine, theirs = index.d_shapes, engine.projection.dec_shapes
+    assert not any(a is b for a, b in zip(mine, theirs, strict=True))
+    for stamp in _cuts(index, random.Random(4), 8):
+        check(engine.shards, index, stamp, deep=False)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_mirror_that_differs_changes_nothing(tmp_path: Path, seed: int) -> None:
+    """Stubs, gate failures, skipped times, another store: the mirror only saves."""
+    shards = _random_store(tmp_path, seed)
+    objs = _objs(shards)
+    plain = _build(objs)
+    _random_store(tmp_path, seed + 100)
+    for mirror in (
+        Engine.open(tmp_path / f"r{seed}").projection,  # the same log, replayed
+        Engine.open(tmp_path / f"r{seed + 100}").projection,  # another log
+    ):
+        _, index = _mirrored(objs, mirror)
+        for name in _FIELD_LISTS:
+            assert getattr(index, name) == getattr(plain, name), name
+        stamps = sorted({e for _, e, _ in objs if e is not None})
+        for stamp in random.Random(seed).sample(stamps, min(12, len(stamps))):
+            check(shards, index, stamp, deep=False)
+            assert state(index.at(_at(stamp))) == state(plain.at(_at(stamp)))
+
+
+def test_packed_records_round_trip() -> None:
+    """Records keep every value a field can hold, and the empty record is the mirror's."""
+    recs = _PackedRecs()
+    odd = ("t\ud800é", "", "a", "r\n", " s ", None, 2**70, "i", "h")
+    plain = ("t", "why", "a", "", "", 1_767_225_600, -3, "i", "sha256:0")
+    recs.append(odd)
+    recs.append(plain)
+    assert (len(recs), recs[0], recs[1]) == (2, odd, plain)
+
+
+def test_loads_reads_caches_of_the_previous_writer(tmp_path: Path) -> None:
+    """Arrays now go to marshal as buffers and props as lists; older caches still load."""
+    shards = _random_store(tmp_path, 5, 100)
+    index = _build(_objs(shards))
+    raw = list(marshal.loads(index.dumps()))
+    assert all(type(b) is bytes for b in raw[4])
+    raw[10] = {e: {k: tuple(h) for k, h in keys.items()} for e, keys in raw[10].items()}
+    loaded = TimeIndex.loads(memoryview(marshal.dumps(tuple(raw))))  # a mapped file
+    assert marshal.loads(loaded.dumps()) == marshal.loads(index.dumps())
+    for stamp in _cuts(index, random.Random(6), 10):
+        assert state(loaded.at(_at(stamp))) == state(index.at(_at(stamp)))

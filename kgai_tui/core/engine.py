@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
@@ -130,6 +130,10 @@ def canonical_order(
     return keys
 
 
+# Bytes of lines read between two releases of the mapped pages.
+_RELEASE_EVERY: Final = 32 * 1024 * 1024
+
+
 class LineSource:
     """Fetch one event's canonical dict by (shard, event), from the files or memory."""
 
@@ -138,6 +142,7 @@ class LineSource:
         self.log_dir = log_dir
         self.scans = scans
         self._data: dict[int, mmap.mmap | bytes] = {}
+        self._unreleased = 0
 
     def load(self, si: int, i: int) -> dict[str, Any]:
         """Return the canonical dict of event ``i`` of shard ``si``."""
@@ -149,8 +154,24 @@ class LineSource:
         if data is None:
             data = self._data[si] = self._read(scan.name)
         off = scan.offsets[i]
-        obj: dict[str, Any] = orjson.loads(data[off : off + scan.lengths[i]])
+        length = scan.lengths[i]
+        obj: dict[str, Any] = orjson.loads(data[off : off + length])
+        self._unreleased += length
+        if self._unreleased > _RELEASE_EVERY:
+            self._drop_pages()
         return obj
+
+    def _drop_pages(self) -> None:
+        """Let go of the mapped pages read so far (they stay in the page cache).
+
+        A pass over the whole log would otherwise keep every page it touched in
+        this process's RSS: 0.8 GB at a million decisions, on top of the index
+        being built from it (measured: the time index build's peak 2.7 -> 2.0 GB).
+        """
+        self._unreleased = 0
+        for data in self._data.values():
+            if isinstance(data, mmap.mmap):
+                data.madvise(mmap.MADV_DONTNEED)
 
     def _read(self, name: str) -> mmap.mmap | bytes:
         """Map a shard read-only (page cache, not private memory)."""

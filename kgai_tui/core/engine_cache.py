@@ -472,7 +472,8 @@ def build_engine_time_index(
     engine: Engine, index: TimeIndex | None = None, start: Sequence[int] | None = None
 ) -> TimeIndex:
     """Index (or extend an index with) the log's hash-verified events, in replay order."""
-    builder = TimeIndexBuilder() if index is None else None
+    # Mirroring the projection, the builder stores no second copy of what it holds.
+    builder = TimeIndexBuilder(engine.projection) if index is None else None
     target = index
     keys = canonical_order(engine.scans, start)
     source = LineSource(engine.log_dir, engine.scans)
@@ -522,7 +523,7 @@ def _load_time_index(engine: Engine, path: Path) -> TimeIndex | None:
         if start is None:
             return None
     try:
-        index = TimeIndex.loads(bytes(payload), engine.projection)
+        index = TimeIndex.loads(payload, engine.projection)
     except (ValueError, TypeError, KeyError, EOFError, IndexError):
         return None
     if start is not None:

@@ -309,3 +309,25 @@ def test_the_time_index_file_is_reused_extended_and_never_believed_when_damaged(
     # an index that shares the projection's lists cannot take a longer projection:
     # it is rebuilt; one that does not (ungated events) is extended instead
     assert built[1] in ("build", "extend")
+
+
+def test_reading_the_log_back_survives_dropping_its_pages(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bulk readers release mapped pages as they go; what they read is the same."""
+    import kgai_tui.core.engine as engine_module
+
+    engine = Engine.open(store, cache=False)
+    kept = [(obj, ok) for obj, ok in engine.decision_objs()]
+    monkeypatch.setattr(engine_module, "_RELEASE_EVERY", 1)  # release after each line
+    drops: list[int] = []
+    real_drop = engine_module.LineSource._drop_pages
+
+    def counted(self: engine_module.LineSource) -> None:
+        drops.append(1)
+        real_drop(self)
+
+    monkeypatch.setattr(engine_module.LineSource, "_drop_pages", counted)
+    dropped = [(obj, ok) for obj, ok in engine.decision_objs()]
+    assert dropped == kept and len(kept) > 100
+    assert len(drops) >= len(kept)

@@ -60,7 +60,7 @@ PARALLEL_MIN_BYTES: Final = 8 * 1024 * 1024
 class _Keys:
     """What this process read from one shard's bytes, to compare with the workers'."""
 
-    __slots__ = ("ends", "hashes", "lamports", "offsets", "starts")
+    __slots__ = ("ends", "hashes", "lamports", "offsets", "prefix", "starts")
 
     def __init__(self) -> None:
         self.offsets: array[int] = array("q")
@@ -68,6 +68,7 @@ class _Keys:
         self.hashes: list[str] = []
         self.starts: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self.ends: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.prefix: npt.NDArray[np.uint64] = np.zeros((0, 4), dtype=">u8")
 
 
 def open_cold(
@@ -245,8 +246,11 @@ def _read_keys(data: mmap.mmap | bytes) -> _Keys | None:
     lamports = _LAMPORT_RE.findall(data)
     if len(lamports) != len(starts):
         return None
-    text = a[starts[:, None] + _HASH_AT].tobytes().decode("ascii")
+    gathered = a[starts[:, None] + _HASH_AT]
+    text = gathered.tobytes().decode("ascii")
     width = _HASH_LEN
+    # The first 32 hex digits as four big-endian words: they sort as the strings do.
+    mine.prefix = np.ascontiguousarray(gathered[:, 7:39]).view(">u8")
     mine.offsets = array("q", starts.tobytes())
     mine.ends = ends
     mine.starts = starts
@@ -265,14 +269,7 @@ def _replay_order(keys: Sequence[_Keys]) -> list[tuple[int, int, int, str]] | No
     if not any(k.hashes for k in keys):
         return []
     lam = np.concatenate([np.frombuffer(k.lamports, dtype=np.int64) for k in keys])
-    prefix = np.concatenate(
-        [
-            np.frombuffer(
-                "".join(h[7:39] for h in k.hashes).encode("ascii"), dtype=">u8"
-            ).reshape(-1, 4)
-            for k in keys
-        ]
-    )
+    prefix = np.concatenate([k.prefix for k in keys])
     shard = np.concatenate(
         [np.full(len(k.hashes), si, dtype=np.int64) for si, k in enumerate(keys)]
     )

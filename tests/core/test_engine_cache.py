@@ -331,3 +331,33 @@ def test_reading_the_log_back_survives_dropping_its_pages(
     dropped = [(obj, ok) for obj, ok in engine.decision_objs()]
     assert dropped == kept and len(kept) > 100
     assert len(drops) >= len(kept)
+
+
+def _shard_bytes(keys: list[tuple[int, str]]) -> bytes:
+    """Lines that look canonical to the key reader: the hash, op, lamport and a tail."""
+    return b"".join(
+        b'{"hash":"%s","op":"assert","actor":"a","install_id":"i","lamport":%d,'
+        b'"recorded_at":"","parents":null,"decision":null}\n' % (h.encode(), lam)
+        for lam, h in keys
+    )
+
+
+def test_the_numpy_replay_order_is_the_lamport_then_hash_order() -> None:
+    """Colliding lamports, hashes alike in their first 32 digits, a duplicate."""
+    near = "sha256:" + "ab" * 16
+    shards = [
+        [(5, near + "f" * 32), (5, "sha256:" + "0" * 64), (7, "sha256:" + "1" * 64)],
+        [(5, near + "0" * 32), (-2, "sha256:" + "9" * 64), (7, "sha256:" + "1" * 64)],
+        [],
+    ]
+    keys = [cold_open._read_keys(_shard_bytes(s)) for s in shards]
+    assert all(k is not None for k in keys)
+    order = cold_open._replay_order([k for k in keys if k is not None])
+    # Hashes alike in their first 32 digits are told apart whole: no guess.
+    assert order is None
+    shards[0][0] = (6, near + "f" * 32)
+    keys = [cold_open._read_keys(_shard_bytes(s)) for s in shards]
+    order = cold_open._replay_order([k for k in keys if k is not None])
+    assert order is not None
+    expected = sorted((lam, h, si) for si, s in enumerate(shards) for lam, h in s)
+    assert [(h, si) for si, _, _, h in order] == [(h, si) for _, h, si in expected]

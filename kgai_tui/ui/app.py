@@ -8,10 +8,12 @@ results come back to the UI thread and are handed to the views as an immutable
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import ClassVar
+from time import monotonic
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -19,12 +21,10 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Input, Static
+from textual.timer import Timer
+from textual.widgets import ContentSwitcher, Input, Static
+from textual.worker import Worker, WorkerState
 
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.health import doctor_problems
-from kgai_tui.core.moments import GraphDelta, TimeCursor, graph_delta
-from kgai_tui.core.projection_view import ProjectionView
 from kgai_tui.ui.diff_view import DiffMark
 from kgai_tui.ui.render import element_label
 from kgai_tui.ui.safe_text import one_line, plain
@@ -32,11 +32,19 @@ from kgai_tui.ui.screens import DecisionModal, HelpScreen, ResolveModal, TextMod
 from kgai_tui.ui.snapshot import DecisionRequested, ElementRequested, Snapshot
 from kgai_tui.ui.views.agent import AgentScreen
 from kgai_tui.ui.views.conflicts import ConflictsView
-from kgai_tui.ui.views.elements import ElementsView
+from kgai_tui.ui.views.elements import ElementRows, ElementsView, element_rows
 from kgai_tui.ui.views.graph import GraphView
 from kgai_tui.ui.views.search import SearchView
 from kgai_tui.ui.views.timeline import TimelineView
+from kgai_tui.ui.widgets.footer import QuietFooter
 from kgai_tui.ui.widgets.time_slider import TimeSlider
+
+if TYPE_CHECKING:
+    # Imported where used: the engine (and networkx under it) loads in the opening
+    # worker while the first screen is already up.
+    from kgai_tui.core.engine import Engine
+    from kgai_tui.core.moments import GraphDelta, TimeCursor
+    from kgai_tui.core.projection_view import ProjectionView
 
 VIEWS: list[tuple[str, str]] = [
     ("elements", "Elements"),
@@ -46,6 +54,7 @@ VIEWS: list[tuple[str, str]] = [
     ("search", "Search"),
 ]
 LIVE_POLL_SECONDS = 1.0
+OPENING_TICK_SECONDS = 0.1
 
 
 def shard_fingerprint(root: Path) -> tuple[tuple[str, int, int], ...]:
@@ -190,6 +199,9 @@ class KgaiApp(App[None]):
         self._fingerprint = shard_fingerprint(root)
         self._revision = 0
         self.diff_mark = DiffMark()
+        self._history_pending: tuple[Engine, bool] | None = None
+        self._opening: Timer | None = None
+        self._opened_at = 0.0
 
     def compose(self) -> ComposeResult:
         """Header, banner, the five views, the slider and the footer."""
@@ -202,14 +214,25 @@ class KgaiApp(App[None]):
             yield ConflictsView(id="conflicts")
             yield SearchView(id="search")
         yield TimeSlider(id="slider")
-        yield Footer()
+        yield QuietFooter()
 
     def on_mount(self) -> None:
         """Load the store in a worker; poll the shards for live changes."""
         self.query_one("#element-tree").focus()
+        self._opened_at = monotonic()
+        self._opening = self.set_interval(OPENING_TICK_SECONDS, self._show_opening)
         self._load(keep_moment=False)
         if self.live:
             self.set_interval(LIVE_POLL_SECONDS, self._poll)
+
+    def _show_opening(self) -> None:
+        """Until the store is open, say so and how long it has taken."""
+        if self.snapshot is not None:
+            return
+        text = Text("kgai-tui · opening ", "bold")
+        text.append_text(plain(one_line(self.label, 60), "dim"))
+        text.append(f" … {monotonic() - self._opened_at:.1f} s", "dim")
+        self.query_one("#header", Static).update(text)
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """Add the views and the store actions to the palette."""
@@ -246,19 +269,56 @@ class KgaiApp(App[None]):
 
     @work(thread=True, exclusive=True, group="open", exit_on_error=False)
     def _load(self, keep_moment: bool) -> None:
-        # The present first; the time index (built once per log, then cached) after.
+        # The present first. The time index (built once per log, then cached) is
+        # read only after the first view is on screen (see _present): threads share
+        # one GIL, so reading it now would slow the first paint down.
+        from kgai_tui.core.engine import Engine
+        from kgai_tui.core.health import doctor_problems
+
         engine = Engine.open(self.root)
         problems = doctor_problems(engine)
         self.call_from_thread(self._loaded, engine, problems, keep_moment)
-        cursor = TimeCursor.of_engine(engine)
-        self.call_from_thread(self._cursor_ready, engine, cursor, keep_moment)
 
     def _loaded(self, engine: Engine, problems: list[str], keep_moment: bool) -> None:
         self.engine, self.cursor, self.problems = engine, None, problems
+        self._history_pending = (engine, keep_moment)
         self._fingerprint = shard_fingerprint(self.root)
+        if self._opening is not None:
+            self._opening.stop()
+            self._opening = None
         slider = self.query_one(TimeSlider)
+        slider.loading = True
         if not keep_moment or slider.at_now:
             self._show_position(None)
+        else:  # the past stays on screen; its history comes next
+            self._read_history()
+
+    @on(Worker.StateChanged)
+    def _worker_changed(self, event: Worker.StateChanged) -> None:
+        """A failed open ends the opening clock and says why in the header."""
+        worker = event.worker
+        if worker.group != "open" or event.state != WorkerState.ERROR:
+            return
+        if self._opening is not None:
+            self._opening.stop()
+            self._opening = None
+        if self.snapshot is None:
+            text = Text("kgai-tui · could not open the store: ", "bold red")
+            text.append_text(plain(one_line(str(worker.error), 100)))
+            self.query_one("#header", Static).update(text)
+
+    def _read_history(self) -> None:
+        """Read the time index (the slider's moments) once per load, in a worker."""
+        pending, self._history_pending = self._history_pending, None
+        if pending is not None:
+            self._history(*pending)
+
+    @work(thread=True, exclusive=True, group="history", exit_on_error=False)
+    def _history(self, engine: Engine, keep_moment: bool) -> None:
+        from kgai_tui.core.moments import TimeCursor
+
+        cursor = TimeCursor.of_engine(engine)
+        self.call_from_thread(self._cursor_ready, engine, cursor, keep_moment)
 
     def _cursor_ready(
         self, engine: Engine, cursor: TimeCursor, keep_moment: bool
@@ -267,6 +327,7 @@ class KgaiApp(App[None]):
             return  # a newer load replaced it
         self.cursor = cursor
         slider = self.query_one(TimeSlider)
+        slider.loading = False
         slider.set_moments(cursor.moments, keep=keep_moment)
         if not slider.at_now:  # the present is on screen already
             self._show_position(slider.moment)
@@ -286,6 +347,8 @@ class KgaiApp(App[None]):
 
     @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
     def _project(self, moment: datetime | None) -> None:
+        from kgai_tui.core.moments import graph_delta
+
         engine, cursor = self.engine, self.cursor
         if engine is None or (moment is not None and cursor is None):
             return
@@ -294,7 +357,10 @@ class KgaiApp(App[None]):
         )
         previous = self.snapshot.projection if self.snapshot is not None else None
         delta = graph_delta(previous, projection) if previous is not None else None
-        self.call_from_thread(self._present, engine, projection, moment, delta)
+        prepared = _prepare(projection, delta)
+        self.call_from_thread(
+            self._present, engine, projection, moment, delta, prepared
+        )
 
     def _present(
         self,
@@ -302,19 +368,21 @@ class KgaiApp(App[None]):
         projection: ProjectionView,
         moment: datetime | None,
         delta: GraphDelta | None,
+        prepared: Prepared,
     ) -> None:
         self._revision += 1
         self.snapshot = Snapshot(engine, projection, moment, delta, self._revision)
-        self._render_chrome()
-        switcher = self.query_one(ContentSwitcher)
-        self.query_one(ElementsView).show(self.snapshot)
+        self._render_chrome(prepared.decisions)
+        self.query_one(ElementsView).show(self.snapshot, prepared.elements)
         if self.selected_element is None:
             self.selected_element = self.query_one(ElementsView).selected
         self.query_one(GraphView).show(self.snapshot, self.selected_element)
-        self.query_one(TimelineView).show(self.snapshot)
         self.query_one(ConflictsView).show(self.snapshot)
         self.query_one(SearchView).show(self.snapshot)
-        del switcher
+        # O(decisions) work waits until this view is painted: the timeline (ordering
+        # every decision), then, once per load, the time index for the slider.
+        self.call_after_refresh(self.query_one(TimelineView).show, self.snapshot)
+        self.call_after_refresh(self._read_history)
 
     def _header_text(
         self, *, elements: int, decisions: int, writers: int, conflicts: int
@@ -350,14 +418,14 @@ class KgaiApp(App[None]):
             header.append(" ✓ healthy ", "bold black on green")
         return header
 
-    def _render_chrome(self) -> None:
+    def _render_chrome(self, decisions: int) -> None:
         snap = self.snapshot
         if snap is None:
             return
         p = snap.projection
         header = self._header_text(
             elements=p.graph.number_of_nodes(),
-            decisions=sum(1 for h in p.dec_hash if h),
+            decisions=decisions,
             writers=snap.writers,
             conflicts=len(p.contested),
         )
@@ -536,6 +604,27 @@ class KgaiApp(App[None]):
             markup=False,
         )
         self.call_from_thread(self._load, True)
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What the first view of a snapshot needs, computed in the worker that made it."""
+
+    decisions: int
+    elements: ElementRows
+
+
+def _prepare(projection: ProjectionView, delta: GraphDelta | None) -> Prepared:
+    """Do a snapshot's O(decisions) work for the header and the Elements view.
+
+    Also builds the projection's lazy per-element index (``el_shapes``) here, which
+    the details pane would otherwise build on the UI thread on first use.
+    """
+    projection.el_shapes.get("")
+    return Prepared(
+        decisions=len(projection.dec_hash) - projection.dec_hash.count(""),
+        elements=element_rows(projection, delta.elements_added if delta else ()),
+    )
 
 
 def make_app(root: Path, *, label: str | None = None, live: bool = True) -> KgaiApp:

@@ -9,7 +9,7 @@ never become markup).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -19,11 +19,12 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from kgai_tui.core.diff import diff_obj
-from kgai_tui.core.engine import Engine
 from kgai_tui.render_diff import render_diff
 from kgai_tui.ui.safe_text import plain
 from kgai_tui.ui.widgets.time_slider import TimeSlider
+
+if TYPE_CHECKING:
+    from kgai_tui.core.engine import Engine
 
 
 def _name(moment: datetime | None) -> str:
@@ -108,6 +109,8 @@ class DiffModal(ModalScreen[None]):
     @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
     def _compute(self) -> None:
         # engine.shards decodes the whole log on first use: off the UI thread.
+        from kgai_tui.core.diff import diff_obj
+
         obj = diff_obj(self.engine.shards, self.start, self.end)
         self.app.call_from_thread(self._show, render_diff(obj))
 

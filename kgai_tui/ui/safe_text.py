@@ -29,6 +29,8 @@ _TABLE: Final = {
 
 def visible(s: str, *, keep_newlines: bool = False) -> str:
     """Replace control characters with visible symbols (``␛`` for ESC, ...)."""
+    if s.isprintable():  # no control character at all: the common case, and fast
+        return s
     if keep_newlines:
         table = dict(_TABLE)
         table.pop(0x0A)
@@ -43,7 +45,10 @@ def plain(s: str, style: str | Style = "", *, keep_newlines: bool = False) -> Te
 
 def one_line(s: str, limit: int = 0) -> str:
     """Collapse white space to one line, visible controls, optionally cut."""
-    flat = _SPACES.sub(" ", visible(_BREAKS.sub(" ", s))).strip()
+    if s.isprintable() and "  " not in s and s == s.strip():
+        flat = s  # already one clean line (isprintable excludes every break)
+    else:
+        flat = _SPACES.sub(" ", visible(_BREAKS.sub(" ", s))).strip()
     if limit and len(flat) > limit:
         return flat[: max(limit - 1, 0)] + "…"
     return flat

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -23,17 +23,20 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static, TextArea
 from textual.worker import get_current_worker
 
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.errors import KgaiError
-from kgai_tui.json_reads import error_json, recall_json, split_paths
+if TYPE_CHECKING:
+    # The engine and the JSON reads load when the screen first computes (in its
+    # worker), not when the explorer starts.
+    from kgai_tui.core.engine import Engine
 
 __all__ = ["AgentScreen", "agent_payload", "equivalent_command"]
 
-EngineSource = Callable[[], Engine | None]
+EngineSource = Callable[[], "Engine | None"]
 
 
 def equivalent_command(root: Path, paths: str, topic: str) -> str:
     """The CLI line that prints the same bytes (for a person to reproduce)."""
+    from kgai_tui.json_reads import split_paths
+
     words = ["kgai-tui", "context", "--store", str(root)]
     joined = ",".join(split_paths(paths))
     if joined:
@@ -51,6 +54,9 @@ def agent_payload(engine: Engine, paths: str, topic: str) -> str:
         paths: file paths or globs, comma-separated.
         topic: a topic in words.
     """
+    from kgai_tui.core.errors import KgaiError
+    from kgai_tui.json_reads import error_json, recall_json
+
     try:
         data = recall_json(engine, paths, topic)
     except KgaiError as exc:
@@ -125,6 +131,8 @@ class AgentScreen(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="agent-recall", exit_on_error=False)
     def _compute(self, paths: str, topic: str) -> None:
+        from kgai_tui.core.engine import Engine
+
         engine = self.engine_source() or Engine.open(self.root)
         payload = agent_payload(engine, paths, topic)
         if not get_current_worker().is_cancelled:  # a newer keystroke supersedes it

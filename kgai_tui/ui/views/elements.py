@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -14,10 +16,74 @@ from textual.widgets.option_list import Option
 
 from kgai_tui.ui.render import CONTESTED, DIM, HEAD, element_details, element_label
 from kgai_tui.ui.safe_text import one_line, plain
+from kgai_tui.ui.snapshot import DecisionRequested, ElementRequested, Snapshot
+from kgai_tui.ui.widgets.element_tree import ElementTree
 
 if TYPE_CHECKING:
     from kgai_tui.core.projection_view import ProjectionView
-from kgai_tui.ui.snapshot import DecisionRequested, ElementRequested, Snapshot
+
+
+@dataclass(frozen=True, slots=True)
+class ElementRow:
+    """One leaf of the tree: the element, its label, what the filter matches."""
+
+    eid: str
+    label: Text
+    name: str  # lower case
+    kind: str  # lower case
+
+
+@dataclass(frozen=True, slots=True)
+class ElementRows:
+    """The tree of one snapshot, ready to draw: built in a worker, not on the UI.
+
+    At 10,000 elements, looking every element up, sorting and labelling them takes
+    a good part of a second; the UI thread then only adds the prepared leaves.
+    """
+
+    groups: tuple[tuple[str, tuple[ElementRow, ...]], ...]
+    first: str | None  # the element shown when nothing is selected
+
+    def filtered(self, needle: str) -> list[tuple[Text, list[tuple[Text, str]]]]:
+        """Branches and leaves whose name or kind contains ``needle`` (lower case)."""
+        out: list[tuple[Text, list[tuple[Text, str]]]] = []
+        for kind, rows in self.groups:
+            leaves = [
+                (r.label, r.eid)
+                for r in rows
+                if not needle or needle in r.name or needle in r.kind
+            ]
+            if leaves:
+                out.append((plain(f"{kind} ({len(leaves)})", "bold"), leaves))
+        return out
+
+
+def element_rows(p: ProjectionView, added: Iterable[str] = ()) -> ElementRows:
+    """Group the elements by kind, sorted by name, labelled (pure: run it in a worker).
+
+    ``added`` are elements new since the previous slider position (marked ``new``).
+    """
+    new = set(added)
+    by_kind: dict[str, list[tuple[str, str, str, str]]] = {}
+    nodes = p.graph.nodes
+    for eid in nodes:
+        kind, name, _ = p.element(eid) or ("", "", "")
+        by_kind.setdefault(kind or "(stub)", []).append((name.lower(), eid, kind, name))
+    groups = []
+    for kind in sorted(by_kind):
+        members = sorted(by_kind[kind], key=lambda m: (m[0], m[1]))
+        rows = []
+        for lower, eid, real_kind, name in members:
+            label = plain(one_line(name or f"(unnamed {eid})", 60))
+            if eid in p.contested:
+                label.stylize(CONTESTED)
+                label.append(" ⚠", CONTESTED)
+            if eid in new:
+                label.append(" new", "bold green")
+            rows.append(ElementRow(eid, label, lower, real_kind.lower()))
+        groups.append((kind, tuple(rows)))
+    first = min(nodes, key=lambda e: element_label(p, e), default=None)
+    return ElementRows(tuple(groups), first)
 
 
 class ElementsView(Horizontal):
@@ -45,12 +111,14 @@ class ElementsView(Horizontal):
         super().__init__(id=id)
         self.snapshot: Snapshot | None = None
         self.selected: str | None = None
+        self._targets: list[tuple[str, str]] = []
+        self._rows: ElementRows | None = None
 
     def compose(self) -> ComposeResult:
         """Lay out the filter, tree and details."""
         with Vertical(id="element-side"):
             yield Input(placeholder="filter elements…", id="element-filter")
-            tree: Tree[str] = Tree("elements", id="element-tree")
+            tree = ElementTree("elements", id="element-tree")
             tree.show_root = False
             yield tree
         with Vertical(id="element-main"):
@@ -58,15 +126,16 @@ class ElementsView(Horizontal):
                 yield Static(id="element-details")
             yield OptionList(id="element-links", markup=False)
 
-    def show(self, snapshot: Snapshot) -> None:
-        """Render a new snapshot, keeping the selection when it still exists."""
+    def show(self, snapshot: Snapshot, rows: ElementRows) -> None:
+        """Render a new snapshot, keeping the selection when it still exists.
+
+        ``rows`` is :func:`element_rows` of the snapshot, computed off the UI thread.
+        """
         self.snapshot = snapshot
+        self._rows = rows
         self._fill_tree()
-        p = snapshot.projection
-        if self.selected is None or self.selected not in p.graph:
-            self.selected = next(
-                iter(sorted(p.graph.nodes, key=lambda e: element_label(p, e))), None
-            )
+        if self.selected is None or self.selected not in snapshot.projection.graph:
+            self.selected = rows.first
         self._show_details()
 
     def select(self, element_id: str) -> None:
@@ -79,38 +148,10 @@ class ElementsView(Horizontal):
         self._fill_tree()
 
     def _fill_tree(self) -> None:
-        if self.snapshot is None:
+        if self._rows is None:
             return
-        p = self.snapshot.projection
         needle = self.query_one("#element-filter", Input).value.strip().lower()
-        tree: Tree[str] = self.query_one("#element-tree", Tree)
-        tree.clear()
-        by_kind: dict[str, list[str]] = {}
-        for eid in p.graph.nodes:
-            kind, name, _ = p.element(eid) or ("", "", "")
-            if needle and needle not in name.lower() and needle not in kind.lower():
-                continue
-            by_kind.setdefault(kind or "(stub)", []).append(eid)
-        added = (
-            set(self.snapshot.delta.elements_added) if self.snapshot.delta else set()
-        )
-        for kind in sorted(by_kind):
-            members = sorted(
-                by_kind[kind],
-                key=lambda e: ((p.element(e) or ("", "", ""))[1].lower(), e),
-            )
-            branch = tree.root.add(
-                plain(f"{kind} ({len(members)})", "bold"), expand=True
-            )
-            for eid in members:
-                name = (p.element(eid) or ("", "", ""))[1] or f"(unnamed {eid})"
-                label = plain(one_line(name, 60))
-                if eid in p.contested:
-                    label.stylize(CONTESTED)
-                    label.append(" ⚠", CONTESTED)
-                if eid in added:
-                    label.append(" new", "bold green")
-                branch.add_leaf(label, data=eid)
+        self.query_one("#element-tree", ElementTree).fill(self._rows.filtered(needle))
 
     @on(Tree.NodeHighlighted, "#element-tree")
     def _highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
@@ -129,6 +170,7 @@ class ElementsView(Horizontal):
         details = self.query_one("#element-details", Static)
         links = self.query_one("#element-links", OptionList)
         links.clear_options()
+        self._targets = []
         if self.snapshot is None or self.selected is None:
             details.update(Text("no elements yet", style="dim"))
             return
@@ -141,41 +183,50 @@ class ElementsView(Horizontal):
         details.update(
             element_details(p, self.selected, width=max(self.size.width - 34, 40))
         )
-        links.add_options(_navigation(p, self.selected))
+        navigation = _navigation(p, self.selected)
+        self._targets = [target for _, target in navigation]
+        links.add_options([option for option, _ in navigation])
         links.display = links.option_count > 0
 
     @on(OptionList.OptionSelected, "#element-links")
     def _follow(self, event: OptionList.OptionSelected) -> None:
-        kind, _, ref = (event.option.id or "").partition(":")
-        if kind == "e" and ref:
+        if not 0 <= event.option_index < len(self._targets):
+            return
+        kind, ref = self._targets[event.option_index]
+        if kind == "e":
             self.post_message(ElementRequested(ref))
-        elif kind == "d" and ref:
+        else:
             self.post_message(DecisionRequested(int(ref)))
 
 
-def _navigation(p: ProjectionView, eid: str) -> list[Option]:
-    """Links to follow, then the element's decisions (newest first) to open."""
+def _navigation(p: ProjectionView, eid: str) -> list[tuple[Option, tuple[str, str]]]:
+    """Links to follow, then the element's decisions (newest first) to open.
+
+    Each option comes with its target (``("e", element)`` or ``("d", index)``)
+    rather than an option id: one neighbour can be reached by several links (a
+    self-loop, an edge both ways), and option ids must be unique.
+    """
     from kgai_tui.core.reads import history_order
 
     graph = p.graph
-    options: list[Option] = []
+    options: list[tuple[Option, tuple[str, str]]] = []
     outs = sorted(graph.out_edges(eid, keys=True), key=lambda e: (e[2], e[1]))
     for _, t, k in outs:
         line = Text("→ ")
         line.append_text(plain(k, "magenta"))
         line.append(" ")
         line.append_text(plain(element_label(p, t)))
-        options.append(Option(line, id=f"e:{t}"))
+        options.append((Option(line), ("e", t)))
     ins = sorted(graph.in_edges(eid, keys=True), key=lambda e: (e[2], e[0]))
     for f, _, k in ins:
         line = Text("← ")
         line.append_text(plain(k, "magenta"))
         line.append(" ")
         line.append_text(plain(element_label(p, f)))
-        options.append(Option(line, id=f"e:{f}"))
+        options.append((Option(line), ("e", f)))
     heads = set(p.heads.get(eid, ()))
     for idx in reversed(history_order(p, list(p.el_shapes.get(eid, {})))):
         line = Text("● " if idx in heads else "○ ", HEAD if idx in heads else DIM)
         line.append_text(plain(one_line(p.dec_title[idx] or p.dec_id[idx], 90)))
-        options.append(Option(line, id=f"d:{idx}"))
+        options.append((Option(line), ("d", str(idx))))
     return options

@@ -51,6 +51,17 @@ class TimeSlider(Widget, can_focus=True):
         super().__init__(id=id)
         self.moments: list[datetime] = []
         self._dragging = False
+        self._loading = False
+
+    @property
+    def loading(self) -> bool:
+        """Whether the store's history (the moments) is still being read."""
+        return self._loading
+
+    @loading.setter
+    def loading(self, value: bool) -> None:
+        self._loading = value
+        self.refresh()
 
     def set_moments(self, moments: list[datetime], *, keep: bool = True) -> None:
         """Replace the moments; stay at now unless ``keep`` and a past moment is set."""
@@ -104,6 +115,8 @@ class TimeSlider(Widget, can_focus=True):
         """Draw ``first ──●── last``, the knob at the position."""
         width = max(self.size.width, 10)
         if not self.moments:
+            if self._loading:
+                return Text("reading the history…", style="dim")
             return Text("no history yet", style="dim")
         first = self.moments[0].strftime("%Y-%m-%d")
         last = "now"

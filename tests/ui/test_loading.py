@@ -1,0 +1,175 @@
+"""The first view: prepared off the UI thread, robust, and honest while loading."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from builders import ShardWriter, decision, link, upsert, write_store
+from textual.pilot import Pilot
+from textual.widgets import OptionList, Static
+
+from kgai_tui.core.engine import Engine
+from kgai_tui.core.ids import element_id
+from kgai_tui.ui.app import KgaiApp, make_app
+from kgai_tui.ui.safe_text import _BREAKS, _SPACES, _TABLE, one_line, visible
+from kgai_tui.ui.views.elements import element_rows
+from kgai_tui.ui.views.timeline import _histogram
+from kgai_tui.ui.widgets.decision_list import DecisionList
+from kgai_tui.ui.widgets.time_slider import TimeSlider
+
+SIZE = (120, 40)
+
+
+async def _settle(pilot: Pilot[None]) -> None:
+    for _ in range(3):
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def _self_loop_store(tmp_path: Path) -> Path:
+    """One element linked to itself (twice reachable from its links list)."""
+    w = ShardWriter("i1")
+    a = ("feature", "loop")
+    d = decision("loop", [upsert(*a), link("add_link", a, a, "DEPENDS_ON")])
+    w.add(d, lamport=1, recorded_at="2026-01-01T00:00:00Z")
+    return write_store(tmp_path / "s", {"i1.ndjson": w.to_bytes()})
+
+
+def test_an_element_linked_to_itself_shows_every_view(tmp_path: Path) -> None:
+    """A self-loop lists the neighbour twice; the rest of the views still fill."""
+    app = make_app(_self_loop_store(tmp_path), live=False)
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await _settle(pilot)
+            links = app.query_one("#element-links", OptionList)
+            prompts = [
+                str(links.get_option_at_index(i).prompt)
+                for i in range(links.option_count)
+            ]
+            assert prompts[:2] == [
+                "→ DEPENDS_ON feature:loop",
+                "← DEPENDS_ON feature:loop",
+            ]
+            assert app.query_one(DecisionList).rows  # the timeline filled too
+            links.focus()
+            links.highlighted = 1
+            await pilot.press("enter")
+            await _settle(pilot)
+            assert app.selected_element == element_id("feature", "loop")
+
+    asyncio.run(main())
+
+
+def test_a_store_that_fails_to_open_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The opening clock stops and the header shows the error as plain text."""
+
+    def fail(*_: object, **__: object) -> Engine:
+        raise RuntimeError("cache unreadable [/]")
+
+    monkeypatch.setattr(Engine, "open", fail)
+    app = make_app(tmp_path, live=False)
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await _settle(pilot)
+            header = str(app.query_one("#header", Static).render())
+            assert header == "kgai-tui · could not open the store: cache unreadable [/]"
+
+    asyncio.run(main())
+
+
+def test_the_opening_screen_shows_progress(tmp_path: Path) -> None:
+    """Before the store is open the header counts the time; then the view fills."""
+    app: KgaiApp = make_app(_self_loop_store(tmp_path), live=False)
+    seen: list[str] = []
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            seen.append(str(app.query_one("#header", Static).render()))
+            await _settle(pilot)
+            seen.append(str(app.query_one("#header", Static).render()))
+            assert not app.query_one(TimeSlider).loading
+
+    asyncio.run(main())
+    assert seen[0].startswith("kgai-tui · opening")
+    assert "1 elements · 1 decisions" in seen[1]
+
+
+def test_element_rows_group_sort_and_filter(tmp_path: Path) -> None:
+    """Rows come grouped by kind, by name; the filter matches names and kinds."""
+    w = ShardWriter("i1")
+    names = [("service", "Billing"), ("feature", "beta"), ("feature", "Alpha")]
+    for n, ref in enumerate(names, start=1):
+        d = decision(ref[1], [upsert(*ref)])
+        w.add(d, lamport=n, recorded_at=f"2026-01-0{n}T00:00:00Z")
+    engine = Engine.open(
+        write_store(tmp_path / "s", {"i1.ndjson": w.to_bytes()}), cache=False
+    )
+    rows = element_rows(engine.projection)
+    assert [(k, [r.label.plain for r in rs]) for k, rs in rows.groups] == [
+        ("feature", ["Alpha", "beta"]),
+        ("service", ["Billing"]),
+    ]
+    assert rows.first == element_id("feature", "Alpha")
+    assert [(b.plain, [x.plain for x, _ in ls]) for b, ls in rows.filtered("bil")] == [
+        ("service (1)", ["Billing"])
+    ]
+    assert [b.plain for b, _ in rows.filtered("feat")] == ["feature (2)"]
+
+
+def _old_histogram(times: list[int | None], rows: list[int]) -> tuple[list[float], str]:
+    """The histogram as the timeline computed it before (one datetime per stamp)."""
+    week = 7 * 24 * 3600
+    stamps = [times[i] for i in rows if times[i] is not None]
+    if not stamps:
+        return [], "week"
+    lo = min(s for s in stamps if s is not None)
+    hi = max(s for s in stamps if s is not None)
+    weeks = (hi - lo) // week + 1
+    if weeks <= 60:
+        buckets = Counter((s - lo) // week for s in stamps if s is not None)
+        return [float(buckets.get(b, 0)) for b in range(weeks)], "week"
+    start = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=lo)
+    months: Counter[int] = Counter()
+    for s in stamps:
+        if s is None:
+            continue
+        moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=s)
+        months[(moment.year - start.year) * 12 + moment.month - start.month] += 1
+    return [float(months.get(m, 0)) for m in range(max(months) + 1)], "month"
+
+
+@pytest.mark.parametrize("span_days", [0, 3, 200, 420, 3000])
+def test_histogram_matches_the_per_stamp_count(span_days: int) -> None:
+    """Bisecting sorted stamps gives the same weeks and calendar months."""
+    rng = random.Random(span_days)
+    base = int(datetime(2024, 1, 31, 23, 59, 59, tzinfo=UTC).timestamp())
+    times: list[int | None] = [
+        None if rng.random() < 0.05 else base + rng.randint(0, span_days * 86400)
+        for _ in range(3000)
+    ]
+    times += [base, base + span_days * 86400]
+    rows = sorted(range(len(times)), key=lambda i: (times[i] is None, times[i] or 0))
+    assert _histogram(times, rows) == _old_histogram(times, rows)
+    shuffled = rows[:]
+    rng.shuffle(shuffled)
+    assert _histogram(times, shuffled) == _old_histogram(times, shuffled)
+
+
+@pytest.mark.parametrize(
+    "text", ["plain", " padded ", "two  spaces", "line\nbreak", "esc\x1b", "\u2028x"]
+)
+def test_safe_text_fast_path_changes_nothing(text: str) -> None:
+    """The printable shortcut gives what the full cleaning gives."""
+    assert visible(text) == text.translate(_TABLE)
+    slow = _SPACES.sub(" ", _BREAKS.sub(" ", text).translate(_TABLE)).strip()
+    assert one_line(text) == slow

@@ -35,6 +35,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import compress, islice, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -60,6 +61,7 @@ from kgai_tui.core.search_cache import (
     write_lock,
 )
 from kgai_tui.core.search_docs import (
+    KEY_BIN_SHIFT,
     LIVE_KEYS,
     DocRecord,
     decision_key,
@@ -86,7 +88,7 @@ __all__ = ["MAX_LIMIT", "STAMP", "IndexInfo", "SearchIndex", "query_terms"]
 
 #: Bumped whenever documents, fields or analysis change; an index with another stamp
 #: is foreign and rebuilt.
-SCHEMA_VERSION: Final = "kgai-search-2"
+SCHEMA_VERSION: Final = "kgai-search-3"
 STAMP: Final = f"{SCHEMA_VERSION}/tantivy-{getattr(tantivy, '__version__', '?')}"
 
 #: The largest ``limit`` a search honours (tantivy allocates per requested hit).
@@ -107,6 +109,10 @@ _FUZZY_FIELDS: Final = frozenset({"title", "elnames", "body", "name", "kind"})
 _BUILD_HEAP: Final = 256_000_000
 _LOCK_WAIT: Final = 120.0
 _UPDATE_HEAP: Final = 64_000_000
+#: Documents built before they are handed to tantivy together (see _write_docs).
+_BURST: Final = 1024
+#: A key range over fewer ``kbin`` values than this is found through their terms.
+_NARROW_BINS: Final = 256
 DocType = Literal["decision", "element"]
 
 
@@ -140,8 +146,12 @@ def _schema() -> tantivy.Schema:
             sb.add_text_field(name, tokenizer_name=_ANALYZER)
     for name in (*_FILTER_FIELDS, "flags"):
         sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
-    sb.add_unsigned_field("key", indexed=True, fast=True)
-    sb.add_integer_field("time", indexed=True, fast=True)
+    # Fast fields only: ranges over them scan the column. Indexed, each document
+    # added a unique term to each, which cost tantivy more than all the text fields;
+    # "kbin" (see KEY_BIN_SHIFT) finds the documents of a narrow key range instead.
+    sb.add_unsigned_field("key", fast=True)
+    sb.add_unsigned_field("kbin", indexed=True)
+    sb.add_integer_field("time", fast=True)
     sb.add_bytes_field("disp", stored=True)
     return sb.build()
 
@@ -333,6 +343,8 @@ class _Source:
     clauses: tuple[tuple[tantivy.Occur, tantivy.Query], ...] = ()
     allowed: frozenset[int] | None = None
     keys: tuple[int, int] = (0, 1 << 64)
+    #: Whether the index mixes document types (has a ``doctype`` field to filter on).
+    typed: bool = True
 
 
 #: A scoring term of a plan: (field, analysed term, weight).
@@ -411,8 +423,14 @@ def _plan(
     doctypes: Sequence[DocType],
     clauses: Sequence[tuple[tantivy.Occur, tantivy.Query]],
     fuzzy: bool,
+    typed: bool = True,
 ) -> _Plan | None:
-    """Build the tantivy query; ``None`` when it cannot match anything."""
+    """Build the tantivy query; ``None`` when it cannot match anything.
+
+    ``typed=False`` (the history index, decisions only) needs no ``doctype`` filter;
+    a query left with only excluding clauses then gets a filter matching everything,
+    as tantivy matches nothing without a required or optional clause.
+    """
     fields = _field_weights(doctypes)
     should: list[tantivy.Query] = []
     pairs: list[tuple[_Pair, ...]] = []
@@ -443,9 +461,11 @@ def _plan(
         return None
     if should:
         must.append((_MUST, _Q.boolean_query([(_SHOULD, q) for q in should])))
-    if len(doctypes) == 1:
+    if len(doctypes) == 1 and typed:
         must.append(_filter(_term("doctype", doctypes[0])))
     must.extend(clauses)
+    if not typed and must and all(occur == _MUST_NOT for occur, _ in must):
+        must.append(_filter(_Q.all_query()))
     if not must:
         return _Plan(_Q.all_query(), False)
     phrases = tuple(
@@ -566,10 +586,19 @@ class _Backend:
         return self.bounds
 
     def restrict(self, query: Any, low: int, high: int) -> Any:
-        window = _Q.range_query(
-            _SCHEMA, "key", tantivy.FieldType.Unsigned, low, high, True, True, True
-        )
-        return _Q.boolean_query([(_MUST, query), _filter(window)])
+        """Exact on the ``key`` column; a narrow range also requires its ``kbin``
+        terms, so tantivy checks the column only for the few documents they hold
+        (a wide range scans the column: cheaper than thousands of terms)."""
+        unsigned = tantivy.FieldType.Unsigned
+        window = _Q.range_query(_SCHEMA, "key", unsigned, low, high, True, True, False)
+        clauses = [(_MUST, query), _filter(window)]
+        first, last = low >> KEY_BIN_SHIFT, high >> KEY_BIN_SHIFT
+        if last - first < _NARROW_BINS:
+            bins = _Q.range_query(
+                _SCHEMA, "kbin", unsigned, first, last, True, True, True
+            )
+            clauses.append(_filter(bins))
+        return _Q.boolean_query(clauses)
 
 
 # --------------------------------------------------------------------- building
@@ -617,12 +646,22 @@ def _write(index: tantivy.Index, docs: Iterable[tantivy.Document], heap: int) ->
 def _write_docs(
     index: tantivy.Index, docs: Iterable[tantivy.Document], heap: int
 ) -> int:
+    """Add documents in bursts of :data:`_BURST` (the order is unchanged).
+
+    tantivy's indexing thread is faster than Python builds documents: fed one at a
+    time, it empties its channel after each, sleeps, and every add wakes it (a futex
+    call on both sides, a third of that thread's CPU in a full build). Added in a
+    burst, the channel fills and the thread stays awake until it has drained it.
+    """
     writer = index.writer(heap_size=heap, num_threads=1)
+    add = writer.add_document
+    pending = iter(docs)
     count = 0
     try:
-        for doc in docs:
-            writer.add_document(doc)
-            count += 1
+        while burst := list(islice(pending, _BURST)):
+            for doc in burst:
+                add(doc)
+            count += len(burst)
         writer.commit()
     except BaseException:
         with contextlib.suppress(Exception):
@@ -634,34 +673,56 @@ def _write_docs(
     return count
 
 
-def _decision_objs(
+def _decision_order(
     engine: Engine, after_lines: dict[str, int] | None = None
-) -> Iterator[tuple[dict[str, Any], bool]]:
-    """Hash-verified decision events as canonical dicts, with their decision-id gate.
+) -> list[tuple[int, str, str, int, int, int]]:
+    """``(lamport, hash, shard, line, shard index, event)`` of hash-verified events.
 
-    The order and selection of :meth:`Engine.decision_events` (``(lamport, hash,
-    shard, line)``; ``after_lines`` keeps the lines after a shard's given line), but
-    without building an :class:`Event` per line: the index reads the dicts directly
-    (:func:`~kgai_tui.core.search_docs.history_fields`), which halves the cost of a
-    full build.
+    Sorted: the order of :meth:`Engine.decision_events`. ``after_lines`` keeps the
+    lines after a shard's given line. A full build keeps every line (numbers start
+    at 1) and selects with ``zip`` and ``compress`` (C loops), not a test per event.
     """
-    from kgai_tui.core.engine import LineSource
-    from kgai_tui.core.logscan import DECISION_ID_OK, HASH_OK
+    from kgai_tui.core.logscan import HASH_OK
 
-    scans = engine.scans
     keys: list[tuple[int, str, str, int, int, int]] = []
-    for si, scan in enumerate(scans):
-        seen = 0 if after_lines is None else after_lines.get(scan.name, 0)
+    hashed = bytes(i & HASH_OK for i in range(256))
+    for si, scan in enumerate(engine.scans):
         lam, hashes, flags, lines = scan.lamports, scan.hashes, scan.flags, scan.lines
+        if after_lines is None:
+            rows = zip(
+                lam, hashes, repeat(scan.name), lines, repeat(si), range(len(lam))
+            )
+            keys.extend(compress(rows, flags.translate(hashed)))
+            continue
+        seen = after_lines.get(scan.name, 0)
         keys.extend(
             (lam[i], hashes[i], scan.name, lines[i], si, i)
             for i in range(len(hashes))
             if flags[i] & HASH_OK and lines[i] > seen
         )
     keys.sort()
+    return keys
+
+
+def _decision_objs(
+    engine: Engine, after_lines: dict[str, int] | None = None
+) -> Iterator[tuple[dict[str, Any], bool]]:
+    """Hash-verified decision events as canonical dicts, with their decision-id gate.
+
+    The order and selection of :meth:`Engine.decision_events` (see
+    :func:`_decision_order`), but without building an :class:`Event` per line: the
+    index reads the dicts directly
+    (:func:`~kgai_tui.core.search_docs.history_fields`), which halves the cost of a
+    full build.
+    """
+    from kgai_tui.core.engine import LineSource
+    from kgai_tui.core.logscan import DECISION_ID_OK
+
+    scans = engine.scans
     source = LineSource(engine.log_dir, scans)
     try:
-        for *_, si, i in keys:
+        for key in _decision_order(engine, after_lines):
+            si, i = key[4], key[5]
             obj = source.load(si, i)
             if obj["decision"] is not None:
                 yield obj, bool(scans[si].flags[i] & DECISION_ID_OK)
@@ -679,6 +740,28 @@ def _history_docs(
         fields = history_fields(obj, id_ok)
         if fields is not None:
             yield from_dict(fields, schema)
+
+
+def _all_history_docs(engine: Engine) -> Iterator[tantivy.Document]:
+    """``_history_docs(_decision_objs(engine))`` in one loop (the tests hold them
+    equal): a full build runs it a million times on the core that feeds tantivy."""
+    from kgai_tui.core.engine import LineSource
+    from kgai_tui.core.logscan import DECISION_ID_OK
+
+    scans = engine.scans
+    gates = [scan.flags for scan in scans]
+    schema = _SCHEMA
+    from_dict = tantivy.Document.from_dict
+    source = LineSource(engine.log_dir, scans)
+    load = source.load
+    try:
+        for key in _decision_order(engine):
+            si, i = key[4], key[5]
+            fields = history_fields(load(si, i), gates[si][i] & DECISION_ID_OK != 0)
+            if fields is not None:
+                yield from_dict(fields, schema)
+    finally:
+        source.release()
 
 
 def _live_docs(live: LiveSet) -> Iterator[tantivy.Document]:
@@ -897,7 +980,7 @@ class SearchIndex:
     @classmethod
     def _in_memory(cls, engine: Engine) -> SearchIndex:
         history = _new_index(None)
-        added = _write(history, _history_docs(_decision_objs(engine)), _BUILD_HEAP)
+        added = _write(history, _all_history_docs(engine), _BUILD_HEAP)
         live = _new_index(None)
         count = _write(live, _live_docs(live_set(engine.projection)), _UPDATE_HEAP)
         info = IndexInfo("memory", added, count, None, added)
@@ -909,7 +992,7 @@ class SearchIndex:
     ) -> SearchIndex:
         gen = uuid.uuid4().hex[:12]
         history = _new_index(cache / f"history-{gen}")
-        added = _write(history, _history_docs(_decision_objs(engine)), _BUILD_HEAP)
+        added = _write(history, _all_history_docs(engine), _BUILD_HEAP)
         live_docs = live_set(engine.projection)
         live = _new_index(cache / f"live-{gen}")
         _write(live, _live_docs(live_docs), _UPDATE_HEAP)
@@ -1034,7 +1117,9 @@ class SearchIndex:
         cands: list[tuple[Cand, _Source]] = []
         for source in self._sources(pq, include_all, as_of, common):
             searcher = source.index.searcher()
-            plan = _plan(a, searcher, source.doctypes, source.clauses, fuzzy)
+            plan = _plan(
+                a, searcher, source.doctypes, source.clauses, fuzzy, source.typed
+            )
             if plan is None:
                 continue
             backend = _Backend(searcher, source.keys)
@@ -1096,12 +1181,16 @@ class SearchIndex:
                     cut,
                     True,
                     True,
-                    True,
+                    False,
                 )
                 clauses.append(_filter(window))
                 if not include_all and moment is not None:
                     allowed = moment.head_keys
-            out.append(_Source(self._history, ("decision",), tuple(clauses), allowed))
+            out.append(
+                _Source(
+                    self._history, ("decision",), tuple(clauses), allowed, typed=False
+                )
+            )
         return out
 
     def _filter_clauses(

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from kgai_tui.core.projection import Projection
 
 __all__ = [
+    "KEY_BIN_SHIFT",
     "LIVE_KEYS",
     "NO_TIME",
     "DocRecord",
@@ -56,6 +57,11 @@ __all__ = [
 
 #: The ``time`` of a document whose ``recorded_at`` does not parse (never in as-of).
 NO_TIME: Final = 2**63 - 1
+#: ``kbin`` is ``key >> KEY_BIN_SHIFT``: an indexed coarse key (65,536 values) that
+#: lets a narrow key range find its few documents without scanning the ``key``
+#: column, where indexing ``key`` itself (a unique term per document) made the full
+#: build a third slower.
+KEY_BIN_SHIFT: Final = 48
 _DEC_ID: Final = re.compile(r"d_[0-9a-f]{16}")
 _CANONICAL_TIME: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\Z")
 
@@ -88,7 +94,7 @@ def decision_key(dec_id: str) -> int:
     Well-formed ids (``d_`` + hex) keep their string order; anything else (only
     possible for events whose decision id does not verify) gets a hashed key.
     """
-    if dec_id[:2] == "d_" and _DEC_ID.match(dec_id):
+    if _DEC_ID.match(dec_id):
         return int(dec_id[2:18], 16)
     return int(
         hashlib.sha256(dec_id.encode("utf-8", "surrogatepass")).hexdigest()[:16], 16
@@ -106,16 +112,41 @@ def _day_start(date: str) -> int:
     return calendar.timegm((year, month, day, 0, 0, 0, 0, 0, 0))
 
 
+_SECONDS: Final = {f"{sec:02d}": sec for sec in range(60)}
+_CANONICAL_MINUTE: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d\Z")
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _minute_start(prefix: str) -> int:
+    """Unix time of an ASCII ``YYYY-MM-DDTHH:MM``, or -1 (then the full parse decides).
+
+    A full build converts a million times that share a few thousand minutes.
+    """
+    if not (prefix.isascii() and _CANONICAL_MINUTE.match(prefix)):
+        return -1
+    start = _day_start(prefix[:10])
+    hour, minute = int(prefix[11:13]), int(prefix[14:16])
+    if start < 0 or hour > 23 or minute > 59:
+        return -1
+    return start + hour * 3600 + minute * 60
+
+
 def epoch_of(recorded_at: str) -> int:
     """Return the Unix time of an RFC3339 ``recorded_at`` as as-of reads it.
 
     Returns:
         Seconds since the epoch, or :data:`NO_TIME` when it does not parse.
     """
-    if not _CANONICAL_TIME.match(recorded_at):
-        moment = parse_rfc3339(recorded_at)
-        return NO_TIME if moment is None else int(moment.timestamp())
     s = recorded_at
+    if len(s) == 20 and s[19] == "Z" and s[16] == ":":
+        sec = _SECONDS.get(s[17:19])
+        if sec is not None:
+            base = _minute_start(s[:16])
+            if base >= 0:
+                return base + sec
+    if not _CANONICAL_TIME.match(s):
+        moment = parse_rfc3339(s)
+        return NO_TIME if moment is None else int(moment.timestamp())
     start = _day_start(s[:10])
     hour, minute, sec = int(s[11:13]), int(s[14:16]), int(s[17:19])
     if start < 0 or hour > 23 or minute > 59 or sec > 59:
@@ -217,12 +248,21 @@ def history_record_obj(obj: dict[str, Any], id_ok: bool) -> DocRecord | None:
     )
 
 
+@functools.lru_cache(maxsize=1 << 12)
+def _writer_fields(author: str, install: str) -> tuple[str, str, str]:
+    """The ``meta`` text and the two filter terms of an (author, install) pair.
+
+    A store has few writers, and a full build asks for them a million times.
+    """
+    return split_camel(author + "\n" + install), _norm(author), _norm(install)
+
+
 def history_fields(obj: dict[str, Any], id_ok: bool) -> dict[str, Any] | None:
     """The index fields of one event's history document, built in one step.
 
-    Equal to ``index_fields(history_record_obj(obj, id_ok))`` (the tests check it),
-    without the intermediate record: a full build makes a million of these on the
-    same core that parses the lines, while tantivy indexes on the other.
+    Equal to ``index_fields(history_record_obj(obj, id_ok), typed=False)`` (the tests
+    check it), without the intermediate record: a full build makes a million of
+    these on the same core that parses the lines, while tantivy indexes on the other.
 
     Returns:
         Field values by name (empty values left out), or ``None`` without a decision.
@@ -232,19 +272,24 @@ def history_fields(obj: dict[str, Any], id_ok: bool) -> dict[str, Any] | None:
         return None
     dec_id, title = d["id"], d["title"]
     rationale, summary = d.get("rationale", ""), d.get("summary", "")
-    author, install, at = d.get("author", ""), obj["install_id"], obj["recorded_at"]
+    author, at = d.get("author", ""), obj["recorded_at"]
+    meta, norm_author, norm_install = _writer_fields(author, obj["install_id"])
+    key = decision_key(dec_id)
     fields: dict[str, Any] = {
-        "doctype": "decision",
         "body": split_camel(rationale + "\n" + summary),
-        "meta": split_camel(author + "\n" + install),
-        "key": decision_key(dec_id),
+        "meta": meta,
+        "key": key,
+        "kbin": key >> KEY_BIN_SHIFT,
         "time": epoch_of(at),
     }
     if title:
         fields["title"] = split_camel(title)
-    shaped = list(dict.fromkeys(d.get("shapes", ())))
-    if "" in shaped:
-        shaped.remove("")
+    shapes = d.get("shapes")
+    shaped: list[str] = []
+    if shapes:
+        shaped = list(dict.fromkeys(shapes)) if len(shapes) > 1 else list(shapes)
+        if "" in shaped:
+            shaped.remove("")
     if shaped:
         fields["f_el"] = shaped
         declared: dict[str, dict[str, Any]] = {}
@@ -264,7 +309,6 @@ def history_fields(obj: dict[str, Any], id_ok: bool) -> dict[str, Any] | None:
         kinds.discard("")
         if kinds:
             fields["f_kind"] = sorted(kinds)
-    norm_author, norm_install = _norm(author), _norm(install)
     if norm_author:
         fields["f_author"] = [norm_author]
     if norm_install:
@@ -285,9 +329,14 @@ def history_fields(obj: dict[str, Any], id_ok: bool) -> dict[str, Any] | None:
     return fields
 
 
-def index_fields(rec: DocRecord) -> dict[str, Any]:
-    """The field values of a record's index document (empty values left out)."""
-    out: dict[str, Any] = {"doctype": rec.doctype}
+def index_fields(rec: DocRecord, *, typed: bool = True) -> dict[str, Any]:
+    """The field values of a record's index document (empty values left out).
+
+    ``typed=False`` leaves out ``doctype``: the history index holds decisions only,
+    so the field would be one constant term per document (work for the build, and a
+    filter matching everything for each query).
+    """
+    out: dict[str, Any] = {"doctype": rec.doctype} if typed else {}
     for name, text in rec.text:
         if text:
             out[name] = split_camel(text)
@@ -296,6 +345,7 @@ def index_fields(rec: DocRecord) -> dict[str, Any]:
         if kept:
             out[name] = kept
     out["key"] = rec.key
+    out["kbin"] = rec.key >> KEY_BIN_SHIFT
     out["time"] = rec.time
     out["disp"] = rec.disp
     return out

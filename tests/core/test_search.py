@@ -140,6 +140,12 @@ def test_filters(team) -> None:
     assert index.search("element:Nowhere invoice") == []
     only = index.search("kind:decision invoice")
     assert only and all(h.kind == "decision" for h in only)
+    # Only a type filter: the history index (decisions only, no doctype field) must
+    # still match every decision, not just exclude the bad ids.
+    for when in (None, datetime(2026, 3, 1, tzinfo=UTC)):
+        every = index.search("kind:decision", include_all=True, as_of=when)
+        assert every and all(h.kind == "decision" for h in every)
+        assert {ids["pdf"], ids["drafts"]} <= {h.id for h in every}
 
 
 def test_default_covers_decisions_in_force_and_all_adds_the_rest(team) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import random
 from pathlib import Path
 from typing import Any
 
@@ -64,12 +65,19 @@ def test_history_fields_equal_the_record_path(mixed: Engine) -> None:
                 direct = history_fields(item, ok)
                 via_record = history_record_obj(item, ok)
                 assert via_record is not None
-                assert direct == index_fields(via_record)
+                assert direct == index_fields(via_record, typed=False)
                 event = history_record(event_from_obj(item), ok)
                 assert via_record == event
         checked += 1
     assert checked == len(list(mixed.decision_events()))
     assert history_fields({**obj, "decision": None}, True) is None
+
+
+def test_full_build_documents_equal_the_plain_path(mixed: Engine) -> None:
+    fast = [doc.to_dict() for doc in search._all_history_docs(mixed)]
+    plain = search._history_docs(search._decision_objs(mixed))
+    assert fast and fast == [doc.to_dict() for doc in plain]
+    assert all("doctype" not in doc and "key" in doc for doc in fast)
 
 
 def test_decision_objs_follow_decision_events(mixed: Engine) -> None:
@@ -113,3 +121,25 @@ def test_bounded_ranking_gives_the_same_answers(
     monkeypatch.setattr(search, "_bounded_top", counted)
     assert run() == plain
     assert any(settled)  # the bound did settle some queries
+
+
+def test_key_ranges_are_exact_whether_narrow_or_wide(
+    mixed: Engine, tmp_path: Path
+) -> None:
+    """``restrict`` (the key walk) adds the ``kbin`` terms only for narrow ranges;
+    either way it matches exactly the keys in the range."""
+    index = SearchIndex.for_engine(mixed, cache_base=tmp_path)
+    everything = search._Q.all_query()
+    rng = random.Random(7)
+    for part in (index._history, index._live):
+        backend = search._Backend(part.searcher(), (0, 1 << 64))
+        keys = sorted(backend.keys([a for _, a in backend.top(everything, 100_000)]))
+        assert len(keys) > 20
+        ranges = [(0, (1 << 64) - 1), (keys[0], keys[0])]
+        for _ in range(30):
+            a, b = sorted(rng.sample(keys, 2))
+            ranges += [(a, b), (a, a), (a + 1, b), (a >> 44 << 44, a | (1 << 44) - 1)]
+        for low, high in ranges:
+            hits = backend.top(backend.restrict(everything, low, high), 100_000)
+            got = sorted(backend.keys([addr for _, addr in hits]))
+            assert got == [k for k in keys if low <= k <= high], (low, high)

@@ -15,6 +15,7 @@ whole log on first use for the few readers that want every event (doctor, diff).
 
 from __future__ import annotations
 
+import itertools
 import mmap
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -130,6 +131,8 @@ def canonical_order(
     return keys
 
 
+# flags byte -> its HASH_OK bit (bytes.translate picks the hash-verified events).
+_HASHED: Final = bytes(i & HASH_OK for i in range(256))
 # Bytes of lines read between two releases of the mapped pages.
 _RELEASE_EVERY: Final = 32 * 1024 * 1024
 
@@ -368,34 +371,53 @@ class Engine:
         for obj, id_ok in self.decision_objs(after_lines):
             yield event_from_obj(obj), id_ok
 
-    def decision_objs(
+    def decision_order(
         self, after_lines: dict[str, int] | None = None
-    ) -> Iterator[tuple[dict[str, Any], bool]]:
-        """Hash-verified decision events as canonical dicts, with their id gate.
+    ) -> list[tuple[int, str, str, int, int, int]]:
+        """``(lamport, hash, shard, line, shard index, event)`` of hash-verified events.
 
-        Ordered by ``(lamport, hash, shard, line)``; ``after_lines`` keeps only the
-        lines after a shard's given line number (what was appended since). Decoded
-        one at a time from the files, so a million events never sit in memory; the
-        dicts are what a bulk reader (the search index) wants, without an Event each.
+        Sorted: the order bulk readers (the search index) consume the log in.
+        ``after_lines`` keeps only the lines after a shard's given line number (what
+        was appended since). A full pass keeps every line (numbers start at 1) and
+        selects with ``zip`` and ``compress`` (C loops), not a test per event.
         """
         keys: list[tuple[int, str, str, int, int, int]] = []
         for si, scan in enumerate(self.scans):
-            seen = 0 if after_lines is None else after_lines.get(scan.name, 0)
-            lam, hashes, flags, lines = (
-                scan.lamports,
-                scan.hashes,
-                scan.flags,
-                scan.lines,
-            )
+            lam, hashes, flags = scan.lamports, scan.hashes, scan.flags
+            lines = scan.lines
+            if after_lines is None:
+                rows = zip(
+                    lam,
+                    hashes,
+                    itertools.repeat(scan.name),
+                    lines,
+                    itertools.repeat(si),
+                    range(len(lam)),
+                )
+                keys.extend(itertools.compress(rows, flags.translate(_HASHED)))
+                continue
+            seen = after_lines.get(scan.name, 0)
             keys.extend(
                 (lam[i], hashes[i], scan.name, lines[i], si, i)
                 for i in range(len(hashes))
                 if flags[i] & HASH_OK and lines[i] > seen
             )
         keys.sort()
+        return keys
+
+    def decision_objs(
+        self, after_lines: dict[str, int] | None = None
+    ) -> Iterator[tuple[dict[str, Any], bool]]:
+        """Hash-verified decision events as canonical dicts, with their id gate.
+
+        In :meth:`decision_order`. Decoded one at a time from the files, so a
+        million events never sit in memory; the dicts are what a bulk reader (the
+        search index) wants, without an Event each.
+        """
         source = LineSource(self.log_dir, self.scans)
         try:
-            for *_, si, i in keys:
+            for key in self.decision_order(after_lines):
+                si, i = key[4], key[5]
                 obj = source.load(si, i)
                 if obj["decision"] is not None:
                     yield obj, bool(self.scans[si].flags[i] & DECISION_ID_OK)

@@ -35,7 +35,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import compress, islice, repeat
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -673,61 +673,11 @@ def _write_docs(
     return count
 
 
-def _decision_order(
-    engine: Engine, after_lines: dict[str, int] | None = None
-) -> list[tuple[int, str, str, int, int, int]]:
-    """``(lamport, hash, shard, line, shard index, event)`` of hash-verified events.
-
-    Sorted: the order of :meth:`Engine.decision_events`. ``after_lines`` keeps the
-    lines after a shard's given line. A full build keeps every line (numbers start
-    at 1) and selects with ``zip`` and ``compress`` (C loops), not a test per event.
-    """
-    from kgai_tui.core.logscan import HASH_OK
-
-    keys: list[tuple[int, str, str, int, int, int]] = []
-    hashed = bytes(i & HASH_OK for i in range(256))
-    for si, scan in enumerate(engine.scans):
-        lam, hashes, flags, lines = scan.lamports, scan.hashes, scan.flags, scan.lines
-        if after_lines is None:
-            rows = zip(
-                lam, hashes, repeat(scan.name), lines, repeat(si), range(len(lam))
-            )
-            keys.extend(compress(rows, flags.translate(hashed)))
-            continue
-        seen = after_lines.get(scan.name, 0)
-        keys.extend(
-            (lam[i], hashes[i], scan.name, lines[i], si, i)
-            for i in range(len(hashes))
-            if flags[i] & HASH_OK and lines[i] > seen
-        )
-    keys.sort()
-    return keys
-
-
 def _decision_objs(
     engine: Engine, after_lines: dict[str, int] | None = None
 ) -> Iterator[tuple[dict[str, Any], bool]]:
-    """Hash-verified decision events as canonical dicts, with their decision-id gate.
-
-    The order and selection of :meth:`Engine.decision_events` (see
-    :func:`_decision_order`), but without building an :class:`Event` per line: the
-    index reads the dicts directly
-    (:func:`~kgai_tui.core.search_docs.history_fields`), which halves the cost of a
-    full build.
-    """
-    from kgai_tui.core.engine import LineSource
-    from kgai_tui.core.logscan import DECISION_ID_OK
-
-    scans = engine.scans
-    source = LineSource(engine.log_dir, scans)
-    try:
-        for key in _decision_order(engine, after_lines):
-            si, i = key[4], key[5]
-            obj = source.load(si, i)
-            if obj["decision"] is not None:
-                yield obj, bool(scans[si].flags[i] & DECISION_ID_OK)
-    finally:
-        source.release()
+    """The engine's hash-verified decision events as dicts (no Event per line)."""
+    return engine.decision_objs(after_lines)
 
 
 def _history_docs(
@@ -755,7 +705,7 @@ def _all_history_docs(engine: Engine) -> Iterator[tantivy.Document]:
     source = LineSource(engine.log_dir, scans)
     load = source.load
     try:
-        for key in _decision_order(engine):
+        for key in engine.decision_order():
             si, i = key[4], key[5]
             fields = history_fields(load(si, i), gates[si][i] & DECISION_ID_OK != 0)
             if fields is not None:

@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from search_stores import mixed_store
 
@@ -80,13 +81,34 @@ def test_full_build_documents_equal_the_plain_path(mixed: Engine) -> None:
     assert all("doctype" not in doc and "key" in doc for doc in fast)
 
 
-def test_decision_objs_follow_decision_events(mixed: Engine) -> None:
-    fast = list(search._decision_objs(mixed))
-    slow = list(mixed.decision_events())
-    assert [(obj, ok) for obj, ok in fast] == [(event_obj(ev), ok) for ev, ok in slow]
+def _expected_order(
+    engine: Engine, after: dict[str, int] | None = None
+) -> list[tuple[dict[str, Any], bool]]:
+    """Hash-verified decision events by (lamport, hash, shard, line), read plainly."""
+    from kgai_tui.core.logscan import DECISION_ID_OK, HASH_OK
+
+    assert engine.log_dir is not None
+    rows = []
+    for scan in engine.scans:
+        data = (engine.log_dir / scan.name).read_bytes()
+        for i, h in enumerate(scan.hashes):
+            line = scan.lines[i]
+            if scan.flags[i] & HASH_OK and line > (after or {}).get(scan.name, 0):
+                at, size = scan.offsets[i], scan.lengths[i]
+                obj = scan.slow.get(i) or orjson.loads(data[at : at + size])
+                ok = bool(scan.flags[i] & DECISION_ID_OK)
+                rows.append(((scan.lamports[i], h, scan.name, line), obj, ok))
+    rows.sort(key=lambda r: r[0])
+    return [(obj, ok) for _, obj, ok in rows if obj["decision"] is not None]
+
+
+def test_decision_objs_follow_the_canonical_order(mixed: Engine) -> None:
+    assert list(search._decision_objs(mixed)) == _expected_order(mixed)
     after = {s.name: s.newline_count // 2 for s in mixed.scans}
-    tail = [(event_obj(ev), ok) for ev, ok in mixed.decision_events(after)]
-    assert list(search._decision_objs(mixed, after)) == tail
+    tail = _expected_order(mixed, after)
+    assert tail and list(search._decision_objs(mixed, after)) == tail
+    events = [(event_obj(ev), ok) for ev, ok in mixed.decision_events()]
+    assert events == _expected_order(mixed)
 
 
 def test_bounded_ranking_gives_the_same_answers(

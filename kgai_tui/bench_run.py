@@ -62,6 +62,7 @@ def render_run_report(report: dict[str, Any]) -> str:
         f"{_load(machine['load_after'])} after",
         f"iterations: {opts['iterations']} (budget {opts['budget_s']} s per row), "
         f"{opts['queries']} search queries",
+        *_probe_line(machine),
         "",
         "| operation | n | best | median | p95 | target (1M) | kg, published (1M) "
         "| verdict | note |",
@@ -80,6 +81,18 @@ def render_run_report(report: dict[str, Any]) -> str:
     lines += ["", f"{judged - misses} of {judged} targets met."]
     lines += [f"- {note}" for note in report["notes"]]
     return "\n".join(lines)
+
+
+def _probe_line(machine: dict[str, Any]) -> list[str]:
+    """The host-speed probe, when the report has one (older reports do not)."""
+    before = machine.get("cpu_probe_before_s")
+    if before is None:
+        return []
+    after = machine.get("cpu_probe_after_s", "-")
+    return [
+        f"host speed: a fixed 10M-step Python loop took {before} s before and "
+        f"{after} s after (lower is faster)"
+    ]
 
 
 def _load(values: list[float]) -> str:

@@ -279,6 +279,20 @@ def _row(
     }
 
 
+def cpu_probe(loops: int = 10_000_000) -> float:
+    """Seconds for a fixed pure-Python loop: how fast this host runs right now.
+
+    On a shared VM the same code runs up to three times slower from one hour to the
+    next (this loop: 0.5-1.5 s on the same day); printed before and after a run, it
+    tells whether two runs can be compared at all.
+    """
+    start = time.perf_counter()
+    total = 0
+    for i in range(loops):
+        total += i
+    return round(time.perf_counter() - start, 2)
+
+
 def _rss_mb(who: int = resource.RUSAGE_SELF) -> float:
     """Peak RSS in MiB (Linux reports ``ru_maxrss`` in KiB)."""
     return resource.getrusage(who).ru_maxrss / 1024
@@ -459,6 +473,7 @@ def _run(root: Path, cache: Path, opts: RunOptions) -> dict[str, Any]:
             "python": platform.python_version(),
             "platform": platform.platform(),
             "load_before": [round(x, 2) for x in os.getloadavg()],
+            "cpu_probe_before_s": cpu_probe(),
         },
         "options": {
             "iterations": opts.iterations,
@@ -605,6 +620,7 @@ def _run(root: Path, cache: Path, opts: RunOptions) -> dict[str, Any]:
         f"reached during: {peaks.where}",
     )
     report["machine"]["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    report["machine"]["cpu_probe_after_s"] = cpu_probe()
     report["rows"] = [rows[k] if k in rows else _row(k, "ms", n=0) for k in ROW_KEYS]
     notes.append(
         "targets are the issue's for 1M decisions, 30 writers, 10k elements; the "

@@ -234,17 +234,7 @@ def history_record_obj(obj: dict[str, Any], id_ok: bool) -> DocRecord | None:
             ("flags", () if id_ok else ("badid",)),
         ),
         epoch_of(at),
-        orjson.dumps(
-            {
-                "id": dec_id,
-                "title": title,
-                "rationale": rationale,
-                "summary": summary,
-                "shapes": shaped,
-                "lamport": obj["lamport"],
-                "at": at,
-            }
-        ),
+        _display(dec_id, title, rationale, summary, shaped, obj["lamport"], at),
     )
 
 
@@ -315,18 +305,33 @@ def history_fields(obj: dict[str, Any], id_ok: bool) -> dict[str, Any] | None:
         fields["f_writer"] = [norm_install]
     if not id_ok:
         fields["flags"] = ["badid"]
-    fields["disp"] = orjson.dumps(
+    fields["disp"] = _display(
+        dec_id, title, rationale, summary, shaped, obj["lamport"], at
+    )
+    return fields
+
+
+def _display(
+    dec_id: str,
+    title: str,
+    rationale: str,
+    summary: str,
+    shaped: list[str],
+    lamport: int,
+    at: str,
+) -> bytes:
+    """A history hit's stored display record (the same bytes on both build paths)."""
+    return orjson.dumps(
         {
             "id": dec_id,
             "title": title,
             "rationale": rationale,
             "summary": summary,
             "shapes": shaped,
-            "lamport": obj["lamport"],
+            "lamport": lamport,
             "at": at,
         }
     )
-    return fields
 
 
 def index_fields(rec: DocRecord, *, typed: bool = True) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from builders import ShardWriter, decision, link, set_prop, upsert, write_store
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgai_tui.core import reads
+from kgai_tui.core import reads, time_index
 from kgai_tui.core.as_of import _graph_obj, as_of_obj, project_as_of
 from kgai_tui.core.codec import event_obj
 from kgai_tui.core.context import context_obj
@@ -501,19 +501,7 @@ def test_column_read_follows_live_appends(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ memory
 
 
-_FIELD_LISTS = (
-    "d_id",
-    "d_title",
-    "d_rationale",
-    "d_author",
-    "d_refs",
-    "d_summary",
-    "d_time",
-    "d_lamport",
-    "d_install",
-    "d_hash",
-    "d_shapes",
-)
+_FIELD_LISTS = ("d_id", *time_index._COLUMNS, "d_shapes")
 
 
 def _mirrored(

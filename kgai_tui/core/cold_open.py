@@ -86,7 +86,7 @@ def open_cold(
     order = sorted(range(len(paths)), key=lambda i: -sizes[i])
     # This process replays on one core; the others verify. More verifiers than
     # free cores would only slow the replay, which is the longer half.
-    workers = cores - 1
+    workers = min(cores - 1, len(paths))
     with ProcessPoolExecutor(workers, mp_context=get_context(method)) as pool:
         futures: dict[int, Future[tuple[ShardScan, _Digest | None]]] = {
             i: pool.submit(_verify, paths[i]) for i in order

@@ -361,3 +361,32 @@ def test_the_numpy_replay_order_is_the_lamport_then_hash_order() -> None:
     assert order is not None
     expected = sorted((lam, h, si) for si, s in enumerate(shards) for lam, h in s)
     assert [(h, si) for si, _, _, h in order] == [(h, si) for _, h, si in expected]
+
+
+def test_the_parallel_open_works_when_threads_run(
+    store: Path, parallel: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With other threads alive (the app, the MCP server) workers are spawned, not
+    forked: they start from a fresh interpreter and must find everything by import."""
+    import threading
+
+    methods: list[str] = []
+    real_context = cold_open.get_context
+
+    def context(method: str) -> object:
+        methods.append(method)
+        return real_context(method)
+
+    monkeypatch.setattr(cold_open, "get_context", context)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert threading.active_count() > 1
+        engine = Engine.open(store, cache=False)
+    finally:
+        stop.set()
+        other.join()
+    assert methods == ["spawn"] and parallel == ["replayed", "verified"]
+    assert answers(engine) == sequential(store)
+    assert scan_columns(store, engine) == scan_columns(store)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import itertools
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import networkx as nx
 
 from kgai_tui.core.codec import event_obj
+from kgai_tui.core.element_shapes import Packed, ShapesByElement
 from kgai_tui.core.gotext import recorded_epoch
 from kgai_tui.core.heap import settle_heap
 from kgai_tui.core.props import ElementProps
@@ -66,13 +67,7 @@ class Projection:
         self.dec_supersedes: list[list[int]] = []
         self.dec_superseded_by: list[list[int]] = []
         # Per element: decision index -> authority, in SHAPES creation order.
-        self._el_shapes: dict[str, dict[int, bool]] | None = {}
-        self._el_shapes_packed: tuple[list[str], bytes, bytes, bytes] = (
-            [],
-            b"",
-            b"",
-            b"",
-        )
+        self._el_shapes: MutableMapping[str, dict[int, bool]] = {}
         self.heads: dict[str, set[int]] = {}
         self.contested: set[str] = set()
         self.unknown_ops: list[tuple[str, str]] = []
@@ -121,25 +116,16 @@ class Projection:
         self._dec_index = value
 
     @property
-    def el_shapes(self) -> dict[str, dict[int, bool]]:
-        """Per element: decision index to authority, in SHAPES creation order."""
-        if self._el_shapes is None:
-            eids, counts_raw, decs_raw, auth = self._el_shapes_packed
-            counts, decs = array("q"), array("q")
-            counts.frombytes(counts_raw)
-            decs.frombytes(decs_raw)
-            flags = list(map(bool, auth))
-            out: dict[str, dict[int, bool]] = {}
-            at = 0
-            for eid, n in zip(eids, counts, strict=True):
-                out[eid] = dict(zip(decs[at : at + n], flags[at : at + n], strict=True))
-                at += n
-            self._el_shapes = out
-            self._el_shapes_packed = ([], b"", b"", b"")
+    def el_shapes(self) -> MutableMapping[str, dict[int, bool]]:
+        """Per element: decision index to authority, in SHAPES creation order.
+
+        A plain dict after a replay; after a warm open, a :class:`ShapesByElement`
+        that unpacks each element from the cache's columns when first read.
+        """
         return self._el_shapes
 
     @el_shapes.setter
-    def el_shapes(self, value: dict[str, dict[int, bool]]) -> None:
+    def el_shapes(self, value: MutableMapping[str, dict[int, bool]]) -> None:
         self._el_shapes = value
 
     # ------------------------------------------------------------------ replay
@@ -310,8 +296,6 @@ class Projection:
         legacy = not targets and not provenance_only
         nodes = self._nodes
         el_shapes = self._el_shapes
-        if el_shapes is None:
-            el_shapes = self.el_shapes
         dec_shapes, intern = self.dec_shapes, self._intern.setdefault
         heads_map, contested = self.heads, self.contested
         superseded_by, supersedes_col = self.dec_superseded_by, self.dec_supersedes
@@ -361,8 +345,6 @@ class Projection:
         if dec_index is None:
             dec_index = self.dec_index
         el_shapes = self._el_shapes
-        if el_shapes is None:
-            el_shapes = self.el_shapes
         supersedes_col, superseded_by = self.dec_supersedes, self.dec_superseded_by
         for prev_id in supersedes:
             if not prev_id:
@@ -462,16 +444,17 @@ class Projection:
             "unknown_ops": self.unknown_ops,
         }
 
-    def _el_shapes_flat(self) -> tuple[list[str], bytes, bytes, bytes]:
+    def _el_shapes_flat(self) -> Packed:
         """``el_shapes`` as element ids, counts, decision indices and authorities."""
-        if self._el_shapes is None:  # never read since loading: still packed
-            return self._el_shapes_packed
-        eids = list(self._el_shapes)
-        counts = array("q", (len(s) for s in self._el_shapes.values()))
-        decs = array("q", itertools.chain.from_iterable(self._el_shapes.values()))
-        auth = bytes(
-            itertools.chain.from_iterable(s.values() for s in self._el_shapes.values())
-        )
+        shapes = self._el_shapes
+        if isinstance(shapes, ShapesByElement):
+            packed = shapes.packed()
+            if packed is not None:  # never read since loading: still packed
+                return packed
+        eids = list(shapes)
+        counts = array("q", (len(s) for s in shapes.values()))
+        decs = array("q", itertools.chain.from_iterable(shapes.values()))
+        auth = bytes(itertools.chain.from_iterable(s.values() for s in shapes.values()))
         return eids, counts.tobytes(), decs.tobytes(), auth
 
     @classmethod
@@ -511,15 +494,7 @@ class Projection:
         ):
             setattr(p, name, state[name])
         p._dec_index = None
-        p._el_shapes = None
-        eids, counts, decs, auth = state["el_shapes"]
-        if not (
-            isinstance(eids, list)
-            and len(counts) == 8 * len(eids)
-            and len(decs) == 8 * len(auth)
-        ):
-            raise ValueError("el_shapes columns do not match")
-        p._el_shapes_packed = (eids, counts, decs, auth)
+        p._el_shapes = ShapesByElement(state["el_shapes"])
         p.heads = {e: set(h) for e, h in state["heads"]}
         p.contested = set(state["contested"])
         return p

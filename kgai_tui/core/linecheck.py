@@ -233,13 +233,7 @@ def _check_decision_quick(dec: Any) -> None:
             if _MUT_TYPES.get(mkeys) != tuple(map(type, m.values())):
                 raise _NotCanonical
             if mkeys in _MUT_WITH_PROPS:
-                props = m["props"]
-                if not props or not _all_str(list(props.values())):
-                    raise _NotCanonical
-                if len(props) > 1:
-                    names = list(props)
-                    if names != sorted(names):
-                        raise _NotCanonical
+                _check_props(m["props"])
 
 
 def _check_decision(dec: Any) -> None:
@@ -269,6 +263,16 @@ def _check_decision(dec: Any) -> None:
             raise _NotCanonical
 
 
+def _check_props(props: Any) -> None:
+    """A mutation's props: a non-empty map of strings, keys in Go's (sorted) order."""
+    if type(props) is not dict or not props or not _all_str(list(props.values())):
+        raise _NotCanonical
+    if len(props) > 1:
+        names = list(props)
+        if names != sorted(names):
+            raise _NotCanonical
+
+
 def _check_mutation(m: Any) -> None:
     if type(m) is not dict:
         raise _NotCanonical
@@ -280,16 +284,7 @@ def _check_mutation(m: Any) -> None:
         raise _NotCanonical
     if has_props:
         props = m["props"]
-        if (
-            type(props) is not dict
-            or not props
-            or set(map(type, props.values())) != _STR
-        ):
-            raise _NotCanonical
-        if len(props) > 1:
-            keys = list(props)
-            if keys != sorted(keys):
-                raise _NotCanonical
+        _check_props(props)
         values = [v for v in values[1:] if v is not props]
     else:
         values = values[1:]

@@ -23,6 +23,7 @@ from kgai_tui.core.codec import event_obj
 from kgai_tui.core.element_shapes import Packed, ShapesByElement
 from kgai_tui.core.gotext import recorded_epoch
 from kgai_tui.core.heap import settle_heap
+from kgai_tui.core.projection_view import element_of, newest_first
 from kgai_tui.core.props import ElementProps
 
 if TYPE_CHECKING:
@@ -382,15 +383,11 @@ class Projection:
 
     def element(self, eid: str) -> tuple[str, str, str] | None:
         """Return ``(kind, name, props_blob)`` of an element, or ``None``."""
-        if eid not in self.graph:
-            return None
-        node = self.graph.nodes[eid]
-        return (node["kind"], node["name"], node["props"])
+        return element_of(self.graph, eid)
 
     def head_order(self, indices: Iterable[int]) -> list[int]:
         """Order decision indices newest first: lamport descending, then id."""
-        lam, ids = self.dec_lamport, self.dec_id
-        return sorted(indices, key=lambda i: (-lam[i], ids[i]))
+        return newest_first(self.dec_lamport, self.dec_id, indices)
 
     def heads_of(self, eid: str) -> list[int]:
         """Return the heads of an element, newest first."""

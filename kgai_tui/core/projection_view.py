@@ -135,3 +135,18 @@ class ProjectionView(Protocol):
     def max_authority_lamport(self, eid: str) -> int:
         """Return the largest lamport of a decision with authority on the element."""
         ...
+
+
+def element_of(graph: nx.MultiDiGraph[str], eid: str) -> tuple[str, str, str] | None:
+    """``(kind, name, props_blob)`` of an element of ``graph``, or ``None``."""
+    if eid not in graph:
+        return None
+    node = graph.nodes[eid]
+    return (node["kind"], node["name"], node["props"])
+
+
+def newest_first(
+    lamports: Sequence[int], ids: Sequence[str], indices: Iterable[int]
+) -> list[int]:
+    """Decision indices newest first: lamport descending, then id (the head order)."""
+    return sorted(indices, key=lambda i: (-lamports[i], ids[i]))

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 import networkx as nx
 
 from kgai_tui.core.heap import GcPaused as gc_paused
+from kgai_tui.core.projection_view import element_of, newest_first
 from kgai_tui.core.time_index import _SEQ, Carry
 
 if TYPE_CHECKING:
@@ -550,16 +551,11 @@ class AsOfView:
 
     def element(self, eid: str) -> tuple[str, str, str] | None:
         """Return ``(kind, name, props_blob)`` of an element, or ``None``."""
-        graph = self.graph
-        if eid not in graph:
-            return None
-        node = graph.nodes[eid]
-        return (node["kind"], node["name"], node["props"])
+        return element_of(self.graph, eid)
 
     def head_order(self, indices: Iterable[int]) -> list[int]:
         """Order decision indices newest first: lamport descending, then id."""
-        lam, ids = self.dec_lamport, self.dec_id
-        return sorted(indices, key=lambda i: (-lam[i], ids[i]))
+        return newest_first(self.dec_lamport, self.dec_id, indices)
 
     def heads_of(self, eid: str) -> list[int]:
         """Return the heads of an element, newest first."""

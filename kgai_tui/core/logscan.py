@@ -15,12 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from kgai_tui.core.codec import MAX_LINE_BYTES
 from kgai_tui.core.linecheck import CheckedLine, check_line
-from kgai_tui.core.shards import LineProblem, read_shard_file, walk_shard
+from kgai_tui.core.plain_line import verify_plain
+from kgai_tui.core.shards import LineProblem, read_shard_file, walk_line, walk_tail
 
 HASH_OK: Final = 1
 DECISION_ID_OK: Final = 2
 CANONICAL: Final = 4
+_ALL_OK: Final = HASH_OK | DECISION_ID_OK | CANONICAL
 TAIL_BYTES: Final = 64 * 1024  # the fingerprint's tail, as search_cache defines it
 
 
@@ -90,7 +93,37 @@ def scan_bytes(
             | (CANONICAL if checked.canonical else 0)
         )
 
-    scan.problems, scan.torn_tail = walk_shard(name, data, check_line, keep)
+    problems = scan.problems
+    split = data.split(b"\n")
+    last = split.pop()  # bytes after the final newline: empty unless the tail is torn
+    pos = 0
+    prev = None if prev_hash is None else prev_hash.encode()
+    for number, raw in enumerate(split, start=1):
+        length = len(raw)
+        # The common line: plain canonical bytes that pass both gates, shown by one
+        # pattern and two hashes; everything else takes the exact path, line by line.
+        verified = verify_plain(raw) if length < MAX_LINE_BYTES else None
+        if verified is None:
+            walk_line(name, number, raw, pos, check_line, keep, problems)
+            if hashes:
+                prev = hashes[-1].encode("utf-8", "surrogatepass")
+        else:
+            lamport, parent = verified
+            ev_hash = raw[9:80]
+            if prev is not None and parent != prev:
+                breaks.append(len(hashes))
+            prev = ev_hash
+            offsets.append(pos + start)
+            lengths.append(length)
+            lines.append(number)
+            lamports.append(lamport)
+            hashes.append(ev_hash.decode())
+            flags.append(_ALL_OK)
+        pos += length + 1
+    if last:
+        scan.torn_tail = walk_tail(
+            name, len(split) + 1, last, pos, check_line, keep, problems
+        )
     return scan
 
 

@@ -130,15 +130,15 @@ def walk_shard(
     last = lines.pop()  # bytes after the final newline: empty unless the tail is torn
     pos = 0
     for number, raw in enumerate(lines, start=1):
-        _walk_line(name, number, raw, pos, decode, keep, problems)
+        walk_line(name, number, raw, pos, decode, keep, problems)
         pos += len(raw) + 1
     torn = b""
     if last:
-        torn = _walk_tail(name, len(lines) + 1, last, pos, decode, keep, problems)
+        torn = walk_tail(name, len(lines) + 1, last, pos, decode, keep, problems)
     return problems, torn
 
 
-def _walk_line(
+def walk_line(
     name: str,
     number: int,
     raw: bytes,
@@ -178,7 +178,7 @@ def _walk_line(
         )
 
 
-def _walk_tail(
+def walk_tail(
     name: str,
     number: int,
     last: bytes,
@@ -206,7 +206,7 @@ def _walk_tail(
         )
         return last
     before = len(problems)
-    _walk_line(name, number, last, start, decode, keep, problems)
+    walk_line(name, number, last, start, decode, keep, problems)
     if len(problems) == before:
         problems.append(LineProblem(name, number, "last line has no trailing newline"))
     return b""

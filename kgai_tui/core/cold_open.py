@@ -16,19 +16,22 @@ import hashlib
 import itertools
 import mmap
 import os
+import pickle
 import re
+import tempfile
 import threading
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 import orjson
 
+from kgai_tui.core.decision_fields import concat_fields
 from kgai_tui.core.engine import Engine, EventObserver
 from kgai_tui.core.heap import GcPaused
 from kgai_tui.core.logscan import (
@@ -68,7 +71,7 @@ class _Keys:
         self.hashes: list[str] = []
         self.starts: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self.ends: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        self.prefix: npt.NDArray[np.uint64] = np.zeros((0, 4), dtype=">u8")
+        self.prefix: npt.NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
 
 
 def open_cold(
@@ -87,30 +90,90 @@ def open_cold(
     # This process replays on one core; the others verify. More verifiers than
     # free cores would only slow the replay, which is the longer half.
     workers = min(cores - 1, len(paths))
-    with ProcessPoolExecutor(workers, mp_context=get_context(method)) as pool:
-        futures: dict[int, Future[tuple[ShardScan, _Digest | None]]] = {
-            i: pool.submit(_verify, paths[i]) for i in order
+    # No cyclic GC until the engine is whole: the first collection after the replay
+    # would walk its millions of new containers (1.5 s at 1M); the caller freezes
+    # them (heap.settle_heap).
+    with (
+        GcPaused(),
+        _Scratch() as scratch,
+        ProcessPoolExecutor(workers, mp_context=get_context(method)) as pool,
+    ):
+        futures: dict[int, Future[_Verified | str]] = {
+            i: pool.submit(_verify_into, paths[i], scratch.path_for(i)) for i in order
         }
-        with GcPaused():
-            guess = _optimistic(paths, observers)
-        verified = [futures[i].result() for i in range(len(paths))]
-    keys = None if guess is None else guess[1]
-    scans = [
-        _with_hashes(scan, digest, paths[i], None if keys is None else keys[i])
-        for i, (scan, digest) in enumerate(verified)
-    ]
-    if guess is not None and _agrees(scans, guess[1]):
-        projection = guess[0]
-        # Every line passed, so the applied set is every hash (built if read).
-        projection.applied_later(
-            lambda: set(itertools.chain.from_iterable(s.hashes for s in scans))
-        )
-        return Engine(root, scans, projection)
+        guess = _optimistic(paths, observers)
+        verified = [_received(futures[i].result()) for i in range(len(paths))]
+        keys = None if guess is None else guess[1]
+        scans = [
+            _with_hashes(scan, digest, paths[i], None if keys is None else keys[i])
+            for i, (scan, digest) in enumerate(verified)
+        ]
+        if guess is not None and _agrees(scans, guess[1]) and _fill(guess[0], scans):
+            projection = guess[0]
+            # Every line passed, so the applied set is every hash (built if read).
+            projection.applied_later(
+                lambda: set(itertools.chain.from_iterable(s.hashes for s in scans))
+            )
+            return Engine(root, scans, projection)
     return Engine(root, scans, observers=observers)
 
 
 # A clean shard's hashes, as the workers send them: a digest and a count.
 _Digest = tuple[bytes, int]
+_Verified = tuple[ShardScan, "_Digest | None"]
+
+
+class _Scratch:
+    """A private directory (tmpfs when there is one) for the workers' results.
+
+    A worker's result is megabytes; sent through the pool's pipe, it is read 64 KiB
+    at a time by a thread of this process, which must take the GIL from the replay
+    for each piece, and the worker stalls on a full pipe meanwhile (measured: a
+    quarter of the verifier's time at 1M). Written to a file, it costs neither, and
+    this process reads it once the replay is done. Without a directory, results
+    come through the pipe.
+    """
+
+    def __init__(self) -> None:
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
+
+    def __enter__(self) -> _Scratch:
+        shm = "/dev/shm"
+        for where in ((shm,) if os.access(shm, os.W_OK) else ()) + (None,):
+            try:
+                self._dir = tempfile.TemporaryDirectory(prefix="kgai-open-", dir=where)
+                break
+            except OSError:
+                continue
+        return self
+
+    def path_for(self, i: int) -> str | None:
+        return None if self._dir is None else os.path.join(self._dir.name, f"{i}")
+
+    def __exit__(self, *exc: object) -> None:
+        if self._dir is not None:
+            self._dir.cleanup()
+
+
+def _verify_into(path: Path, out: str | None) -> _Verified | str:
+    """:func:`_verify`, its result written to ``out`` (returned) when there is one."""
+    result = _verify(path)
+    if out is None:
+        return result
+    try:
+        with open(out, "wb") as fh:
+            pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError:
+        return result
+    return out
+
+
+def _received(result: _Verified | str) -> _Verified:
+    if not isinstance(result, str):
+        return result
+    with open(result, "rb") as fh:
+        got: _Verified = pickle.load(fh)
+    return got
 
 
 def _hash_digest(hashes: list[str]) -> _Digest:
@@ -123,7 +186,7 @@ def _verify(path: Path) -> tuple[ShardScan, _Digest | None]:
     This process read the same hashes from the bytes already, and a million
     strings cost more to pickle and unpickle than to compare through a digest.
     """
-    scan = scan_file(path)
+    scan = scan_file(path, fields=True)
     if scan.problems or scan.slow or scan.flags.count(_ALL_OK) != len(scan.hashes):
         return scan, None
     digest = _hash_digest(scan.hashes)
@@ -192,28 +255,48 @@ def _optimistic(
         if order is None:
             return None
         projection = Projection()
-        apply = projection.apply_new
-        loads = orjson.loads
-        last = ""
-        for si, start, end, ev_hash in order:
-            if ev_hash == last:  # the same event in two shards: adjacent, once
-                continue
-            last = ev_hash
-            obj = loads(maps[si][start:end])
-            if obj["hash"] != ev_hash:
-                return None
-            obj["hash"] = ev_hash  # the keys' str object, shared with the scans
-            apply(obj)
-            for observe in observers:
-                observe(obj, True)
+        projection.defer_fields()  # the verifiers send them (see _fill)
+        projection.apply_many(_parsed(order, maps, observers))
         projection.flush_props()
         return projection, keys
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
+    except (
+        orjson.JSONDecodeError,
+        KeyError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        _Surprise,
+    ):
         return None
     finally:
         for data in maps:
             if isinstance(data, mmap.mmap):
                 data.close()
+
+
+class _Surprise(Exception):
+    """A line read for the replay is not the line its keys described."""
+
+
+def _parsed(
+    order: Iterator[tuple[int, int, int, str, int]],
+    maps: Sequence[mmap.mmap | bytes],
+    observers: Sequence[EventObserver],
+) -> Iterator[tuple[dict[str, Any], int]]:
+    """Each event of the replay order, parsed, once, with its line (for the fill)."""
+    loads = orjson.loads
+    last = ""
+    for si, start, end, ev_hash, at in order:
+        if ev_hash == last:  # the same event in two shards: adjacent, once
+            continue
+        last = ev_hash
+        obj = loads(maps[si][start:end])
+        if obj["hash"] != ev_hash:
+            raise _Surprise
+        obj["hash"] = ev_hash  # the keys' str object, shared with the scans
+        for observe in observers:
+            observe(obj, True)
+        yield obj, at
 
 
 def _read_keys(data: mmap.mmap | bytes) -> _Keys | None:
@@ -249,8 +332,10 @@ def _read_keys(data: mmap.mmap | bytes) -> _Keys | None:
     gathered = a[starts[:, None] + _HASH_AT]
     text = gathered.tobytes().decode("ascii")
     width = _HASH_LEN
-    # The first 32 hex digits as four big-endian words: they sort as the strings do.
-    mine.prefix = np.ascontiguousarray(gathered[:, 7:39]).view(">u8")
+    # The first 16 hex digits as a number: it sorts as the strings do.
+    mine.prefix = (
+        np.ascontiguousarray(gathered[:, 7:15]).view(">u8").ravel().astype(np.uint64)
+    )
     mine.offsets = array("q", starts.tobytes())
     mine.ends = ends
     mine.starts = starts
@@ -259,15 +344,21 @@ def _read_keys(data: mmap.mmap | bytes) -> _Keys | None:
     return mine
 
 
-def _replay_order(keys: Sequence[_Keys]) -> list[tuple[int, int, int, str]] | None:
-    """``(shard, start, end, hash)`` of every line in (lamport, hash) order.
+def _replay_order(
+    keys: Sequence[_Keys],
+) -> Iterator[tuple[int, int, int, str, int]] | None:
+    """``(shard, start, end, hash, line)`` of every line in (lamport, hash) order.
 
-    numpy sorts by lamport and the hash's first 32 hex digits; hashes that tie on
+    ``line`` counts lines across the shards in shard order, as the verifiers'
+    field columns are joined (:func:`decision_fields.concat_fields`).
+
+    numpy sorts by lamport and the hash's first 16 hex digits; hashes that tie on
     those are compared whole (equal ones are the same event, kept adjacent), and any
-    real tie sends the open down the exact path rather than guess.
+    real tie sends the open down the exact path rather than guess. The tuples are
+    made as the replay reads them: a million of them at once cost more than the sort.
     """
     if not any(k.hashes for k in keys):
-        return []
+        return iter(())
     lam = np.concatenate([np.frombuffer(k.lamports, dtype=np.int64) for k in keys])
     prefix = np.concatenate([k.prefix for k in keys])
     shard = np.concatenate(
@@ -276,22 +367,38 @@ def _replay_order(keys: Sequence[_Keys]) -> list[tuple[int, int, int, str]] | No
     starts = np.concatenate([k.starts for k in keys])
     ends = np.concatenate([k.ends for k in keys])
     hashes = [h for k in keys for h in k.hashes]
-    order = np.lexsort((prefix[:, 3], prefix[:, 2], prefix[:, 1], prefix[:, 0], lam))
+    order = np.lexsort((prefix, lam))
     lam_o, prefix_o = lam[order], prefix[order]
-    tie = (lam_o[1:] == lam_o[:-1]) & (prefix_o[1:] == prefix_o[:-1]).all(axis=1)
+    tie = (lam_o[1:] == lam_o[:-1]) & (prefix_o[1:] == prefix_o[:-1])
     perm = order.tolist()
     for at in np.flatnonzero(tie).tolist():
         if hashes[perm[at]] != hashes[perm[at + 1]]:
             return None
-    return list(
-        zip(
-            shard[order].tolist(),
-            starts[order].tolist(),
-            ends[order].tolist(),
-            [hashes[i] for i in perm],
-            strict=True,
-        )
+    return zip(
+        shard[order].tolist(),
+        starts[order].tolist(),
+        ends[order].tolist(),
+        map(hashes.__getitem__, perm),
+        perm,
+        strict=True,
     )
+
+
+def _fill(projection: Projection, scans: Sequence[ShardScan]) -> bool:
+    """Fill the replay's deferred decision fields from the verifiers' columns."""
+    packs = [s.fields for s in scans]
+    if any(p is None for p in packs):
+        return False  # a shard was read again without them
+    try:
+        text, times = concat_fields(
+            [p for p in packs if p is not None], [len(s) for s in scans]
+        )
+    except ValueError:
+        return False
+    for s in scans:
+        s.fields = None  # the columns hold them now
+    projection.fill_deferred(text, times)
+    return True
 
 
 def _agrees(scans: Sequence[ShardScan], keys: Sequence[_Keys]) -> bool:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from kgai_tui.core.codec import MAX_LINE_BYTES
+from kgai_tui.core.decision_fields import PLAIN_GROUPS, FieldColumns, PackedFields
 from kgai_tui.core.linecheck import CheckedLine, check_line
 from kgai_tui.core.plain_line import verify_plain
 from kgai_tui.core.shards import LineProblem, read_shard_file, walk_line, walk_tail
@@ -48,6 +49,8 @@ class ShardScan:
     # Canonical dicts of lines that are not canonical bytes (rare): re-parsing their
     # raw bytes with orjson would not give Go's reading of them.
     slow: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # Decision fields per event, when asked for (a cold open's verifiers), packed.
+    fields: PackedFields | None = None
 
     @property
     def install_id(self) -> str:
@@ -60,21 +63,31 @@ class ShardScan:
 
 
 def scan_bytes(
-    name: str, data: bytes, *, start: int = 0, prev_hash: str | None = None
+    name: str,
+    data: bytes,
+    *,
+    start: int = 0,
+    prev_hash: str | None = None,
+    fields: bool = False,
 ) -> ShardScan:
     """Scan one shard's bytes (``start`` > 0 scans only an appended tail).
 
     ``prev_hash`` is the hash of the event before ``start``, to check the chain
-    across the join.
+    across the join. With ``fields``, each event's decision fields are kept too
+    (:mod:`decision_fields`).
     """
     scan = ShardScan(name=name, size=len(data), newline_count=data.count(b"\n"))
     scan.tail_sha = hashlib.sha256(data[-TAIL_BYTES:]).hexdigest()
     offsets, lengths, lines = scan.offsets, scan.lengths, scan.lines
     lamports, hashes, flags, slow = scan.lamports, scan.hashes, scan.flags, scan.slow
     breaks = scan.chain_breaks
+    cols = FieldColumns() if fields else None
+    add_row = None if cols is None else cols.rows.append
 
     def keep(checked: CheckedLine, number: int, offset: int, length: int) -> None:
         obj = checked.obj
+        if cols is not None:
+            cols.add_obj(obj)
         if not checked.canonical:
             slow[len(hashes)] = obj
         before = hashes[-1] if hashes else prev_hash
@@ -108,9 +121,11 @@ def scan_bytes(
             if hashes:
                 prev = hashes[-1].encode("utf-8", "surrogatepass")
         else:
-            lamport, parent = verified
+            lamport, m = verified
+            if add_row is not None:
+                add_row(m.group(*PLAIN_GROUPS))
             ev_hash = raw[9:80]
-            if prev is not None and parent != prev:
+            if prev is not None and m["parent"] != prev:
                 breaks.append(len(hashes))
             prev = ev_hash
             offsets.append(pos + start)
@@ -124,12 +139,14 @@ def scan_bytes(
         scan.torn_tail = walk_tail(
             name, len(split) + 1, last, pos, check_line, keep, problems
         )
+    if cols is not None:
+        scan.fields = cols.pack()
     return scan
 
 
-def scan_file(path: Path) -> ShardScan:
+def scan_file(path: Path, *, fields: bool = False) -> ShardScan:
     """Scan one shard file; an unreadable file is a problem, not a failure."""
     data = read_shard_file(path)
     if isinstance(data, LineProblem):
         return ShardScan(name=path.name, size=0, newline_count=0, problems=[data])
-    return scan_bytes(path.name, data)
+    return scan_bytes(path.name, data, fields=fields)

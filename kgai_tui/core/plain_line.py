@@ -77,12 +77,12 @@ _DECISION: Final = (
     + rb'(?:,"author":"(?P<author>'
     + _S
     + rb'+)")?'
-    + rb'(?:,"refs":'
-    + _FULL
-    + rb")?"
-    + rb'(?:,"summary":'
-    + _FULL
-    + rb")?"
+    + rb'(?:,"refs":"(?P<refs>'
+    + _S
+    + rb'+)")?'
+    + rb'(?:,"summary":"(?P<summary>'
+    + _S
+    + rb'+)")?'
     + rb'(?:,"supersedes":'
     + _LIST
     + rb")?"
@@ -107,8 +107,9 @@ PLAIN_LINE: Final = re.compile(
     + rb',"install_id":'
     + _STR
     + rb',"lamport":(?P<lamport>0|-?[1-9][0-9]{0,18})'
-    + rb',"recorded_at":'
-    + _STR
+    + rb',"recorded_at":"(?P<recorded>'
+    + _S
+    + rb'*)"'
     + rb',"parents":(?:null|\[\]|\["(?P<parent>'
     + _S
     + rb'*)"(?:,'
@@ -126,12 +127,14 @@ _HASH_AT: Final = 80  # len('{"hash":"sha256:') + 64
 _AUTHOR_NORM: dict[bytes, bytes] = {}
 
 
-def verify_plain(raw: bytes) -> tuple[int, bytes | None] | None:
-    """``(lamport, first parent)`` of a plain line that passes every check.
+def verify_plain(raw: bytes) -> tuple[int, re.Match[bytes]] | None:
+    """``(lamport, match)`` of a plain line that passes every check.
 
     ``None`` means "not shown here": the line is not plain canonical, or one of its
     gates fails; :func:`linecheck.check_line` then gives the verdict. The claimed
-    hash is ``raw[9:80]`` whenever this returns a value.
+    hash is ``raw[9:80]`` whenever this returns a value; the match's named groups
+    hold the first parent and the decision's strings, exactly as decoded (a plain
+    string is its own bytes).
     """
     if raw.translate(None, _PLAIN_BYTES):
         return None
@@ -165,7 +168,7 @@ def verify_plain(raw: bytes) -> tuple[int, bytes | None] | None:
         expect = hashlib.sha256(head).hexdigest()[:24].encode()
         if m["id"] != b"d_" + expect:
             return None
-    return lamport, m["parent"]
+    return lamport, m
 
 
 def _props_in_order(raw: bytes) -> bool:

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import networkx as nx
+import numpy as np
+import numpy.typing as npt
 
 from kgai_tui.core.codec import event_obj
 from kgai_tui.core.element_shapes import Packed, ShapesByElement
@@ -79,6 +81,8 @@ class Projection:
         self._intern: dict[str, str] = {}
         self._recall: RecallIndex | None = None
         self._max_auth: dict[str, int] | None = None
+        # While deferred: per decision index, the line whose fields fill it (-1: none).
+        self._fill_at: array[int] | None = None
 
     # ------------------------------------------------------------------ lazy parts
 
@@ -153,39 +157,215 @@ class Projection:
         self.applied.add(ev_hash)
         self.apply_new(ev)
 
-    def apply_new(self, ev: dict[str, Any]) -> None:
+    def defer_fields(self) -> None:
+        """Leave the decisions' text fields and times empty until :meth:`fill_deferred`.
+
+        The cold open's verifiers read those fields anyway; the replay then only
+        notes, per new decision, the line (``at``) that carries them.
+        """
+        self._fill_at = array("q")
+
+    def fill_deferred(
+        self, text: Sequence[list[str] | None], times: npt.NDArray[np.int64]
+    ) -> None:
+        """Fill the deferred columns from per-line columns (:mod:`decision_fields`).
+
+        ``text`` holds the title, rationale, author, refs and summary columns and
+        ``times`` the recorded times (Go's zero time for none), indexed by the
+        ``at`` given to :meth:`apply_new`; ``None`` is a column of empty values.
+        A decision only known as superseded (``at`` -1) reads the empty value each
+        column gets appended at its end.
+        """
+        from kgai_tui.core.decision_fields import ZERO_TIME
+
+        fill = self._fill_at
+        assert fill is not None, "fill_deferred without defer_fields"
+        self._fill_at = None
+        at = np.frombuffer(fill, dtype=np.int64)
+
+        def pick(values: list[str] | None) -> list[str]:
+            if values is None:
+                return [""] * len(at)
+            column = np.empty(len(values) + 1, dtype=object)
+            column[:-1] = values
+            column[-1] = ""
+            return column[at].tolist()  # type: ignore[no-any-return]
+
+        titles, rationales, authors, refs, summaries = text
+        self.dec_title = pick(titles)
+        self.dec_rationale = pick(rationales)
+        intern = self._intern.setdefault
+        self.dec_author = [intern(a, a) for a in pick(authors)]
+        self.dec_refs = pick(refs)
+        self.dec_summary = pick(summaries)
+        stamps = np.append(times, ZERO_TIME)[at]
+        column = stamps.astype(object)
+        column[stamps == ZERO_TIME] = None
+        self.dec_time = column.tolist()
+
+    def apply_new(self, ev: dict[str, Any], at: int = -1) -> None:
         """:meth:`apply_obj` for an event known not to be applied yet.
+
+        With deferred fields, ``at`` is the event's line in the columns
+        :meth:`fill_deferred` will get.
+        """
+        self.apply_many(((ev, at),))
+
+    def apply_many(self, events: Iterable[tuple[dict[str, Any], int]]) -> None:
+        """Apply ``(event, at)`` pairs not applied yet, in canonical order.
 
         The cold open replays a sorted, de-duplicated log, so it skips the applied
         set (a million-entry set costs time and memory) and hands the projection a
-        way to compute it instead (:meth:`applied_later`).
+        way to compute it instead (:meth:`applied_later`). With deferred fields
+        (:meth:`defer_fields`), ``at`` is each event's line in the columns;
+        otherwise it is ignored.
+
+        This is the replay's hot loop: what it touches is bound to locals once and
+        the common mutations are written out inline, since at a million events
+        every call saved per event is a second of the open.
         """
-        self.applied_count += 1
-        d = ev["decision"]
-        if d is None:
-            return
+        deferred = self._fill_at
+        nodes, succ, graph = self._nodes, self._succ, self.graph
+        add_node, add_edge = graph.add_node, graph.add_edge
         dec_index = self._dec_index
         if dec_index is None:
             dec_index = self.dec_index
-        idx = dec_index.get(d["id"])
-        if idx is None:
-            idx = self._new_filled_decision(d, ev, dec_index)
-        muts = d["mutations"]
-        if muts:
-            self._apply_mutations(muts, ev["hash"])
-        shapes = d.get("shapes")
-        if shapes:
-            self._apply_shapes(
-                idx, shapes, d.get("targets", ()), d.get("provenance_only", False)
-            )
-        supersedes = d.get("supersedes")
-        if supersedes:
-            self._apply_supersedes(idx, supersedes)
+        ids, lamports, installs = self.dec_id, self.dec_lamport, self.dec_install
+        hashes, shaped = self.dec_hash, self.dec_shapes
+        sup_col, by_col = self.dec_supersedes, self.dec_superseded_by
+        intern = self._intern.setdefault
+        props_map, dirty_add = self._props, self._dirty_props.add
+        apply_shapes, apply_supersedes = self._apply_shapes, self._apply_supersedes
+        from_blob = ElementProps.from_blob
+        count = 0
+        try:
+            for ev, at in events:
+                count += 1
+                d = ev["decision"]
+                if d is None:
+                    continue
+                did = d["id"]
+                idx = dec_index.get(did)
+                if idx is None:
+                    idx = len(ids)
+                    dec_index[did] = idx
+                    ids.append(did)
+                    lamports.append(ev["lamport"])
+                    install = ev["install_id"]
+                    installs.append(intern(install, install))
+                    hashes.append(ev["hash"])
+                    shaped.append(_NONE_STR)
+                    sup_col.append(_NONE_INT)
+                    by_col.append(_NONE_INT)
+                    if deferred is None:
+                        self._append_fields(d, ev)
+                    else:
+                        deferred.append(at)
+                muts = d["mutations"]
+                if muts:
+                    for m in muts:
+                        op = m["op"]
+                        if op == "upsert_element":
+                            eid = m.get("element_id")
+                            if not eid:
+                                continue
+                            if eid not in nodes:
+                                add_node(
+                                    eid,
+                                    kind=m.get("kind", ""),
+                                    name=m.get("name", ""),
+                                    props="",
+                                )
+                            props = m.get("props")
+                            if props:
+                                el_props = props_map.get(eid)
+                                if el_props is None:
+                                    el_props = props_map[eid] = from_blob(
+                                        nodes[eid]["props"]
+                                    )
+                                dirty_add(eid)
+                                for key in sorted(props):
+                                    el_props.set(key, props[key])
+                        elif op == "set_prop":
+                            eid = m.get("element_id")
+                            if not eid:
+                                continue
+                            if eid not in nodes:
+                                add_node(eid, kind="", name="", props="")
+                            el_props = props_map.get(eid)
+                            if el_props is None:
+                                el_props = props_map[eid] = from_blob(
+                                    nodes[eid]["props"]
+                                )
+                            dirty_add(eid)
+                            el_props.set(m.get("key", ""), m.get("value", ""))
+                        elif op == "add_link":
+                            src = m.get("from_id")
+                            dst = m.get("to_id")
+                            if not src or not dst:
+                                continue
+                            if src not in nodes:
+                                add_node(src, kind="", name="", props="")
+                            if dst not in nodes:
+                                add_node(dst, kind="", name="", props="")
+                            kind = m.get("link_kind", "")
+                            if kind not in succ[src].get(dst, _NO_EDGES):
+                                add_edge(
+                                    src,
+                                    dst,
+                                    key=kind,
+                                    created_by=m.get("element_id", ""),
+                                )
+                        elif op == "retire_link":
+                            self._retire_link(m)
+                        else:
+                            self.unknown_ops.append((ev["hash"], op))
+                shapes = d.get("shapes")
+                if shapes:
+                    apply_shapes(
+                        idx,
+                        shapes,
+                        d.get("targets", ()),
+                        d.get("provenance_only", False),
+                    )
+                supersedes = d.get("supersedes")
+                if supersedes:
+                    apply_supersedes(idx, supersedes)
+        finally:
+            self.applied_count += count
+
+    def _append_fields(self, d: dict[str, Any], ev: dict[str, Any]) -> None:
+        """A new decision's text fields and time (when they are not deferred)."""
+        get = d.get
+        self.dec_title.append(d["title"])
+        self.dec_rationale.append(get("rationale", ""))
+        author = get("author", "")
+        self.dec_author.append(self._intern.setdefault(author, author))
+        self.dec_refs.append(get("refs", ""))
+        self.dec_summary.append(get("summary", ""))
+        stamp = recorded_epoch(ev["recorded_at"])
+        self.dec_time.append(None if stamp == _ZERO_TIME else stamp)
+
+    def _retire_link(self, m: dict[str, Any]) -> None:
+        src = m.get("from_id", "")
+        dst = m.get("to_id", "")
+        kind = m.get("link_kind", "")
+        if self.graph.has_edge(src, dst, key=kind):
+            self.graph.remove_edge(src, dst, key=kind)
 
     def _new_decision(self, dec_id: str) -> int:
         idx = len(self.dec_id)
         self.dec_index[dec_id] = idx
         self.dec_id.append(dec_id)
+        if self._fill_at is not None:
+            self._fill_at.append(-1)
+            self.dec_lamport.append(0)
+            self.dec_install.append("")
+            self.dec_hash.append("")
+            self.dec_shapes.append(_NONE_STR)
+            self.dec_supersedes.append(_NONE_INT)
+            self.dec_superseded_by.append(_NONE_INT)
+            return idx
         self.dec_title.append("")
         self.dec_rationale.append("")
         self.dec_author.append("")
@@ -200,96 +380,12 @@ class Projection:
         self.dec_superseded_by.append(_NONE_INT)
         return idx
 
-    def _new_filled_decision(
-        self, d: dict[str, Any], ev: dict[str, Any], dec_index: dict[str, int]
-    ) -> int:
-        """Add a decision carried by its own event (the common case, kept tight)."""
-        idx = len(self.dec_id)
-        get = d.get
-        dec_index[d["id"]] = idx
-        self.dec_id.append(d["id"])
-        self.dec_title.append(d["title"])
-        self.dec_rationale.append(get("rationale", ""))
-        intern = self._intern
-        author = get("author", "")
-        self.dec_author.append(intern.setdefault(author, author))
-        self.dec_refs.append(get("refs", ""))
-        self.dec_summary.append(get("summary", ""))
-        stamp = recorded_epoch(ev["recorded_at"])
-        self.dec_time.append(None if stamp == _ZERO_TIME else stamp)
-        self.dec_lamport.append(ev["lamport"])
-        install = ev["install_id"]
-        self.dec_install.append(intern.setdefault(install, install))
-        self.dec_hash.append(ev["hash"])
-        self.dec_shapes.append(_NONE_STR)
-        self.dec_supersedes.append(_NONE_INT)
-        self.dec_superseded_by.append(_NONE_INT)
-        return idx
-
-    def _ensure_element(self, eid: str) -> None:
-        if eid not in self._nodes:
-            self.graph.add_node(eid, kind="", name="", props="")
-
-    def _props_of(self, eid: str) -> ElementProps:
-        props = self._props.get(eid)
-        if props is None:
-            props = self._props[eid] = ElementProps.from_blob(
-                self.graph.nodes[eid]["props"]
-            )
-        self._dirty_props.add(eid)
-        return props
-
     def flush_props(self) -> None:
         """Write the props blobs of elements changed since the last flush."""
         nodes = self.graph.nodes
         for eid in self._dirty_props:
             nodes[eid]["props"] = self._props[eid].blob()
         self._dirty_props.clear()
-
-    def _apply_mutations(self, muts: list[dict[str, Any]], ev_hash: str) -> None:
-        graph = self.graph
-        nodes = self._nodes
-        for m in muts:
-            op = m["op"]
-            if op == "upsert_element":
-                eid = m.get("element_id")
-                if not eid:
-                    continue
-                if eid not in nodes:
-                    graph.add_node(
-                        eid, kind=m.get("kind", ""), name=m.get("name", ""), props=""
-                    )
-                props = m.get("props")
-                if props:
-                    el_props = self._props_of(eid)
-                    for key in sorted(props):
-                        el_props.set(key, props[key])
-            elif op == "set_prop":
-                eid = m.get("element_id")
-                if not eid:
-                    continue
-                self._ensure_element(eid)
-                self._props_of(eid).set(m.get("key", ""), m.get("value", ""))
-            elif op == "add_link":
-                src = m.get("from_id")
-                dst = m.get("to_id")
-                if not src or not dst:
-                    continue
-                self._ensure_element(src)
-                self._ensure_element(dst)
-                kind = m.get("link_kind", "")
-                if kind not in self._succ[src].get(dst, _NO_EDGES):
-                    graph.add_edge(
-                        src, dst, key=kind, created_by=m.get("element_id", "")
-                    )
-            elif op == "retire_link":
-                src = m.get("from_id", "")
-                dst = m.get("to_id", "")
-                kind = m.get("link_kind", "")
-                if graph.has_edge(src, dst, key=kind):
-                    graph.remove_edge(src, dst, key=kind)
-            else:
-                self.unknown_ops.append((ev_hash, op))
 
     def _apply_shapes(
         self, idx: int, shapes: list[str], targets: Sequence[str], provenance_only: bool

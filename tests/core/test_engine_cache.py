@@ -360,7 +360,7 @@ def test_the_numpy_replay_order_is_the_lamport_then_hash_order() -> None:
     order = cold_open._replay_order([k for k in keys if k is not None])
     assert order is not None
     expected = sorted((lam, h, si) for si, s in enumerate(shards) for lam, h in s)
-    assert [(h, si) for si, _, _, h in order] == [(h, si) for _, h, si in expected]
+    assert [(h, si) for si, _, _, h, _ in order] == [(h, si) for _, h, si in expected]
 
 
 def test_the_parallel_open_works_when_threads_run(

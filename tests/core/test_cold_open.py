@@ -1,0 +1,117 @@
+"""The two-core cold open builds exactly the projection a sequential open builds.
+
+The replay defers each decision's text fields and time to the verifiers' columns
+(:mod:`decision_fields`), so the lines that stress those columns are here: strings
+off the plain path (escapes, non-ASCII, a newline), refs and summary, times in every
+shape the projection reads, decisions only known as superseded, events without a
+decision, and one event present in two shards.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from builders import ShardWriter, decision, set_prop, upsert, write_store
+
+from kgai_tui.core import cold_open
+from kgai_tui.core.engine import Engine
+from kgai_tui.core.genlog import GenParams
+from kgai_tui.core.genlog import write_store as write_generated
+from kgai_tui.core.ids import decision_id
+from kgai_tui.core.logscan import scan_file
+
+
+@pytest.fixture
+def parallel(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Take the worker-process path even on a small store; record the verdict."""
+    monkeypatch.setattr(cold_open, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
+    seen: list[str] = []
+    real_agrees = cold_open._agrees
+
+    def agrees(*args: object) -> bool:
+        out = real_agrees(*args)  # type: ignore[arg-type]
+        seen.append("verified" if out else "rejected")
+        return out
+
+    monkeypatch.setattr(cold_open, "_agrees", agrees)
+    return seen
+
+
+def _unusual_shards() -> dict[str, bytes]:
+    a, b = ShardWriter("iaaa"), ShardWriter("ibbb", actor="bob")
+    first = decision(
+        "Plain & <simple>",
+        [upsert("feature", "Invoice", owner="ops", tier="1")],
+        rationale="line one\nline two",
+        author="  Alice   Smith ",
+        summary="naïve café 日本",
+    )
+    first = replace(first, refs="ADR-7\ttab")
+    first = replace(first, id=decision_id(first))
+    a.add(first, lamport=1, recorded_at="2026-03-01T10:00:00Z")
+    a.add(None, lamport=2, recorded_at="2026-03-01T10:00:01Z")
+    later = decision(
+        "Replace it",
+        [set_prop("feature", "Invoice", "tier", "2")],
+        supersedes=[first.id, "d_000000000000000000000000"],  # one never seen
+        author="Bob",
+    )
+    b.add(later, lamport=3, recorded_at="2026-03-01T12:00:00.250+02:00")
+    b.add(decision("Dated only", author=""), lamport=4, recorded_at="2026-03-02")
+    b.add(decision("No time", rationale="lone \udc80"), lamport=5, recorded_at="")
+    b.add(decision("Zero time"), lamport=6, recorded_at="0001-01-01T00:00:00Z")
+    shards = {"iaaa.ndjson": a.to_bytes(), "ibbb.ndjson": b.to_bytes()}
+    # The same event in a third shard: replayed once.
+    shards["iccc.ndjson"] = a.to_bytes().splitlines(keepends=True)[0]
+    return shards
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    root = tmp_path / "store"
+    write_generated(root, GenParams(600, 3, 50))
+    write_store(root, _unusual_shards())
+    return root
+
+
+def _sequential(root: Path) -> Engine:
+    names = sorted(p.name for p in (root / "log").iterdir())
+    return Engine(root, [scan_file(root / "log" / n) for n in names])
+
+
+def test_the_parallel_open_fills_every_column_as_a_sequential_replay_does(
+    store: Path, parallel: list[str]
+) -> None:
+    engine = Engine.open(store, cache=False)
+    assert parallel == ["verified"]
+    reference = _sequential(store).projection
+    got = engine.projection
+    assert got.to_state() == reference.to_state()
+    # The unusual values really went through the columns.
+    i = got.dec_index[next(d for d in got.dec_id if got.dec_summary[got.dec_index[d]])]
+    assert got.dec_rationale[i] == "line one\nline two"
+    assert got.dec_summary[i] == "naïve café 日本"
+    assert got.dec_refs[i] == "ADR-7\ttab"
+    assert got.dec_author[i] == "  Alice   Smith "
+    assert got.dec_title[got.dec_index["d_000000000000000000000000"]] == ""
+    assert sorted(t is None for t in got.dec_time).count(True) >= 3
+
+
+def test_a_verifier_without_columns_falls_back_to_the_exact_replay(
+    store: Path, parallel: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_with_hashes = cold_open._with_hashes
+
+    def with_hashes(*args: object) -> object:
+        scan = real_with_hashes(*args)  # type: ignore[arg-type]
+        scan.fields = None  # as if the shard were read again without them
+        return scan
+
+    monkeypatch.setattr(cold_open, "_with_hashes", with_hashes)
+    engine = Engine.open(store, cache=False)
+    assert parallel == ["verified"]  # every line passed, yet the columns are missing
+    assert engine.projection.to_state() == _sequential(store).projection.to_state()

@@ -108,7 +108,11 @@ def open_cold(
             _with_hashes(scan, digest, paths[i], None if keys is None else keys[i])
             for i, (scan, digest) in enumerate(verified)
         ]
-        if guess is not None and _agrees(scans, guess[1]) and _fill(guess[0], scans):
+        if (
+            guess is not None
+            and _agrees(scans, guess[1])
+            and _fill(guess[0], scans, guess[1])
+        ):
             projection = guess[0]
             # Every line passed, so the applied set is every hash (built if read).
             projection.applied_later(
@@ -384,7 +388,9 @@ def _replay_order(
     )
 
 
-def _fill(projection: Projection, scans: Sequence[ShardScan]) -> bool:
+def _fill(
+    projection: Projection, scans: Sequence[ShardScan], keys: Sequence[_Keys]
+) -> bool:
     """Fill the replay's deferred decision fields from the verifiers' columns."""
     packs = [s.fields for s in scans]
     if any(p is None for p in packs):
@@ -397,7 +403,12 @@ def _fill(projection: Projection, scans: Sequence[ShardScan]) -> bool:
         return False
     for s in scans:
         s.fields = None  # the columns hold them now
-    projection.fill_deferred(text, times)
+    lamports = np.concatenate(
+        [np.frombuffer(k.lamports, dtype=np.int64) for k in keys]
+        or [np.zeros(0, dtype=np.int64)]
+    )
+    hashes = [h for k in keys for h in k.hashes]
+    projection.fill_deferred(text, times, lamports, hashes)
     return True
 
 

@@ -19,11 +19,29 @@ import numpy.typing as npt
 from kgai_tui.core.gotext import recorded_epoch
 
 TEXT_FIELDS: Final = ("title", "rationale", "author", "refs", "summary")
+# The text columns sent: the decision's fields and the event's install id.
+COLUMNS: Final = (*TEXT_FIELDS, "install_id")
 # Go's zero time: the projection shows it (and an unreadable time) as "no time".
 ZERO_TIME: Final = -62135596800
-# A column as sent: "\n"-joined UTF-8, or (when a value holds a newline) the strs.
-Column = bytes | list[str]
+# Past this many distinct values a column is sent whole, not as a table and codes.
+_CODED_MAX: Final = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Coded:
+    """A column with few distinct values (authors, install ids): each value once,
+    and per line the index of its value. Cheap to send, join and pick, and the
+    picked column shares one str object per value."""
+
+    table: list[str]
+    codes: npt.NDArray[np.int32]
+
+
+# A column as sent: coded, "\n"-joined UTF-8, or (a value holds a newline) strs.
+Column = bytes | list[str] | Coded
 PackedFields = tuple[tuple[Column, ...], bytes]
+# A column joined across shards; ``None`` when every value is empty.
+Joined = list[str] | Coded | None
 
 
 def epoch_or_zero(recorded_at: str) -> int:
@@ -33,7 +51,7 @@ def epoch_or_zero(recorded_at: str) -> int:
 
 
 # The match groups a plain line's fields are read from, in the order rows hold them.
-PLAIN_GROUPS: Final = (*TEXT_FIELDS, "recorded")
+PLAIN_GROUPS: Final = (*TEXT_FIELDS, "install", "recorded")
 _Row = tuple[bytes | None, ...]
 
 
@@ -52,6 +70,7 @@ class FieldColumns:
         """A line's fields from its canonical dict (lines off the plain path)."""
         dec = obj["decision"]
         values = ["" if dec is None else dec.get(name, "") for name in TEXT_FIELDS]
+        values.append(obj["install_id"])
         values.append(obj["recorded_at"])
         if any("\n" in v for v in values[:-1]):
             self.newline = True
@@ -63,13 +82,17 @@ class FieldColumns:
             [v or b"" for v in col] for col in zip(*self.rows, strict=True)
         ] or [[] for _ in PLAIN_GROUPS]
         *text, recorded = cols
+        return tuple(self._pack(col) for col in text), epochs(recorded).tobytes()
+
+    def _pack(self, col: list[bytes]) -> Column:
+        distinct = dict.fromkeys(col)
+        if len(distinct) <= _CODED_MAX:
+            index = {v: i for i, v in enumerate(distinct)}
+            codes = np.fromiter(map(index.__getitem__, col), np.int32, len(col))
+            return Coded([v.decode("utf-8", "surrogatepass") for v in distinct], codes)
         if self.newline:
-            packed: tuple[Column, ...] = tuple(
-                [v.decode("utf-8", "surrogatepass") for v in col] for col in text
-            )
-        else:
-            packed = tuple(b"\n".join(col) for col in text)
-        return packed, epochs(recorded).tobytes()
+            return [v.decode("utf-8", "surrogatepass") for v in col]
+        return b"\n".join(col)
 
 
 _DIGITS: Final = np.array([0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18])
@@ -121,6 +144,9 @@ def epochs(values: list[bytes]) -> npt.NDArray[np.int64]:
 
 def unpack_column(col: Column, count: int) -> list[str]:
     """A packed column's values (``count`` of them)."""
+    if isinstance(col, Coded):
+        table = col.table
+        return [table[c] for c in col.codes.tolist()]
     if isinstance(col, list):
         return col
     if count == 0:
@@ -133,34 +159,45 @@ def unpack_times(blob: bytes) -> npt.NDArray[np.int64]:
     return np.frombuffer(blob, dtype=np.int64)
 
 
-def _all_empty(col: Column, count: int) -> bool:
-    return isinstance(col, bytes) and len(col) == max(count - 1, 0) == col.count(b"\n")
+def _join_coded(cols: list[Coded]) -> Coded:
+    """Shards' coded columns as one: one table, codes renumbered into it."""
+    table: dict[str, int] = {}
+    codes = []
+    for col in cols:
+        remap = np.array(
+            [table.setdefault(v, len(table)) for v in col.table] or [0], dtype=np.int32
+        )
+        codes.append(remap[col.codes])
+    joined = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int32)
+    return Coded(list(table), joined)
 
 
 def concat_fields(
     packs: list[PackedFields], counts: list[int]
-) -> tuple[list[list[str] | None], npt.NDArray[np.int64]]:
+) -> tuple[list[Joined], npt.NDArray[np.int64]]:
     """Every shard's columns joined in shard order: indexed like the replay's keys.
 
-    A column empty on every line (refs and summary often are) comes back as
-    ``None``: nothing to split or pick.
+    Columns coded in every shard stay coded; a column empty on every line (refs
+    and summary often are) comes back as ``None``: nothing to split or pick.
     """
-    empty = [
-        all(_all_empty(cols[k], n) for (cols, _), n in zip(packs, counts, strict=True))
-        for k in range(len(TEXT_FIELDS))
-    ]
-    text: list[list[str] | None] = [None if e else [] for e in empty]
-    times: list[npt.NDArray[np.int64]] = []
-    for (cols, blob), count in zip(packs, counts, strict=True):
-        for out, col in zip(text, cols, strict=True):
-            if out is None:
-                continue
-            values = unpack_column(col, count)
-            if len(values) != count:
+    text: list[Joined] = []
+    for k in range(len(COLUMNS)):
+        cols = [p[0][k] for p in packs]
+        for col, count in zip(cols, counts, strict=True):
+            if isinstance(col, Coded) and len(col.codes) != count:
                 raise ValueError("a packed column does not match its shard")
-            out.extend(values)
-        shard_times = unpack_times(blob)
-        if len(shard_times) != count:
-            raise ValueError("a packed column does not match its shard")
-        times.append(shard_times)
+        if all(isinstance(c, Coded) for c in cols):
+            coded = _join_coded([c for c in cols if isinstance(c, Coded)])
+            text.append(None if coded.table in ([], [""]) else coded)
+            continue
+        values: list[str] = []
+        for col, count in zip(cols, counts, strict=True):
+            got = unpack_column(col, count)
+            if len(got) != count:
+                raise ValueError("a packed column does not match its shard")
+            values.extend(got)
+        text.append(values)
+    times = [unpack_times(blob) for _, blob in packs]
+    if [len(t) for t in times] != counts:
+        raise ValueError("a packed column does not match its shard")
     return text, np.concatenate(times) if times else np.zeros(0, dtype=np.int64)

@@ -104,8 +104,9 @@ PLAIN_LINE: Final = re.compile(
     + _STR
     + rb',"actor":'
     + _STR
-    + rb',"install_id":'
-    + _STR
+    + rb',"install_id":"(?P<install>'
+    + _S
+    + rb'*)"'
     + rb',"lamport":(?P<lamport>0|-?[1-9][0-9]{0,18})'
     + rb',"recorded_at":"(?P<recorded>'
     + _S

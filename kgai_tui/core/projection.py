@@ -29,6 +29,7 @@ from kgai_tui.core.projection_view import element_of, newest_first
 from kgai_tui.core.props import ElementProps
 
 if TYPE_CHECKING:
+    from kgai_tui.core.decision_fields import Joined
     from kgai_tui.core.model import Event
     from kgai_tui.core.recall_index import RecallIndex
 
@@ -166,38 +167,50 @@ class Projection:
         self._fill_at = array("q")
 
     def fill_deferred(
-        self, text: Sequence[list[str] | None], times: npt.NDArray[np.int64]
+        self,
+        text: Sequence[Joined],
+        times: npt.NDArray[np.int64],
+        lamports: npt.NDArray[np.int64],
+        hashes: list[str],
     ) -> None:
         """Fill the deferred columns from per-line columns (:mod:`decision_fields`).
 
-        ``text`` holds the title, rationale, author, refs and summary columns and
-        ``times`` the recorded times (Go's zero time for none), indexed by the
-        ``at`` given to :meth:`apply_new`; ``None`` is a column of empty values.
-        A decision only known as superseded (``at`` -1) reads the empty value each
-        column gets appended at its end.
+        ``text`` holds the title, rationale, author, refs, summary and install id
+        columns, ``times`` the recorded times (Go's zero time for none),
+        ``lamports`` and ``hashes`` each line's keys; all are indexed by the ``at``
+        given to :meth:`apply_many`. A decision only known as superseded (``at``
+        -1) reads the empty value appended to each column.
         """
-        from kgai_tui.core.decision_fields import ZERO_TIME
+        from kgai_tui.core.decision_fields import ZERO_TIME, Coded
 
         fill = self._fill_at
         assert fill is not None, "fill_deferred without defer_fields"
         self._fill_at = None
         at = np.frombuffer(fill, dtype=np.int64)
+        intern = self._intern.setdefault
 
-        def pick(values: list[str] | None) -> list[str]:
+        def pick(values: Joined, shared: bool = False) -> list[str]:
             if values is None:
                 return [""] * len(at)
+            if isinstance(values, Coded):
+                table = [intern(v, v) for v in values.table] if shared else values.table
+                column = np.array([*table, ""], dtype=object)
+                return column[np.append(values.codes, len(table))[at]].tolist()  # type: ignore[no-any-return]
             column = np.empty(len(values) + 1, dtype=object)
             column[:-1] = values
             column[-1] = ""
-            return column[at].tolist()  # type: ignore[no-any-return]
+            picked: list[str] = column[at].tolist()
+            return [intern(v, v) for v in picked] if shared else picked
 
-        titles, rationales, authors, refs, summaries = text
+        titles, rationales, authors, refs, summaries, installs = text
         self.dec_title = pick(titles)
         self.dec_rationale = pick(rationales)
-        intern = self._intern.setdefault
-        self.dec_author = [intern(a, a) for a in pick(authors)]
+        self.dec_author = pick(authors, shared=True)
         self.dec_refs = pick(refs)
         self.dec_summary = pick(summaries)
+        self.dec_install = pick(installs, shared=True)
+        self.dec_hash = pick(hashes)
+        self.dec_lamport = np.append(lamports, 0)[at].tolist()
         stamps = np.append(times, ZERO_TIME)[at]
         column = stamps.astype(object)
         column[stamps == ZERO_TIME] = None
@@ -230,12 +243,13 @@ class Projection:
         dec_index = self._dec_index
         if dec_index is None:
             dec_index = self.dec_index
-        ids, lamports, installs = self.dec_id, self.dec_lamport, self.dec_install
-        hashes, shaped = self.dec_hash, self.dec_shapes
+        ids, shaped = self.dec_id, self.dec_shapes
         sup_col, by_col = self.dec_supersedes, self.dec_superseded_by
+        el_shapes, heads_map = self._el_shapes, self.heads
+        contested_add, contested_discard = self.contested.add, self.contested.discard
+        max_auth = self._max_auth
         intern = self._intern.setdefault
         props_map, dirty_add = self._props, self._dirty_props.add
-        apply_shapes, apply_supersedes = self._apply_shapes, self._apply_supersedes
         from_blob = ElementProps.from_blob
         count = 0
         try:
@@ -250,10 +264,6 @@ class Projection:
                     idx = len(ids)
                     dec_index[did] = idx
                     ids.append(did)
-                    lamports.append(ev["lamport"])
-                    install = ev["install_id"]
-                    installs.append(intern(install, install))
-                    hashes.append(ev["hash"])
                     shaped.append(_NONE_STR)
                     sup_col.append(_NONE_INT)
                     by_col.append(_NONE_INT)
@@ -322,20 +332,79 @@ class Projection:
                             self.unknown_ops.append((ev["hash"], op))
                 shapes = d.get("shapes")
                 if shapes:
-                    apply_shapes(
-                        idx,
-                        shapes,
-                        d.get("targets", ()),
-                        d.get("provenance_only", False),
-                    )
+                    # SHAPES edges: each can only seat a head (with authority).
+                    targets = d.get("targets", ())
+                    legacy = not targets and not d.get("provenance_only", False)
+                    for eid in shapes:
+                        if not eid:
+                            continue
+                        if eid not in nodes:
+                            add_node(eid, kind="", name="", props="")
+                        shapers = el_shapes.get(eid)
+                        if shapers is None:
+                            shapers = el_shapes[eid] = {}
+                        if idx in shapers:
+                            continue
+                        authority = legacy or eid in targets
+                        shapers[idx] = authority
+                        shaped_by = shaped[idx]
+                        if not shaped_by:
+                            shaped_by = shaped[idx] = []
+                        shaped_by.append(intern(eid, eid))
+                        if authority:
+                            heads = heads_map.get(eid)
+                            if heads is None:
+                                heads = heads_map[eid] = set()
+                            by = by_col[idx]
+                            if not by or not any(shapers.get(s) for s in by):
+                                heads.add(idx)
+                            for prev in sup_col[idx]:
+                                heads.discard(prev)
+                            if len(heads) > 1:
+                                contested_add(eid)
+                            else:
+                                contested_discard(eid)
+                            if max_auth is not None:
+                                lamport = self.dec_lamport[idx]
+                                if lamport > max_auth.get(eid, 0):
+                                    max_auth[eid] = lamport
                 supersedes = d.get("supersedes")
                 if supersedes:
-                    apply_supersedes(idx, supersedes)
+                    # SUPERSEDES edges: each can only unseat a head.
+                    for prev_id in supersedes:
+                        if not prev_id:
+                            continue
+                        old = dec_index.get(prev_id)
+                        if old is None:
+                            old = self._new_decision(prev_id)
+                        sup = sup_col[idx]
+                        if old in sup:
+                            continue
+                        if not sup:
+                            sup = sup_col[idx] = []
+                        sup.append(old)
+                        by = by_col[old]
+                        if not by:
+                            by = by_col[old] = []
+                        by.append(idx)
+                        for eid in shaped[idx]:
+                            if el_shapes[eid][idx]:
+                                heads = heads_map.get(eid)
+                                if heads is not None and old in heads:
+                                    heads.discard(old)
+                                    if len(heads) > 1:
+                                        contested_add(eid)
+                                    else:
+                                        contested_discard(eid)
         finally:
             self.applied_count += count
 
     def _append_fields(self, d: dict[str, Any], ev: dict[str, Any]) -> None:
-        """A new decision's text fields and time (when they are not deferred)."""
+        """A new decision's fields from its event (when they are not deferred)."""
+        self.dec_lamport.append(ev["lamport"])
+        install = ev["install_id"]
+        self.dec_install.append(self._intern.setdefault(install, install))
+        self.dec_hash.append(ev["hash"])
         get = d.get
         self.dec_title.append(d["title"])
         self.dec_rationale.append(get("rationale", ""))
@@ -359,9 +428,6 @@ class Projection:
         self.dec_id.append(dec_id)
         if self._fill_at is not None:
             self._fill_at.append(-1)
-            self.dec_lamport.append(0)
-            self.dec_install.append("")
-            self.dec_hash.append("")
             self.dec_shapes.append(_NONE_STR)
             self.dec_supersedes.append(_NONE_INT)
             self.dec_superseded_by.append(_NONE_INT)
@@ -386,85 +452,6 @@ class Projection:
         for eid in self._dirty_props:
             nodes[eid]["props"] = self._props[eid].blob()
         self._dirty_props.clear()
-
-    def _apply_shapes(
-        self, idx: int, shapes: list[str], targets: Sequence[str], provenance_only: bool
-    ) -> None:
-        legacy = not targets and not provenance_only
-        nodes = self._nodes
-        el_shapes = self._el_shapes
-        dec_shapes, intern = self.dec_shapes, self._intern.setdefault
-        heads_map, contested = self.heads, self.contested
-        superseded_by, supersedes_col = self.dec_superseded_by, self.dec_supersedes
-        for eid in shapes:
-            if not eid:
-                continue
-            if eid not in nodes:
-                self.graph.add_node(eid, kind="", name="", props="")
-            shapers = el_shapes.get(eid)
-            if shapers is None:
-                shapers = el_shapes[eid] = {}
-            if idx in shapers:
-                continue
-            authority = legacy or eid in targets
-            shapers[idx] = authority
-            shaped = dec_shapes[idx]
-            if not shaped:
-                shaped = dec_shapes[idx] = []
-            shaped.append(intern(eid, eid))
-            if authority:
-                # _seat, inlined: this runs once per SHAPES edge of the whole log.
-                heads = heads_map.get(eid)
-                if heads is None:
-                    heads = heads_map[eid] = set()
-                by = superseded_by[idx]
-                if not by or not any(shapers.get(s) for s in by):
-                    heads.add(idx)
-                for prev in supersedes_col[idx]:
-                    heads.discard(prev)
-                if len(heads) > 1:
-                    contested.add(eid)
-                else:
-                    contested.discard(eid)
-                if self._max_auth is not None:
-                    lamport = self.dec_lamport[idx]
-                    if lamport > self._max_auth.get(eid, 0):
-                        self._max_auth[eid] = lamport
-
-    def _mark(self, eid: str, heads: set[int]) -> None:
-        if len(heads) > 1:
-            self.contested.add(eid)
-        else:
-            self.contested.discard(eid)
-
-    def _apply_supersedes(self, idx: int, supersedes: list[str]) -> None:
-        dec_index = self._dec_index
-        if dec_index is None:
-            dec_index = self.dec_index
-        el_shapes = self._el_shapes
-        supersedes_col, superseded_by = self.dec_supersedes, self.dec_superseded_by
-        for prev_id in supersedes:
-            if not prev_id:
-                continue
-            prev = dec_index.get(prev_id)
-            if prev is None:
-                prev = self._new_decision(prev_id)
-            sup = supersedes_col[idx]
-            if prev in sup:
-                continue
-            if not sup:
-                sup = supersedes_col[idx] = []
-            sup.append(prev)
-            by = superseded_by[prev]
-            if not by:
-                by = superseded_by[prev] = []
-            by.append(idx)
-            for eid in self.dec_shapes[idx]:
-                if el_shapes[eid][idx]:
-                    heads = self.heads.get(eid)
-                    if heads is not None and prev in heads:
-                        heads.discard(prev)
-                        self._mark(eid, heads)
 
     # ------------------------------------------------------------------ queries
 

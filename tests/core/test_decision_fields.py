@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from kgai_tui.core.decision_fields import (
     ZERO_TIME,
+    Coded,
     FieldColumns,
+    Joined,
     concat_fields,
     epoch_or_zero,
     epochs,
@@ -66,24 +68,32 @@ def test_the_zero_time_and_no_time_read_alike() -> None:
     assert epochs([b"0001-01-01T00:00:00Z", b"", b"nope"]).tolist() == [ZERO_TIME] * 3
 
 
+def _values(col: Joined) -> list[str] | None:
+    if isinstance(col, Coded):
+        return [col.table[c] for c in col.codes.tolist()]
+    return col
+
+
 def test_columns_pack_and_join_across_shards() -> None:
     plain, odd = FieldColumns(), FieldColumns()
-    plain.rows.append((b"T", None, b"A", None, None, b"2026-03-01T00:00:01Z"))
-    plain.rows.append((None, None, None, None, None, b"2026-03-01T00:00:02Z"))
+    plain.rows.append((b"T", None, b"A", None, None, b"i1", b"2026-03-01T00:00:01Z"))
+    plain.rows.append((None, None, None, None, None, b"i1", b"2026-03-01T00:00:02Z"))
     odd.add_obj(
         {
             "decision": {"title": "x", "rationale": "two\nlines", "summary": "é"},
+            "install_id": "i2",
             "recorded_at": "2026-03-01T02:00:00+02:00",
         }
     )
     empty = FieldColumns()
     text, times = concat_fields([plain.pack(), empty.pack(), odd.pack()], [2, 0, 1])
-    assert text == [
+    assert [_values(c) for c in text] == [
         ["T", "", "x"],
         ["", "", "two\nlines"],
         ["A", "", ""],
-        ["", "", ""],
+        None,  # refs: empty on every line
         ["", "", "é"],
+        ["i1", "i1", "i2"],
     ]
     assert times.tolist() == [
         epoch_or_zero("2026-03-01T00:00:01Z"),
@@ -94,8 +104,42 @@ def test_columns_pack_and_join_across_shards() -> None:
 
 def test_a_column_empty_everywhere_comes_back_as_none() -> None:
     a, b = FieldColumns(), FieldColumns()
-    a.rows.append((b"T", None, b"A", None, None, b""))
-    a.rows.append((None, None, None, None, None, b""))
-    b.rows.append((b"U", b"", b"A", None, b"s", b""))
+    a.rows.append((b"T", None, b"A", None, None, b"i", b""))
+    a.rows.append((None, None, None, None, None, b"i", b""))
+    b.rows.append((b"U", b"", b"A", None, b"s", b"j", b""))
     text, _ = concat_fields([a.pack(), FieldColumns().pack(), b.pack()], [2, 0, 1])
-    assert text == [["T", "", "U"], None, ["A", "", "A"], None, ["", "", "s"]]
+    assert [_values(c) for c in text] == [
+        ["T", "", "U"],
+        None,
+        ["A", "", "A"],
+        None,
+        ["", "", "s"],
+        ["i", "i", "j"],
+    ]
+
+
+def test_columns_of_many_values_travel_whole_and_join_with_coded_ones() -> None:
+    many, few, odd = FieldColumns(), FieldColumns(), FieldColumns()
+    for i in range(1500):
+        many.rows.append((b"t%d" % i, None, b"A", None, None, b"i", b""))
+    few.rows.append((b"t", None, b"B", None, None, b"j", b""))
+    for i in range(1500):
+        odd.add_obj(
+            {
+                "decision": {"title": f"line\n{i}", "author": "C"},
+                "install_id": "k",
+                "recorded_at": "",
+            }
+        )
+    packs = [many.pack(), few.pack(), odd.pack()]
+    assert isinstance(packs[0][0][0], bytes)  # the titles: too many to code
+    assert isinstance(packs[2][0][0], list)  # a newline in them: sent as strs
+    assert isinstance(packs[0][0][2], Coded)
+    text, _ = concat_fields(packs, [1500, 1, 1500])
+    titles, _, authors, _, _, installs = text
+    assert titles == [f"t{i}" for i in range(1500)] + ["t"] + [
+        f"line\n{i}" for i in range(1500)
+    ]
+    assert isinstance(authors, Coded) and authors.table == ["A", "B", "C"]
+    assert _values(authors) == ["A"] * 1500 + ["B"] + ["C"] * 1500
+    assert _values(installs) == ["i"] * 1500 + ["j"] + ["k"] * 1500

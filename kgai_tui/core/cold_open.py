@@ -330,9 +330,12 @@ def _read_keys(data: mmap.mmap | bytes) -> _Keys | None:
         return None
     if (a[starts[:, None] + _HEAD_AT] != _HEAD).any():
         return None
-    lamports = _LAMPORT_RE.findall(data)
-    if len(lamports) != len(starts):
-        return None
+    lamports = _lamports_in_place(a, starts)
+    if lamports is None:  # the writer's fields vary in length: search each line
+        found = _LAMPORT_RE.findall(data)
+        if len(found) != len(starts):
+            return None
+        lamports = array("q", map(int, found))
     gathered = a[starts[:, None] + _HASH_AT]
     text = gathered.tobytes().decode("ascii")
     width = _HASH_LEN
@@ -343,9 +346,46 @@ def _read_keys(data: mmap.mmap | bytes) -> _Keys | None:
     mine.offsets = array("q", starts.tobytes())
     mine.ends = ends
     mine.starts = starts
-    mine.lamports = array("q", map(int, lamports))
+    mine.lamports = lamports
     mine.hashes = [text[i : i + width] for i in range(0, len(text), width)]
     return mine
+
+
+_MARK: Final = np.frombuffer(b',"lamport":', dtype=np.uint8)
+_DIGITS_AT: Final = np.arange(19, dtype=np.int64)
+
+
+def _lamports_in_place(
+    a: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64]
+) -> array[int] | None:
+    """Every line's lamport, when it sits at the same offset in every line.
+
+    One writer's lines share their op, actor and install id, so the key lies at one
+    offset from each line's start; then the digits are read for all lines at once,
+    instead of searching 30 MB per shard for the key. ``None`` when any line
+    differs (a negative lamport, another offset): the caller searches. The
+    verifiers' lamports are compared with these before they are trusted.
+    """
+    first = bytes(a[starts[0] : starts[0] + 512])
+    k = first.find(_MARK.tobytes(), 80)
+    if k < 0:
+        return None
+    at = starts + k
+    last = len(a) - 1
+    if (a[np.minimum(at[:, None] + np.arange(len(_MARK)), last)] != _MARK).any():
+        return None
+    digits = a[np.minimum(at[:, None] + len(_MARK) + _DIGITS_AT, last)].astype(np.int64)
+    digits -= ord("0")
+    is_digit = (digits >= 0) & (digits <= 9)
+    length = np.argmin(is_digit, axis=1)  # the first non-digit
+    rows = np.arange(len(starts))
+    if (length == 0).any() or (digits[rows, length] != ord(",") - ord("0")).any():
+        return None
+    value = np.zeros(len(starts), dtype=np.int64)
+    for j in range(int(length.max())):
+        more = j < length
+        value = np.where(more, value * 10 + digits[:, j], value)
+    return array("q", value.tobytes())
 
 
 def _replay_order(

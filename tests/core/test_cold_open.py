@@ -9,10 +9,12 @@ decision, and one event present in two shards.
 
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from builders import ShardWriter, decision, set_prop, upsert, write_store
 
@@ -115,3 +117,34 @@ def test_a_verifier_without_columns_falls_back_to_the_exact_replay(
     engine = Engine.open(store, cache=False)
     assert parallel == ["verified"]  # every line passed, yet the columns are missing
     assert engine.projection.to_state() == _sequential(store).projection.to_state()
+
+
+def _line(lamport: int, actor: str = "a") -> bytes:
+    return (
+        b'{"hash":"sha256:%s","op":"assert","actor":"%s","install_id":"i",'
+        b'"lamport":%d,"recorded_at":"","parents":null,"decision":null}\n'
+        % (b"0" * 64, actor.encode(), lamport)
+    )
+
+
+@pytest.mark.parametrize(
+    ("lines", "in_place"),
+    [
+        ([_line(n) for n in (1, 9, 10, 12345, 0, 999999999999999999)], True),
+        ([_line(3), _line(4, actor="a much longer actor"), _line(5)], False),
+        ([_line(3), _line(-4), _line(5)], False),  # a sign
+        ([_line(3), _line(2**63 - 1)], False),  # 19 digits
+        ([_line(7)], True),
+    ],
+)
+def test_lamports_read_in_place_equal_a_search_of_every_line(
+    lines: list[bytes], in_place: bool
+) -> None:
+    data = b"".join(lines)
+    a = np.frombuffer(data, dtype=np.uint8)
+    starts = np.array([0, *itertools.accumulate(len(x) for x in lines[:-1])])
+    assert (cold_open._lamports_in_place(a, starts) is not None) is in_place
+    keys = cold_open._read_keys(data)
+    assert keys is not None
+    found = [int(x) for x in cold_open._LAMPORT_RE.findall(data)]
+    assert list(keys.lamports) == found

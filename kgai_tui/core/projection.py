@@ -26,7 +26,7 @@ from kgai_tui.core.element_shapes import Packed, ShapesByElement
 from kgai_tui.core.gotext import recorded_epoch
 from kgai_tui.core.heap import settle_heap
 from kgai_tui.core.projection_view import element_of, newest_first
-from kgai_tui.core.props import ElementProps
+from kgai_tui.core.props import CLEAN_KEYS, ElementProps, clean_key
 
 if TYPE_CHECKING:
     from kgai_tui.core.decision_fields import Joined
@@ -77,7 +77,10 @@ class Projection:
         self.unknown_ops: list[tuple[str, str]] = []
         # Props of elements touched while replaying, as lines; blobs on flush.
         self._props: dict[str, ElementProps] = {}
-        self._dirty_props: set[str] = set()
+        # Writes not applied yet: (element, clean key) -> value, in first-write
+        # order, and per element the key written last (see flush_props).
+        self._prop_writes: dict[tuple[str, str], str] = {}
+        self._last_write: dict[str, str] = {}
         # One str object per distinct author, install and element id.
         self._intern: dict[str, str] = {}
         self._recall: RecallIndex | None = None
@@ -249,8 +252,10 @@ class Projection:
         contested_add, contested_discard = self.contested.add, self.contested.discard
         max_auth = self._max_auth
         intern = self._intern.setdefault
-        props_map, dirty_add = self._props, self._dirty_props.add
-        from_blob = ElementProps.from_blob
+        # Prop writes: the last value per (element, key) and each element's last
+        # key, applied by flush_props (what the sequence of sets would leave).
+        writes, last_write = self._prop_writes, self._last_write
+        clean_of = CLEAN_KEYS.get
         count = 0
         try:
             for ev, at in events:
@@ -288,27 +293,24 @@ class Projection:
                                 )
                             props = m.get("props")
                             if props:
-                                el_props = props_map.get(eid)
-                                if el_props is None:
-                                    el_props = props_map[eid] = from_blob(
-                                        nodes[eid]["props"]
-                                    )
-                                dirty_add(eid)
-                                for key in sorted(props):
-                                    el_props.set(key, props[key])
+                                for key in sorted(props) if len(props) > 1 else props:
+                                    clean = clean_of(key)
+                                    if clean is None:
+                                        clean = clean_key(key)
+                                    writes[eid, clean] = props[key]
+                                    last_write[eid] = clean
                         elif op == "set_prop":
                             eid = m.get("element_id")
                             if not eid:
                                 continue
                             if eid not in nodes:
                                 add_node(eid, kind="", name="", props="")
-                            el_props = props_map.get(eid)
-                            if el_props is None:
-                                el_props = props_map[eid] = from_blob(
-                                    nodes[eid]["props"]
-                                )
-                            dirty_add(eid)
-                            el_props.set(m.get("key", ""), m.get("value", ""))
+                            key = m.get("key", "")
+                            clean = clean_of(key)
+                            if clean is None:
+                                clean = clean_key(key)
+                            writes[eid, clean] = m.get("value", "")
+                            last_write[eid] = clean
                         elif op == "add_link":
                             src = m.get("from_id")
                             dst = m.get("to_id")
@@ -447,11 +449,38 @@ class Projection:
         return idx
 
     def flush_props(self) -> None:
-        """Write the props blobs of elements changed since the last flush."""
-        nodes = self.graph.nodes
-        for eid in self._dirty_props:
-            nodes[eid]["props"] = self._props[eid].blob()
-        self._dirty_props.clear()
+        """Apply the prop writes since the last flush and rewrite their blobs.
+
+        The replay keeps only each (element, key)'s last value and each element's
+        last key. Applying those, the last key last, leaves exactly what applying
+        every write in order leaves: an overwritten value is gone either way, and
+        a line is trimmed whenever any later write to its element follows, so only
+        the element's very last write can stay untrimmed (``ElementProps.set``).
+        """
+        writes, last_write = self._prop_writes, self._last_write
+        if not writes:
+            return
+        by_element: dict[str, list[tuple[str, str]]] = {}
+        for (eid, key), value in writes.items():
+            pending = by_element.get(eid)
+            if pending is None:
+                pending = by_element[eid] = []
+            pending.append((key, value))
+        nodes = self._nodes
+        for eid, pending in by_element.items():
+            el_props = self._props.get(eid)
+            if el_props is None:
+                el_props = self._props[eid] = ElementProps.from_blob(
+                    nodes[eid]["props"]
+                )
+            last = last_write[eid]
+            for key, value in pending:
+                if key != last:
+                    el_props.set(key, value)
+            el_props.set(last, writes[eid, last])
+            nodes[eid]["props"] = el_props.blob()
+        writes.clear()
+        last_write.clear()
 
     # ------------------------------------------------------------------ queries
 

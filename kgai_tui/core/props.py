@@ -12,6 +12,18 @@ def _clean_key(key: str) -> str:
 
 # Keys repeat across a log (a store has a few dozen); their cleaned form is cached.
 _KEYS: dict[str, str] = {}
+#: The cache, for the replay's inlined lookups (:func:`clean_key` on a miss).
+CLEAN_KEYS: dict[str, str] = _KEYS
+
+
+def clean_key(key: str) -> str:
+    """:func:`_clean_key`, cached."""
+    clean = _KEYS.get(key)
+    if clean is None:
+        clean = _clean_key(key)
+        if len(_KEYS) < 4096:
+            _KEYS[key] = clean
+    return clean
 
 
 def set_prop(blob: str, key: str, value: str) -> str:

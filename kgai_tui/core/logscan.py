@@ -15,16 +15,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+import numpy as np
+
 from kgai_tui.core.codec import MAX_LINE_BYTES
 from kgai_tui.core.decision_fields import PLAIN_GROUPS, FieldColumns, PackedFields
 from kgai_tui.core.linecheck import CheckedLine, check_line
-from kgai_tui.core.plain_line import verify_plain
+from kgai_tui.core.plain_line import NOT_PLAIN, verify_plain_at
 from kgai_tui.core.shards import LineProblem, read_shard_file, walk_line, walk_tail
 
 HASH_OK: Final = 1
 DECISION_ID_OK: Final = 2
 CANONICAL: Final = 4
 _ALL_OK: Final = HASH_OK | DECISION_ID_OK | CANONICAL
+_NL: Final = ord("\n")
+_NOT_PLAIN: Final = np.array(NOT_PLAIN, dtype=bool)
+_PLAIN_OR_NL: Final = bytes(b for b in range(256) if not NOT_PLAIN[b])
 TAIL_BYTES: Final = 64 * 1024  # the fingerprint's tail, as search_cache defines it
 
 
@@ -107,37 +112,48 @@ def scan_bytes(
         )
 
     problems = scan.problems
-    split = data.split(b"\n")
-    last = split.pop()  # bytes after the final newline: empty unless the tail is torn
-    pos = 0
+    a = np.frombuffer(data, dtype=np.uint8)
+    newlines = np.flatnonzero(a == _NL)
+    ends: list[int] = newlines.tolist()
+    starts: list[int] = [0, *(newlines[:-1] + 1).tolist()] if ends else []
+    # Lines holding a byte a plain line cannot hold, found for the whole shard at
+    # once (the index of each such byte's line; the torn tail's is len(ends)).
+    odd: set[int] = set()
+    if data.translate(None, _PLAIN_OR_NL):  # some: find where (rare)
+        odd = set(np.searchsorted(newlines, np.flatnonzero(_NOT_PLAIN[a])).tolist())
     prev = None if prev_hash is None else prev_hash.encode()
-    for number, raw in enumerate(split, start=1):
-        length = len(raw)
+    for i, (pos, end) in enumerate(zip(starts, ends, strict=True)):
+        length = end - pos
         # The common line: plain canonical bytes that pass both gates, shown by one
         # pattern and two hashes; everything else takes the exact path, line by line.
-        verified = verify_plain(raw) if length < MAX_LINE_BYTES else None
+        verified = (
+            None
+            if i in odd or not length or length >= MAX_LINE_BYTES
+            else verify_plain_at(data, pos, end)
+        )
         if verified is None:
-            walk_line(name, number, raw, pos, check_line, keep, problems)
+            walk_line(name, i + 1, data[pos:end], pos, check_line, keep, problems)
             if hashes:
                 prev = hashes[-1].encode("utf-8", "surrogatepass")
         else:
             lamport, m = verified
             if add_row is not None:
                 add_row(m.group(*PLAIN_GROUPS))
-            ev_hash = raw[9:80]
+            ev_hash = data[pos + 9 : pos + 80]
             if prev is not None and m["parent"] != prev:
                 breaks.append(len(hashes))
             prev = ev_hash
             offsets.append(pos + start)
             lengths.append(length)
-            lines.append(number)
+            lines.append(i + 1)
             lamports.append(lamport)
             hashes.append(ev_hash.decode())
             flags.append(_ALL_OK)
-        pos += length + 1
+    tail_at = ends[-1] + 1 if ends else 0
+    last = data[tail_at:]  # bytes after the final newline: empty unless torn
     if last:
         scan.torn_tail = walk_tail(
-            name, len(split) + 1, last, pos, check_line, keep, problems
+            name, len(ends) + 1, last, tail_at, check_line, keep, problems
         )
     if cols is not None:
         scan.fields = cols.pack()

@@ -25,6 +25,8 @@ from typing import Final
 # only these bytes (a fast translate) holds plain strings, so inside quotes the
 # pattern need only stop at the next quote, which the regex engine does fastest.
 _PLAIN_BYTES: Final = bytes(b for b in range(0x20, 0x7F) if b not in b"&<>\\")
+#: Per byte value: whether it makes a line not plain (the newline ends lines).
+NOT_PLAIN: Final = [b not in _PLAIN_BYTES and b != 0x0A for b in range(256)]
 _S: Final = rb'[^"]'
 _STR: Final = rb'"' + _S + rb'*"'
 _FULL: Final = rb'"' + _S + rb'+"'  # an omitted-when-empty string is never empty
@@ -152,19 +154,32 @@ def verify_plain(raw: bytes) -> tuple[int, re.Match[bytes]] | None:
     """
     if raw.translate(None, _PLAIN_BYTES):
         return None
-    m = _fullmatch(raw)
+    return verify_plain_at(raw, 0, len(raw))
+
+
+def verify_plain_at(
+    data: bytes, start: int, end: int
+) -> tuple[int, re.Match[bytes]] | None:
+    """:func:`verify_plain` of ``data[start:end]``, a line of plain bytes only.
+
+    The scan of a shard checks the bytes of all its lines at once and matches each
+    line in place, without a bytes object per line. The match's spans are offsets
+    in ``data``.
+    """
+    m = _fullmatch(data, start, end)
     if m is None:
         return None
     lam, more, claimed, decision, author, title, rationale, dec_id = m.group(*_CHECKED)
     lamport = int(lam)
     if not _INT64_MIN <= lamport <= _INT64_MAX:
         return None
-    if more is not None and not _props_in_order(raw):
+    if more is not None and not _props_in_order(data[start:end]):
         return None
-    if _sha256(b'{"hash":"' + raw[_HASH_AT:]).hexdigest() != claimed.decode():
+    tail = data[start + _HASH_AT : end]
+    if _sha256(b'{"hash":"' + tail).hexdigest() != claimed.decode():
         return None
     if decision is not None:
-        start, stop = m.span("muts")
+        first, stop = m.span("muts")
         author = author or b""
         norm_author = _AUTHOR_NORM.get(author)
         if norm_author is None:
@@ -176,7 +191,7 @@ def verify_plain(raw: bytes) -> tuple[int, re.Match[bytes]] | None:
                 b" ".join(title.lower().split()),
                 rationale or b"",
                 norm_author,
-                raw[start:stop],
+                data[first:stop],
             )
         )
         if dec_id != b"d_" + _sha256(head).hexdigest()[:24].encode():

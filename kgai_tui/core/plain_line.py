@@ -118,9 +118,10 @@ PLAIN_LINE: Final = re.compile(
     + rb'*)"(?:,'
     + _STR
     + rb")*\])"
-    + rb',"decision":(?:null|(?P<decision>'
+    # An empty group marks a decision: reading a group copies its bytes.
+    + rb',"decision":(?:null|(?P<decision>)'
     + _DECISION
-    + rb"))\}",
+    + rb")\}",
     re.ASCII,
 )
 _PROPS: Final = re.compile(rb'"props":\{(' + _PAIR + rb"(?:," + _PAIR + rb")*)\}")

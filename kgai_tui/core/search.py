@@ -32,7 +32,7 @@ import math
 import re
 import shutil
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
@@ -365,17 +365,27 @@ class _Plan:
     scored: bool
     clauses: tuple[tuple[_Pair, ...], ...] | None = None
     phrases: tuple[tuple[tuple[str, float, tuple[str, ...]], ...], ...] = ()
+    #: The same query with every scoring leaf limited to a subset (see
+    #: :func:`_bounded_top`); ``None`` for a fuzzy plan.
+    restricted: Callable[[tantivy.Query], tantivy.Query] | None = None
 
 
 def _field_weights(doctypes: Sequence[DocType]) -> list[tuple[str, float]]:
     return [fw for dt in doctypes for fw in _FIELDS[dt]]
 
 
+def _same(query: tantivy.Query) -> tantivy.Query:
+    return query
+
+
 def _word_clause(
-    term: str, fields: Sequence[tuple[str, float]], fuzzy: bool
+    term: str,
+    fields: Sequence[tuple[str, float]],
+    fuzzy: bool,
+    leaf: Callable[[tantivy.Query], tantivy.Query] = _same,
 ) -> tantivy.Query | None:
     if not fuzzy:
-        return _dismax([_Q.boost_query(_term(f, term), w) for f, w in fields])
+        return _dismax([leaf(_Q.boost_query(_term(f, term), w)) for f, w in fields])
     if not _FUZZY_MIN <= len(term) <= _FUZZY_MAX:
         return None
     dist = typo_distance(term)
@@ -413,8 +423,13 @@ def _prefix_clause(
         for field, weight in fields
         for term in sorted(per_field[field] & chosen)
     )
-    queries = [_Q.boost_query(_term(f, t), w) for f, t, w in pairs]
-    return (_dismax(queries), pairs) if queries else None
+    return (_pairs_clause(pairs), pairs) if pairs else None
+
+
+def _pairs_clause(
+    pairs: Sequence[_Pair], leaf: Callable[[tantivy.Query], tantivy.Query] = _same
+) -> tantivy.Query:
+    return _dismax([leaf(_Q.boost_query(_term(f, t), w)) for f, t, w in pairs])
 
 
 def _plan(
@@ -432,51 +447,87 @@ def _plan(
     as tantivy matches nothing without a required or optional clause.
     """
     fields = _field_weights(doctypes)
-    should: list[tantivy.Query] = []
+    words: list[str] = []
     pairs: list[tuple[_Pair, ...]] = []
     for term in a.words:
-        clause = _word_clause(term, fields, fuzzy)
-        if clause is not None:
-            should.append(clause)
+        if _word_clause(term, fields, fuzzy) is not None:
+            words.append(term)
             pairs.append(tuple((f, term, w) for f, w in fields))
+    expanded: list[tuple[_Pair, ...]] = []
     for prefix in a.prefixes:
-        expanded = _prefix_clause(searcher, prefix, fields)
-        if expanded is not None:
-            should.append(expanded[0])
-            pairs.append(expanded[1])
-    must: list[tuple[tantivy.Occur, tantivy.Query]] = []
-    for phrase in a.phrases:
-        must.append(
-            (
-                _MUST,
-                _dismax(
-                    [
-                        _Q.boost_query(_Q.phrase_query(_SCHEMA, f, list(phrase)), w)
-                        for f, w in fields
-                    ]
-                ),
+        found = _prefix_clause(searcher, prefix, fields)
+        if found is not None:
+            expanded.append(found[1])
+            pairs.append(found[1])
+
+    def build(leaf: Callable[[tantivy.Query], tantivy.Query]) -> tantivy.Query | None:
+        """The query, each scoring term or phrase query passed through ``leaf``."""
+        should = [_word_clause(t, fields, fuzzy, leaf) for t in words]
+        should.extend(_pairs_clause(found, leaf) for found in expanded)
+        must: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        for phrase in a.phrases:
+            must.append(
+                (
+                    _MUST,
+                    _dismax(
+                        [
+                            leaf(
+                                _Q.boost_query(
+                                    _Q.phrase_query(_SCHEMA, f, list(phrase)), w
+                                )
+                            )
+                            for f, w in fields
+                        ]
+                    ),
+                )
             )
-        )
-    if a.scoring and not should and not must:
+        if a.scoring and not should and not must:
+            return None
+        if should:
+            must.append(
+                (
+                    _MUST,
+                    _Q.boolean_query([(_SHOULD, q) for q in should if q is not None]),
+                )
+            )
+        if len(doctypes) == 1 and typed:
+            must.append(_filter(_term("doctype", doctypes[0])))
+        must.extend(clauses)
+        if not typed and must and all(occur == _MUST_NOT for occur, _ in must):
+            must.append(_filter(_Q.all_query()))
+        if not must:
+            return _Q.all_query()
+        return _Q.boolean_query(must)
+
+    query = build(_same)
+    if query is None:
         return None
-    if should:
-        must.append((_MUST, _Q.boolean_query([(_SHOULD, q) for q in should])))
-    if len(doctypes) == 1 and typed:
-        must.append(_filter(_term("doctype", doctypes[0])))
-    must.extend(clauses)
-    if not typed and must and all(occur == _MUST_NOT for occur, _ in must):
-        must.append(_filter(_Q.all_query()))
-    if not must:
-        return _Plan(_Q.all_query(), False)
+    if (
+        not pairs
+        and not a.phrases
+        and not clauses
+        and not (len(doctypes) == 1 and typed)
+    ):
+        return _Plan(query, False)
     phrases = tuple(
         tuple((f, w, tuple(t for _, t in phrase)) for f, w in fields)
         for phrase in a.phrases
     )
+
+    def restricted(subset: tantivy.Query) -> tantivy.Query:
+        # Each leaf limited to the subset: tantivy then walks the subset's few
+        # documents instead of seeking a common word's disjunction through its
+        # postings one by one. A zero-score filter adds 0.0: the same scores.
+        narrowed = build(lambda q: _Q.boolean_query([(_MUST, q), _filter(subset)]))
+        assert narrowed is not None
+        return narrowed
+
     return _Plan(
-        _Q.boolean_query(must),
+        query,
         a.scoring,
         None if fuzzy else tuple(pairs),
         phrases,
+        None if fuzzy else restricted,
     )
 
 
@@ -556,21 +607,36 @@ def _bounded_top(
     narrow = None
     if rare:
         either = _Q.boolean_query([(_SHOULD, _term(f, t)) for f, t, _ in rare])
-        narrow = _Q.boolean_query([(_MUST, plan.query), _filter(either)])
-    return top_k_bounded(backend, plan.query, k, narrow, rest, allowed=allowed)
+        restricted = plan.query if plan.restricted is None else plan.restricted(either)
+        narrow = _Q.boolean_query([(_MUST, restricted), _filter(either)])
+    whole = _Restrictable(plan.query, plan.restricted)
+    return top_k_bounded(backend, whole, k, narrow, rest, allowed=allowed)
 
 
 # --------------------------------------------------------------------- ranking
 
 
+@dataclass(frozen=True, slots=True)
+class _Restrictable:
+    """A plan's query with the way to limit its scoring leaves to a subset."""
+
+    query: tantivy.Query
+    restricted: Callable[[tantivy.Query], tantivy.Query] | None
+
+
 class _Backend:
-    """The :class:`~kgai_tui.core.search_rank.Backend` of one tantivy searcher."""
+    """The :class:`~kgai_tui.core.search_rank.Backend` of one tantivy searcher.
+
+    Queries are tantivy queries or :class:`_Restrictable` plans.
+    """
 
     def __init__(self, searcher: tantivy.Searcher, keys: tuple[int, int]) -> None:
         self.searcher = searcher
         self.bounds = keys
 
     def top(self, query: Any, n: int) -> Sequence[tuple[float, Any]]:
+        if isinstance(query, _Restrictable):
+            query = query.query
         return self.searcher.search(query, n, count=False).hits
 
     @property
@@ -591,12 +657,16 @@ class _Backend:
         (a wide range scans the column: cheaper than thousands of terms)."""
         unsigned = tantivy.FieldType.Unsigned
         window = _Q.range_query(_SCHEMA, "key", unsigned, low, high, True, True, False)
-        clauses = [(_MUST, query), _filter(window)]
+        plain = query.query if isinstance(query, _Restrictable) else query
+        clauses = [(_MUST, plain), _filter(window)]
         first, last = low >> KEY_BIN_SHIFT, high >> KEY_BIN_SHIFT
         if last - first < _NARROW_BINS:
             bins = _Q.range_query(
                 _SCHEMA, "kbin", unsigned, first, last, True, True, True
             )
+            if isinstance(query, _Restrictable) and query.restricted is not None:
+                # Each scoring leaf limited to the bins as well (same scores).
+                clauses[0] = (_MUST, query.restricted(bins))
             clauses.append(_filter(bins))
         return _Q.boolean_query(clauses)
 

@@ -165,3 +165,67 @@ def test_key_ranges_are_exact_whether_narrow_or_wide(
             hits = backend.top(backend.restrict(everything, low, high), 100_000)
             got = sorted(backend.keys([addr for _, addr in hits]))
             assert got == [k for k in keys if low <= k <= high], (low, high)
+
+
+def test_a_plan_limited_to_a_subset_scores_as_the_whole_plan(
+    mixed: Engine, tmp_path: Path
+) -> None:
+    """The bounded ranking re-runs a plan on a few documents with each scoring leaf
+    limited to them (fast on a big index); every hit and score must be the same as
+    the whole plan's, on the rare subset and on the key walk's bins alike."""
+    from kgai_tui.core.search_query import parse_query
+
+    index = SearchIndex.for_engine(mixed, cache_base=tmp_path)
+    rng = random.Random(7)
+    queries = [*make_queries(mixed.projection, 60), '"reshape E000007" decision']
+    checked = 0
+    for text in queries:
+        pq = parse_query(text)
+        a = search._analyse(pq)
+        common = index._filter_clauses(pq)
+        if common is None:
+            continue
+        for src in index._sources(pq, True, None, common):
+            searcher = src.index.searcher()
+            plan = search._plan(
+                a, searcher, src.doctypes, src.clauses, False, src.typed
+            )
+            if plan is None or plan.restricted is None:
+                continue
+            backend = search._Backend(searcher, src.keys)
+            whole = search._Restrictable(plan.query, plan.restricted)
+            low, high = src.keys
+            for _ in range(3):
+                lo = rng.randrange(low, max(low + 1, high))
+                hi = min(high, lo + (high - lo) // rng.choice([2, 64, 4096]))
+                plain = backend.top(backend.restrict(plan.query, lo, hi), 1000)
+                limited = backend.top(backend.restrict(whole, lo, hi), 1000)
+                assert sorted(map(_hit_key, limited)) == sorted(map(_hit_key, plain))
+            pairs = [p for clause in plan.clauses or () for p in clause][:3]
+            if pairs:
+                subset = search._Q.boolean_query(
+                    [(search._SHOULD, search._term(f, t)) for f, t, _ in pairs]
+                )
+                plain = backend.top(
+                    search._Q.boolean_query(
+                        [(search._MUST, plan.query), search._filter(subset)]
+                    ),
+                    1000,
+                )
+                limited = backend.top(
+                    search._Q.boolean_query(
+                        [
+                            (search._MUST, plan.restricted(subset)),
+                            search._filter(subset),
+                        ]
+                    ),
+                    1000,
+                )
+                assert sorted(map(_hit_key, limited)) == sorted(map(_hit_key, plain))
+            checked += 1
+    assert checked > 20
+
+
+def _hit_key(hit: tuple[float, Any]) -> tuple[float, int, int]:
+    score, addr = hit
+    return score, addr.segment_ord, addr.doc

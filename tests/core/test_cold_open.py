@@ -148,3 +148,15 @@ def test_lamports_read_in_place_equal_a_search_of_every_line(
     assert keys is not None
     found = [int(x) for x in cold_open._LAMPORT_RE.findall(data)]
     assert list(keys.lamports) == found
+
+
+def test_without_a_scratch_directory_results_come_through_the_pipe(
+    store: Path, parallel: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*_args: object, **_kw: object) -> object:
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(cold_open.tempfile, "TemporaryDirectory", refuse)
+    engine = Engine.open(store, cache=False)
+    assert parallel == ["verified"]
+    assert engine.projection.to_state() == _sequential(store).projection.to_state()

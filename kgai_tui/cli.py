@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import Any, Final
 
 import click
 
@@ -55,10 +55,15 @@ class _DefaultToOpen(click.Group):
     """A group whose first word, when it is not a command, is the store to open."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        """Route ``kgai-tui`` and ``kgai-tui STORE`` to the ``open`` command."""
-        if not args or (args[0] not in self.commands and not args[0].startswith("-")):
+        """Route ``kgai-tui``, ``kgai-tui STORE`` and ``kgai-tui --demo`` (any
+        first word that is neither a command nor the group's own ``--help`` or
+        ``--version``) to the ``open`` command."""
+        if not args or (args[0] not in self.commands and args[0] not in _GROUP_FLAGS):
             args = ["open", *args]
         return super().parse_args(ctx, args)
+
+
+_GROUP_FLAGS: Final = frozenset(("--help", "-h", "--version", "-V"))
 
 
 @click.group(

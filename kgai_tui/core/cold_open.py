@@ -3,11 +3,13 @@
 Verifying a line (canonical form, content hash, decision id) costs about what
 parsing and applying it does. So worker processes verify every shard while this
 process, assuming they will pass, reads the keys straight from the bytes (numpy),
-orders the events and replays them. When the workers report back, the assumption is checked line by
-line: the same lines, offsets, lamports and hashes, every one canonical with both
-gates passed. If anything differs (a bad hash, a non-canonical line, a torn tail),
-the optimistic projection is thrown away and the events are replayed again from the
-verified columns, so the result never depends on the shortcut.
+orders the events and replays them. The replay leaves each decision's text fields,
+install id, time, lamport and hash to columns the workers read anyway
+(:mod:`decision_fields`). When the workers report back, the assumption is checked
+line by line: the same lines, offsets, lamports and hashes, every one canonical
+with both gates passed. If anything differs (a bad hash, a non-canonical line, a
+torn tail), the optimistic projection is thrown away and the events are replayed
+again from the verified columns, so the result never depends on the shortcut.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
-"""A decision's text fields and time, read by the verifiers for the replay.
+"""A decision's text fields, install id and time, read by the verifiers for the replay.
 
-A cold open replays on one core while the other verifies. Copying a decision's title, rationale, author, refs, summary and time
-into the projection's columns costs the replay about a quarter of its time, yet the
-verifier holds those strings already (in its pattern's match, or its parsed dict).
-So each verifier keeps them per line, in file order, and sends them as one blob per
-column; the replay records only which line filled which decision, and the columns
-are filled at the end, in one pass each (:meth:`Projection.fill_deferred`).
+A cold open replays on one core while the other verifies. Copying each new
+decision's title, rationale, author, refs, summary, install id and time into the
+projection's columns cost the replay a good part of its time, yet the verifier holds
+those strings already (in its pattern's match, or its parsed dict). So each verifier
+keeps them per line, in file order, and sends them as one column each; the replay
+records only which line carries which decision, and the columns are filled at the
+end, one pass each (:meth:`Projection.fill_deferred`).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ import numpy.typing as npt
 import orjson
 
 from kgai_tui.core.decision_fields import concat_fields
-from kgai_tui.core.engine import Engine, EventObserver
+from kgai_tui.core.engine import Engine
 from kgai_tui.core.heap import GcPaused
 from kgai_tui.core.logscan import (
     CANONICAL,
@@ -76,16 +76,14 @@ class _Keys:
         self.prefix: npt.NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
 
 
-def open_cold(
-    root: Path, names: Sequence[str], observers: Sequence[EventObserver] = ()
-) -> Engine:
+def open_cold(root: Path, names: Sequence[str]) -> Engine:
     """Scan and replay a store's shards; the result equals a sequential open."""
     log_dir = root / "log"
     paths = [log_dir / n for n in names]
     sizes = [_size(p) for p in paths]
     cores = len(os.sched_getaffinity(0))
     if cores < 2 or len(paths) < 2 or sum(sizes) < PARALLEL_MIN_BYTES:
-        return Engine(root, [scan_file(p) for p in paths], observers=observers)
+        return Engine(root, [scan_file(p) for p in paths])
     # fork is cheap but unsafe once other threads run (the app, the MCP server).
     method = "fork" if threading.active_count() == 1 else "spawn"
     order = sorted(range(len(paths)), key=lambda i: -sizes[i])
@@ -103,7 +101,7 @@ def open_cold(
         futures: dict[int, Future[_Verified | str]] = {
             i: pool.submit(_verify_into, paths[i], scratch.path_for(i)) for i in order
         }
-        guess = _optimistic(paths, observers)
+        guess = _optimistic(paths)
         verified = [_received(futures[i].result()) for i in range(len(paths))]
         keys = None if guess is None else guess[1]
         scans = [
@@ -121,7 +119,7 @@ def open_cold(
                 lambda: set(itertools.chain.from_iterable(s.hashes for s in scans))
             )
             return Engine(root, scans, projection)
-    return Engine(root, scans, observers=observers)
+    return Engine(root, scans)
 
 
 # A clean shard's hashes, as the workers send them: a digest and a count.
@@ -246,7 +244,7 @@ def _map(path: Path) -> mmap.mmap | bytes:
 
 
 def _optimistic(
-    paths: Sequence[Path], observers: Sequence[EventObserver]
+    paths: Sequence[Path],
 ) -> tuple[Projection, list[_Keys]] | None:
     """Replay assuming every line is canonical and passes; ``None`` on any surprise."""
     maps = [_map(p) for p in paths]
@@ -262,7 +260,7 @@ def _optimistic(
             return None
         projection = Projection()
         projection.defer_fields()  # the verifiers send them (see _fill)
-        projection.apply_many(_parsed(order, maps, observers))
+        projection.apply_many(_parsed(order, maps))
         projection.flush_props()
         return projection, keys
     except (
@@ -287,7 +285,6 @@ class _Surprise(Exception):
 def _parsed(
     order: Iterator[tuple[int, int, int, str, int]],
     maps: Sequence[mmap.mmap | bytes],
-    observers: Sequence[EventObserver],
 ) -> Iterator[tuple[dict[str, Any], int]]:
     """Each event of the replay order, parsed, once, with its line (for the fill)."""
     loads = orjson.loads
@@ -299,9 +296,6 @@ def _parsed(
         obj = loads(maps[si][start:end])
         if obj["hash"] != ev_hash:
             raise _Surprise
-        obj["hash"] = ev_hash  # the keys' str object, shared with the scans
-        for observe in observers:
-            observe(obj, True)
         yield obj, at
 
 

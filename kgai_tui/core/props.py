@@ -98,11 +98,7 @@ class ElementProps:
             old = self._untrimmed
             self._lines[old] = go_trim_space(self._lines[old])
             self._untrimmed = None
-        clean = _KEYS.get(key)
-        if clean is None:
-            clean = _clean_key(key)
-            if len(_KEYS) < 4096:
-                _KEYS[key] = clean
+        clean = clean_key(key)
         if "\n" in value or "\r" in value:
             value = value.replace("\n", " ").replace("\r", " ")
         line = clean + "=" + value

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kgai_tui.cli import main
+from kgai_tui.cli import entry
 
 if __name__ == "__main__":
-    main()
+    entry()

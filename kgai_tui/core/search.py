@@ -347,6 +347,17 @@ class _Source:
     typed: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class _Filters:
+    """A query's required filters, and the one that selects fewest documents."""
+
+    clauses: list[tuple[tantivy.Occur, tantivy.Query]]
+    #: An ``element:`` filter (an element's decisions are few) and its ``f_el``
+    #: terms; ``None`` without one.
+    subset: tantivy.Query | None = None
+    subset_terms: tuple[str, ...] = ()
+
+
 #: A scoring term of a plan: (field, analysed term, weight).
 _Pair = tuple[str, str, float]
 
@@ -398,9 +409,9 @@ def _word_clause(
     )
 
 
-def _prefix_clause(
+def _prefix_pairs(
     searcher: tantivy.Searcher, prefix: str, fields: Sequence[tuple[str, float]]
-) -> tuple[tantivy.Query, tuple[_Pair, ...]] | None:
+) -> tuple[_Pair, ...]:
     """Expand a prefix into the first 64 matching index terms (in term order).
 
     The first 64 terms of the union of the fields are among the first 64 of each
@@ -408,8 +419,8 @@ def _prefix_clause(
     exist become term queries.
 
     Returns:
-        The clause and its (field, term, weight) pairs, or ``None`` when no term
-        has the prefix.
+        The (field, term, weight) pairs of the clause; none when no term has the
+        prefix.
     """
     per_field = {
         field: {
@@ -423,7 +434,7 @@ def _prefix_clause(
         for field, weight in fields
         for term in sorted(per_field[field] & chosen)
     )
-    return (_pairs_clause(pairs), pairs) if pairs else None
+    return pairs
 
 
 def _pairs_clause(
@@ -439,26 +450,32 @@ def _plan(
     clauses: Sequence[tuple[tantivy.Occur, tantivy.Query]],
     fuzzy: bool,
     typed: bool = True,
+    subset: tantivy.Query | None = None,
 ) -> _Plan | None:
     """Build the tantivy query; ``None`` when it cannot match anything.
 
     ``typed=False`` (the history index, decisions only) needs no ``doctype`` filter;
     a query left with only excluding clauses then gets a filter matching everything,
     as tantivy matches nothing without a required or optional clause.
+
+    ``subset`` is a required filter among ``clauses`` that matches few documents
+    (an ``element:`` filter): every scoring leaf is limited to it as well, so
+    tantivy walks its few documents instead of a common word's postings (the
+    scores are the same; see ``restricted`` below).
     """
     fields = _field_weights(doctypes)
     words: list[str] = []
     pairs: list[tuple[_Pair, ...]] = []
     for term in a.words:
-        if _word_clause(term, fields, fuzzy) is not None:
+        if not fuzzy or _FUZZY_MIN <= len(term) <= _FUZZY_MAX:  # see _word_clause
             words.append(term)
             pairs.append(tuple((f, term, w) for f, w in fields))
     expanded: list[tuple[_Pair, ...]] = []
     for prefix in a.prefixes:
-        found = _prefix_clause(searcher, prefix, fields)
-        if found is not None:
-            expanded.append(found[1])
-            pairs.append(found[1])
+        found = _prefix_pairs(searcher, prefix, fields)
+        if found:
+            expanded.append(found)
+            pairs.append(found)
 
     def build(leaf: Callable[[tantivy.Query], tantivy.Query]) -> tantivy.Query | None:
         """The query, each scoring term or phrase query passed through ``leaf``."""
@@ -499,7 +516,13 @@ def _plan(
             return _Q.all_query()
         return _Q.boolean_query(must)
 
-    query = build(_same)
+    def limited(*more: tantivy.Query) -> Callable[[tantivy.Query], tantivy.Query]:
+        subsets = [q for q in (subset, *more) if q is not None]
+        if not subsets:
+            return _same
+        return lambda q: _Q.boolean_query([(_MUST, q), *map(_filter, subsets)])
+
+    query = build(limited())
     if query is None:
         return None
     if (
@@ -514,11 +537,11 @@ def _plan(
         for phrase in a.phrases
     )
 
-    def restricted(subset: tantivy.Query) -> tantivy.Query:
-        # Each leaf limited to the subset: tantivy then walks the subset's few
+    def restricted(part: tantivy.Query) -> tantivy.Query:
+        # Each leaf limited to the part: tantivy then walks the part's few
         # documents instead of seeking a common word's disjunction through its
         # postings one by one. A zero-score filter adds 0.0: the same scores.
-        narrowed = build(lambda q: _Q.boolean_query([(_MUST, q), _filter(subset)]))
+        narrowed = build(limited(part))
         assert narrowed is not None
         return narrowed
 
@@ -542,6 +565,36 @@ _SLACK: Final = 1e-3
 _BOUND_MIN_DOCS: Final = 50_000
 
 
+class _Freqs:
+    """Document frequencies in one searcher, each asked of tantivy once a query."""
+
+    def __init__(self, searcher: tantivy.Searcher) -> None:
+        self._searcher = searcher
+        self._known: dict[tuple[str, str], int] = {}
+
+    def __call__(self, field: str, term: str) -> int:
+        found = self._known.get((field, term))
+        if found is None:
+            found = self._known[field, term] = int(self._searcher.doc_freq(field, term))
+        return found
+
+
+def _match_bound(df: _Freqs, plan: _Plan, filters: _Filters) -> int | None:
+    """At least the number of documents ``plan`` matches, from document frequencies.
+
+    A match has one of the scoring terms, every required phrase and the subset
+    filter's terms; ``None`` when nothing bounds it (a fuzzy plan without filter).
+    """
+    bounds = []
+    if filters.subset_terms:
+        bounds.append(sum(df("f_el", t) for t in filters.subset_terms))
+    if plan.clauses:
+        bounds.append(sum(df(f, t) for pairs in plan.clauses for f, t, _ in pairs))
+    for phrase in plan.phrases:
+        bounds.append(sum(min(df(f, t) for t in terms) for f, _, terms in phrase))
+    return min(bounds) if bounds else None
+
+
 def _idf(df: int, docs: int) -> float:
     """tantivy's BM25 idf (``docs`` counts every document: the indexes never delete)."""
     return math.log1p((docs - df + 0.5) / (df + 0.5))
@@ -556,7 +609,12 @@ def _dismax_bound(bounds: Sequence[float]) -> float:
 
 
 def _bounded_top(
-    backend: _Backend, plan: _Plan, k: int, allowed: frozenset[int] | None
+    backend: _Backend,
+    plan: _Plan,
+    k: int,
+    allowed: frozenset[int] | None,
+    expect: int | None,
+    doc_freq: _Freqs,
 ) -> list[Cand] | None:
     """The exact top ``k`` without scoring every match, when scores allow it.
 
@@ -572,13 +630,12 @@ def _bounded_top(
     """
     if plan.clauses is None:
         return None
-    searcher = backend.searcher
     docs = backend.doc_count
     rare_limit = max(1_000, docs // 64)
     weight = 1.0 + _K1
 
     def pair_bound(field: str, term: str, boost: float) -> tuple[float, int]:
-        df = int(searcher.doc_freq(field, term))
+        df = doc_freq(field, term)
         return (boost * weight * _idf(df, docs) if df else 0.0), df
 
     rare: list[_Pair] = []
@@ -610,7 +667,9 @@ def _bounded_top(
         restricted = plan.query if plan.restricted is None else plan.restricted(either)
         narrow = _Q.boolean_query([(_MUST, restricted), _filter(either)])
     whole = _Restrictable(plan.query, plan.restricted)
-    return top_k_bounded(backend, whole, k, narrow, rest, allowed=allowed)
+    return top_k_bounded(
+        backend, whole, k, narrow, rest, allowed=allowed, expect=expect
+    )
 
 
 # --------------------------------------------------------------------- ranking
@@ -650,6 +709,15 @@ class _Backend:
     @property
     def key_range(self) -> tuple[int, int]:
         return self.bounds
+
+    def by_key(self, query: Any, n: int) -> tuple[Sequence[Any], int]:
+        if isinstance(query, _Restrictable):
+            query = query.query
+        found = self.searcher.search(
+            query, n, count=True, order_by_field="key", order=tantivy.Order.Asc
+        )
+        # The bundled stubs omit SearchResult.count, which tantivy-py has.
+        return [addr for _, addr in found.hits], int(found.count)  # type: ignore[attr-defined]
 
     def restrict(self, query: Any, low: int, high: int) -> Any:
         """Exact on the ``key`` column; a narrow range also requires its ``kbin``
@@ -1131,21 +1199,33 @@ class SearchIndex:
         *,
         fuzzy: bool,
     ) -> list[SearchHit]:
-        common = self._filter_clauses(pq)
-        if common is None:
+        filters = self._filter_clauses(pq)
+        if filters is None:
             return []
-        cands: list[tuple[Cand, _Source]] = []
-        for source in self._sources(pq, include_all, as_of, common):
+        cands: list[tuple[Cand, dict[str, Any]]] = []
+        for source in self._sources(pq, include_all, as_of, filters.clauses):
             searcher = source.index.searcher()
             plan = _plan(
-                a, searcher, source.doctypes, source.clauses, fuzzy, source.typed
+                a,
+                searcher,
+                source.doctypes,
+                source.clauses,
+                fuzzy,
+                source.typed,
+                filters.subset,
             )
             if plan is None:
                 continue
             backend = _Backend(searcher, source.keys)
+            docs = backend.doc_count
+            big = docs >= _BOUND_MIN_DOCS
+            doc_freq = _Freqs(searcher)
+            expect = _match_bound(doc_freq, plan, filters) if big else docs
             top = None
-            if plan.scored and backend.doc_count >= _BOUND_MIN_DOCS:
-                top = _bounded_top(backend, plan, limit, source.allowed)
+            if plan.scored and big:
+                top = _bounded_top(
+                    backend, plan, limit, source.allowed, expect, doc_freq
+                )
             if top is None:
                 top = top_k(
                     backend,
@@ -1153,14 +1233,30 @@ class SearchIndex:
                     limit,
                     scored=plan.scored,
                     allowed=source.allowed,
+                    expect=expect,
                 )
-            cands.extend((cand, source) for cand in top)
+            cands.extend((cand, _disp(searcher, cand[2])) for cand in top)
         matcher = Matcher(
             frozenset(a.words) | {t for p in a.phrases for _, t in p}, a.prefixes, fuzzy
         )
-        hits = [self._hit(c, s, matcher) for c, s in cands]
-        hits.sort(key=lambda h: hit_order(h.score, h.id, h.kind))
-        return hits[:limit]
+        # Cut the sources' merged candidates first: a hit's snippet and element
+        # names cost more than ordering by the stored fields.
+        cands.sort(
+            key=lambda c: hit_order(
+                c[0][0], c[1]["id"], "element" if "kind" in c[1] else "decision"
+            )
+        )
+        cut = cands[:limit]
+        # The current names of the elements the decisions shaped, in one lookup.
+        names = self._element_names(
+            {
+                eid
+                for _, disp in cut
+                if "kind" not in disp and "elements" not in disp
+                for eid in disp["shapes"]
+            }
+        )
+        return [self._hit(score, disp, matcher, names) for (score, _, _), disp in cut]
 
     def _sources(
         self,
@@ -1213,12 +1309,11 @@ class SearchIndex:
             )
         return out
 
-    def _filter_clauses(
-        self, pq: ParsedQuery
-    ) -> list[tuple[tantivy.Occur, tantivy.Query]] | None:
+    def _filter_clauses(self, pq: ParsedQuery) -> _Filters | None:
         """Required clauses for ``kind:``, ``author:`` and ``element:``; ``None``
         when a filter cannot match anything."""
         out = []
+        subset: tuple[tantivy.Query, tuple[str, ...]] | None = None
         if pq.kinds:
             out.append(_filter(_any_term("f_kind", (normalize(k) for k in pq.kinds))))
         if pq.authors:
@@ -1234,8 +1329,13 @@ class SearchIndex:
             ids = self._element_ids(value)
             if not ids:
                 return None
-            out.append(_filter(_any_term("f_el", ids)))
-        return out
+            either = _any_term("f_el", ids)
+            out.append(_filter(either))
+            if subset is None or len(ids) < len(subset[1]):
+                subset = (either, tuple(ids))
+        if subset is None:
+            return _Filters(out)
+        return _Filters(out, subset[0], subset[1])
 
     def _element_ids(self, value: str) -> list[str]:
         """Resolve an ``element:`` value (id, ``kind:name`` or name) to element ids."""
@@ -1255,9 +1355,15 @@ class SearchIndex:
 
     # ------------------------------------------------------------ hits
 
-    def _hit(self, cand: Cand, source: _Source, matcher: Matcher) -> SearchHit:
-        score, _, addr = cand
-        disp = _disp(source.index.searcher(), addr)
+    def _hit(
+        self,
+        score: float,
+        disp: dict[str, Any],
+        matcher: Matcher,
+        names: dict[str, str],
+    ) -> SearchHit:
+        """The hit of a document's stored fields (see :func:`_disp`); ``names``
+        holds the current name of each element a decision shaped."""
         if "kind" in disp:
             fields = [
                 ("name", disp["name"]),
@@ -1273,38 +1379,43 @@ class SearchIndex:
                 snippet=best_snippet(fields, _tokens, matcher),
             )
         if "elements" in disp:
-            names = tuple(disp["elements"])
+            shaped = tuple(disp["elements"])
         else:
-            names = tuple(sorted(self._element_names(disp["shapes"])))
+            found = (names.get(eid, "") for eid in set(disp["shapes"]))
+            shaped = tuple(sorted(name for name in found if name))
         fields = [
             ("title", disp["title"]),
             ("rationale", disp["rationale"]),
             ("summary", disp["summary"]),
-            ("elements", ", ".join(names)),
+            ("elements", ", ".join(shaped)),
         ]
         return SearchHit(
             kind="decision",
             id=disp["id"],
             name=disp["title"],
             extra=one_line(disp["rationale"]),
-            elements=names,
+            elements=shaped,
             score=score,
             snippet=best_snippet(fields, _tokens, matcher),
             lamport=disp["lamport"],
             recorded_at=disp["at"],
         )
 
-    def _element_names(self, ids: Sequence[str]) -> list[str]:
-        """Current names of elements (empty names dropped), from the live index."""
+    def _element_names(self, ids: set[str]) -> dict[str, str]:
+        """The current name of each element in ``ids`` that exists, from the live
+        index (an element's document has its id as its only ``f_el`` term)."""
         if not ids:
-            return []
+            return {}
         searcher = self._live.searcher()
         query = _Q.boolean_query(
-            [(_MUST, _any_term("f_el", ids)), (_MUST, _term("doctype", "element"))]
+            [
+                (_MUST, _any_term("f_el", sorted(ids))),
+                (_MUST, _term("doctype", "element")),
+            ]
         )
         hits = searcher.search(query, len(ids) + 8, count=False).hits
-        names = [_disp(searcher, addr)["name"] for _, addr in hits]
-        return [n for n in names if n]
+        docs = (_disp(searcher, addr) for _, addr in hits)
+        return {doc["id"]: doc["name"] for doc in docs}
 
     # ------------------------------------------------------------ as-of
 

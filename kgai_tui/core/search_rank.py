@@ -12,12 +12,19 @@ considered:
 2. Otherwise fetch four times as many, and again, up to 2304.
 3. If the boundary group is still open (a huge tie, e.g. a word every document has;
    tried at once when half the first window ties, unless a probe of the first key
-   range shows the group is small), walk the key space upwards
-   in ranges, fetching the best matches of each range (the query restricted to the
-   range) until one scores below the boundary, and take the smallest keys whose
-   rounded score equals the boundary. Keys are uniform (hashes of ids) or dense
-   (ordinals), so the first range, sized for a few times the missing hits, usually
-   suffices.
+   range shows the group is small), walk the key space upwards and take the
+   smallest keys whose rounded score equals the boundary. How depends on how many
+   documents the query can match (``expect``, an upper bound the caller knows):
+
+   * few (at most :data:`PAGE_MAX`): *page* through the matches in key order (the
+     index returns the next smallest keys directly), ranking only each page's key
+     range by score; when every remaining match is known to score the boundary
+     (a pure filter, or a bound that rounds to 0), the pages are the answer;
+   * many, or unknown: walk key *ranges* sized as if every document matched,
+     fetching the best matches of each range (the query restricted to the range)
+     until one scores below the boundary. Keys are uniform (hashes of ids) or
+     dense (ordinals), so the first range, sized for a few times the missing hits,
+     usually suffices.
 
 Documents sharing a key (the same decision recorded by two events) count once, with
 their best score. This module never imports tantivy: the index is reached through the
@@ -39,6 +46,10 @@ Cand = tuple[float, int, Any]
 _PAD: Final = 16
 _WALK_FORCE: Final = 2304
 _RANGE_FETCH: Final = 64
+#: Up to this many possible matches, a walk pages through them in key order: each
+#: page costs one pass over the matches, cheaper than ranges sized for the whole
+#: index, which a selective query leaves nearly empty.
+PAGE_MAX: Final = 60_000
 
 
 class Backend(Protocol):
@@ -64,6 +75,11 @@ class Backend(Protocol):
 
     def restrict(self, query: Any, low: int, high: int) -> Any:
         """The query limited to ``low <= key <= high``, scores unchanged."""
+        ...
+
+    def by_key(self, query: Any, n: int) -> tuple[Sequence[Any], int]:
+        """The addresses of the ``n`` matches with the smallest keys (ascending;
+        documents sharing a key in any order), and how many documents match."""
         ...
 
 
@@ -93,6 +109,7 @@ def top_k(
     *,
     scored: bool = True,
     allowed: frozenset[int] | None = None,
+    expect: int | None = None,
 ) -> list[Cand]:
     """Return the first ``k`` matches by (rounded score desc, key asc), exactly.
 
@@ -103,12 +120,15 @@ def top_k(
         scored: False when every match scores 0 (a pure filter): the first ``k``
             keys are then the answer.
         allowed: If given, only these keys may be returned (a post-filter).
+        expect: At least the number of documents the query matches, if known
+            (it chooses how to walk a big tie; the answer does not depend on it).
 
     Returns:
         At most ``k`` candidates, best first, one per key.
     """
     if not scored:
-        return _walk(backend, query, k, allowed, 0.0, set(), None) or []
+        flat = _walk(backend, query, k, allowed, 0.0, set(), None, expect, flat=True)
+        return flat or []
     fetch = k + _PAD
     probed = False
     while True:
@@ -128,7 +148,14 @@ def top_k(
                 done = {c[1] for c in above}
                 sparse_at = None if fetch >= _WALK_FORCE else 4 * fetch
                 rest = _walk(
-                    backend, query, k - len(above), allowed, bound, done, sparse_at
+                    backend,
+                    query,
+                    k - len(above),
+                    allowed,
+                    bound,
+                    done,
+                    sparse_at,
+                    expect,
                 )
                 if rest is not None:
                     return above + rest
@@ -144,6 +171,7 @@ def top_k_bounded(
     rest_max: float,
     *,
     allowed: frozenset[int] | None = None,
+    expect: int | None = None,
 ) -> list[Cand] | None:
     """The first ``k`` matches, exactly as :func:`top_k` orders them, from a bound.
 
@@ -164,21 +192,37 @@ def top_k_bounded(
             for an empty subset.
         rest_max: An upper bound of the raw score of any match outside the subset.
         allowed: If given, only these keys may be returned.
+        expect: At least the number of documents ``query`` matches, if known.
 
     Returns:
         The same candidates as ``top_k(backend, query, k, allowed=allowed)``, or
         ``None`` when the bound does not settle the answer.
     """
     rest = round_score(rest_max)
-    top = [] if narrow is None else top_k(backend, narrow, k, allowed=allowed)
+    top = (
+        []
+        if narrow is None
+        else top_k(backend, narrow, k, allowed=allowed, expect=expect)
+    )
     if rest == 0.0:
         above = [c for c in top if c[0] > 0.0]
         if len(above) == k:
             return above
         done = {c[1] for c in above}
-        # Walking the keys pays when the matches are many; when few (a selective
-        # filter), scoring them all is cheaper: the walk gives up (None).
-        tail = _walk(backend, query, k - len(above), allowed, 0.0, done, _WALK_FORCE)
+        # Every match left rounds to 0: the smallest keys are the rest. Walking
+        # ranges pays when the matches are many; when few (a selective filter),
+        # scoring them all is cheaper: that walk gives up (None). Pages never do.
+        tail = _walk(
+            backend,
+            query,
+            k - len(above),
+            allowed,
+            0.0,
+            done,
+            _WALK_FORCE,
+            expect,
+            flat=True,
+        )
         return None if tail is None else above + tail
     if narrow is not None and len(top) == k and rest < top[-1][0]:
         return top
@@ -193,11 +237,95 @@ def _walk(
     bound: float,
     done: set[int],
     sparse_at: int | None,
+    expect: int | None,
+    *,
+    flat: bool = False,
 ) -> list[Cand] | None:
     """The ``need`` smallest keys among matches whose rounded best score is ``bound``.
 
+    ``flat`` says every match whose key is not in ``done`` rounds to ``bound``.
+    Pages through the matches when they are few (``expect``), else walks ranges.
+    """
+    if expect is not None and expect <= PAGE_MAX:
+        return _page_walk(backend, query, need, allowed, bound, done, sparse_at, flat)
+    return _range_walk(backend, query, need, allowed, bound, done, sparse_at, expect)
+
+
+def _page_walk(
+    backend: Backend,
+    query: Any,
+    need: int,
+    allowed: frozenset[int] | None,
+    bound: float,
+    done: set[int],
+    sparse_at: int | None,
+    flat: bool,
+) -> list[Cand] | None:
+    """:func:`_walk` through the matches in key order, a page at a time.
+
+    A page is the next matches by key; every match in its key range (documents
+    sharing the last key included) is then ranked by score, unless ``flat``. The
+    next page is sized from the share of the boundary group seen so far. With
+    ``sparse_at`` (not ``flat``), give up (``None``, ``done`` as it was) when the
+    first page projects a group smaller than that.
+    """
+    start, limit = backend.key_range
+    low = start
+    size = max(_RANGE_FETCH, 8 * need)
+    seen = found = 0
+    out: list[Cand] = []
+    before = set(done)
+    while len(out) < need and low < limit:
+        page = query if low == start else backend.restrict(query, low, limit - 1)
+        addrs, total = backend.by_key(page, size)
+        if not addrs:
+            break
+        keys = backend.keys(addrs)
+        full = len(addrs) == size
+        high = max(keys) if full else limit - 1
+        if flat:
+            got = []
+            for i in sorted(range(len(keys)), key=keys.__getitem__):
+                key = keys[i]
+                if key in done or (allowed is not None and key not in allowed):
+                    continue
+                done.add(key)
+                got.append((bound, key, addrs[i]))
+        else:
+            # The range holds the page (and any document sharing its last key).
+            got = _group_in_range(
+                backend, query, low, high, bound, done, allowed, len(addrs) + _PAD
+            )
+            first = seen == 0 and full
+            if first and sparse_at is not None and len(got) * total < sparse_at * size:
+                done.intersection_update(before)
+                return None
+        out.extend(got)
+        if not full:
+            break
+        seen += len(addrs)
+        found += len(got)
+        low = high + 1
+        # Enough, at the density seen so far, for twice what is missing.
+        size = max(2 * size, 2 * (need - len(out)) * seen // max(found, 1))
+    return out[:need]
+
+
+def _range_walk(
+    backend: Backend,
+    query: Any,
+    need: int,
+    allowed: frozenset[int] | None,
+    bound: float,
+    done: set[int],
+    sparse_at: int | None,
+    expect: int | None,
+) -> list[Cand] | None:
+    """:func:`_walk` over key ranges, for queries that may match most documents.
+
     Walks the key space upwards in ranges (each twice as wide as the last, the first
-    sized to hold ``4 * need`` documents if keys are spread evenly) and collects, in
+    sized to hold ``4 * need`` matches if keys are spread evenly and ``expect`` or
+    every document match) and collects, in
     each range, every match scoring ``bound`` (the best of a range are fetched by
     score until one scores below it). Keys in ``done`` (already ranked above the
     boundary) are skipped. With ``sparse_at``, give up (``None``, leaving ``done``
@@ -207,7 +335,8 @@ def _walk(
     out: list[Cand] = []
     start, limit = backend.key_range
     low, span = start, limit - start
-    width = max(1, min(span, span * 4 * max(need, 1) // max(backend.doc_count, 1)))
+    matches = backend.doc_count if expect is None else min(expect, backend.doc_count)
+    width = max(1, min(span, span * 4 * max(need, 1) // max(matches, 1)))
     before = set(done)
     while len(out) < need and low < limit:
         high = min(limit, low + width) - 1
@@ -229,14 +358,16 @@ def _group_in_range(
     bound: float,
     done: set[int],
     allowed: frozenset[int] | None,
+    limit: int = _RANGE_FETCH,
 ) -> list[Cand]:
     """Matches with ``low <= key <= high`` whose best rounded score is ``bound``.
+
+    ``limit`` is the first fetch: enough for every match in the range if known.
 
     Returns:
         One candidate per key, in key order.
     """
     restricted = backend.restrict(query, low, high)
-    limit = _RANGE_FETCH
     while True:
         hits = backend.top(restricted, limit)
         if len(hits) < limit or round_score(hits[-1][0]) < bound:

@@ -182,13 +182,13 @@ def test_a_plan_limited_to_a_subset_scores_as_the_whole_plan(
     for text in queries:
         pq = parse_query(text)
         a = search._analyse(pq)
-        common = index._filter_clauses(pq)
-        if common is None:
+        filters = index._filter_clauses(pq)
+        if filters is None:
             continue
-        for src in index._sources(pq, True, None, common):
+        for src in index._sources(pq, True, None, filters.clauses):
             searcher = src.index.searcher()
             plan = search._plan(
-                a, searcher, src.doctypes, src.clauses, False, src.typed
+                a, searcher, src.doctypes, src.clauses, False, src.typed, filters.subset
             )
             if plan is None or plan.restricted is None:
                 continue

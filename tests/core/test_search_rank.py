@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,6 +55,14 @@ class FakeBackend:
         base_low, base_high = query if query is not None else (0, self.limit)
         return (max(low, base_low), min(high, base_high))
 
+    def by_key(self, query: Any, n: int) -> tuple[list[int], int]:
+        self.calls += 1
+        # Documents sharing a key come in address order, as tantivy leaves them.
+        found = sorted(
+            self._match(query), key=lambda i: (self.docs[i][1], self.addr[i])
+        )
+        return found[:n], len(found)
+
 
 def brute(
     docs: Sequence[tuple[float, int]], k: int, allowed: frozenset[int] | None
@@ -86,13 +95,15 @@ def indexes(draw: st.DrawFn) -> tuple[list[tuple[float, int]], list[int], int]:
 
 
 @settings(max_examples=150, deadline=None)
-@given(indexes(), st.integers(1, 40), st.booleans(), st.data())
+@given(indexes(), st.integers(1, 40), st.booleans(), st.booleans(), st.data())
 def test_top_k_matches_brute_force(
     index: tuple[list[tuple[float, int]], list[int], int],
     k: int,
     filtered: bool,
+    paged: bool,
     data: st.DataObject,
 ) -> None:
+    """Paged (a known match count) or by ranges, the same exact answer."""
     docs, order, limit = index
     allowed = None
     if filtered and docs:
@@ -100,41 +111,45 @@ def test_top_k_matches_brute_force(
             data.draw(st.sets(st.sampled_from([key for _, key in docs])))
         )
     backend = FakeBackend(docs, order, limit)
-    got = top_k(backend, None, k, allowed=allowed)
+    got = top_k(backend, None, k, allowed=allowed, expect=len(docs) if paged else None)
     assert [(r, key) for r, key, _ in got] == brute(docs, k, allowed)
 
 
 @settings(max_examples=60, deadline=None)
-@given(indexes(), st.integers(1, 40))
+@given(indexes(), st.integers(1, 40), st.booleans())
 def test_pure_filter_returns_smallest_keys(
-    index: tuple[list[tuple[float, int]], list[int], int], k: int
+    index: tuple[list[tuple[float, int]], list[int], int], k: int, paged: bool
 ) -> None:
     docs, order, limit = index
     docs = [(0.0, key) for _, key in docs]
-    got = top_k(FakeBackend(docs, order, limit), None, k, scored=False)
+    expect = len(docs) if paged else None
+    got = top_k(FakeBackend(docs, order, limit), None, k, scored=False, expect=expect)
     assert [key for _, key, _ in got] == sorted({key for _, key in docs})[:k]
 
 
-def test_giant_tie_is_cut_by_key_not_by_address() -> None:
+@pytest.mark.parametrize("expect", [None, 5000])
+def test_giant_tie_is_cut_by_key_not_by_address(expect: int | None) -> None:
     n = 5000
     keys = [(i * 7919) % 100_003 for i in range(n)]
     docs = [(1.25, key) for key in keys]
     order = list(reversed(range(n)))  # the address order disagrees with the key order
     backend = FakeBackend(docs, order, 100_003)
-    got = top_k(backend, None, 20)
+    got = top_k(backend, None, 20, expect=expect)
     assert [key for _, key, _ in got] == sorted(keys)[:20]
+    assert backend.calls <= 4  # one window, then a walk of one range or page
 
 
-def test_walk_over_many_ranges_with_a_sparse_filter() -> None:
+@pytest.mark.parametrize("expect", [None, 3000])
+def test_walk_over_many_ranges_with_a_sparse_filter(expect: int | None) -> None:
     n = 3000
     keys = [(i * 104_729) % (1 << 40) for i in range(n)]
     docs = [(2.0 if i % 97 == 0 else 1.0, key) for i, key in enumerate(keys)]
     allowed = frozenset(keys[::50])
     order = [(i * 31) % n for i in range(n)]  # a permutation (31 and 3000 are coprime)
     backend = FakeBackend(docs, order, 1 << 40)
-    got = top_k(backend, None, 20, allowed=allowed)
+    got = top_k(backend, None, 20, allowed=allowed, expect=expect)
     assert [(r, key) for r, key, _ in got] == brute(docs, 20, allowed)
-    assert backend.calls > 3  # several key ranges were walked
+    assert backend.calls > 3  # several key ranges or pages were walked
 
 
 def test_duplicate_keys_count_once_with_their_best_score() -> None:
@@ -144,10 +159,11 @@ def test_duplicate_keys_count_once_with_their_best_score() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(indexes(), st.integers(1, 40), st.data())
+@given(indexes(), st.integers(1, 40), st.booleans(), st.data())
 def test_bounded_top_k_is_top_k_or_gives_up(
     index: tuple[list[tuple[float, int]], list[int], int],
     k: int,
+    paged: bool,
     data: st.DataObject,
 ) -> None:
     """Whatever the subset and the bound, the answer is exact or ``None``."""
@@ -162,7 +178,8 @@ def test_bounded_top_k_is_top_k_or_gives_up(
         narrow = None
         docs = [(min(s, rest_max) / 2, key) for s, key in docs]
     backend = FakeBackend(docs, order, limit)
-    got = top_k_bounded(backend, None, k, narrow, rest_max)
+    expect = len(docs) if paged else None
+    got = top_k_bounded(backend, None, k, narrow, rest_max, expect=expect)
     if got is not None:
         assert [(r, key) for r, key, _ in got] == brute(docs, k, None)
 
@@ -180,3 +197,15 @@ def test_bounded_top_k_settles_a_common_word() -> None:
     got = top_k_bounded(FakeBackend(few, list(range(n)), 100_003), None, 20, None, 1e-5)
     assert got is not None
     assert [(r, key) for r, key, _ in got] == brute(few, 20, None)
+
+
+def test_bounded_top_k_pages_a_selective_zero_score_group() -> None:
+    """Few matches, all rounding to 0: the first page by key is the answer."""
+    n = 500
+    keys = [(i * 7919) % (1 << 40) for i in range(n)]
+    docs = [(0.000001, key) for key in keys]
+    backend = FakeBackend(docs, list(range(n)), 1 << 40)
+    got = top_k_bounded(backend, None, 20, None, 1e-5, expect=n)
+    assert got is not None
+    assert [(r, key) for r, key, _ in got] == brute(docs, 20, None)
+    assert backend.calls == 1

@@ -710,14 +710,19 @@ class _Backend:
     def key_range(self) -> tuple[int, int]:
         return self.bounds
 
+    def counted(self, query: Any, n: int) -> tuple[Sequence[tuple[float, Any]], int]:
+        if isinstance(query, _Restrictable):
+            query = query.query
+        found = self.searcher.search(query, n, count=True)
+        return found.hits, _count(found)
+
     def by_key(self, query: Any, n: int) -> tuple[Sequence[Any], int]:
         if isinstance(query, _Restrictable):
             query = query.query
         found = self.searcher.search(
             query, n, count=True, order_by_field="key", order=tantivy.Order.Asc
         )
-        # The bundled stubs omit SearchResult.count, which tantivy-py has.
-        return [addr for _, addr in found.hits], int(found.count)  # type: ignore[attr-defined]
+        return [addr for _, addr in found.hits], _count(found)
 
     def restrict(self, query: Any, low: int, high: int) -> Any:
         """Exact on the ``key`` column; a narrow range also requires its ``kbin``
@@ -737,6 +742,11 @@ class _Backend:
                 clauses[0] = (_MUST, query.restricted(bins))
             clauses.append(_filter(bins))
         return _Q.boolean_query(clauses)
+
+
+def _count(found: tantivy.SearchResult) -> int:
+    # The bundled stubs omit SearchResult.count, which tantivy-py has.
+    return int(found.count)  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------- building

@@ -50,6 +50,8 @@ _RANGE_FETCH: Final = 64
 #: page costs one pass over the matches, cheaper than ranges sized for the whole
 #: index, which a selective query leaves nearly empty.
 PAGE_MAX: Final = 60_000
+#: Up to this many counted matches are fetched in one go.
+_WHOLE_MAX: Final = 640
 
 
 class Backend(Protocol):
@@ -75,6 +77,10 @@ class Backend(Protocol):
 
     def restrict(self, query: Any, low: int, high: int) -> Any:
         """The query limited to ``low <= key <= high``, scores unchanged."""
+        ...
+
+    def counted(self, query: Any, n: int) -> tuple[Sequence[tuple[float, Any]], int]:
+        """:meth:`top`, and how many documents match."""
         ...
 
     def by_key(self, query: Any, n: int) -> tuple[Sequence[Any], int]:
@@ -131,12 +137,23 @@ def top_k(
         return flat or []
     fetch = k + _PAD
     probed = False
+    # Few possible matches: the first fetch also counts them (it visits them all
+    # anyway), and a modest number is then fetched whole, settling every tie.
+    count = expect is not None and expect <= PAGE_MAX
+    whole = False
     while True:
-        hits = backend.top(query, fetch)
+        if count:
+            count = False
+            hits, total = backend.counted(query, fetch)
+            if fetch < total <= _WHOLE_MAX:
+                fetch, whole = total, True
+                continue
+        else:
+            hits = backend.top(query, fetch)
         cands: list[Cand] = []
         _collect(backend, hits, allowed, set(), cands)
         ranked = sorted(cands, key=lambda c: (-c[0], c[1]))
-        if len(hits) < fetch:
+        if len(hits) < fetch or whole:
             return ranked[:k]
         if len(ranked) >= k:
             bound = ranked[k - 1][0]

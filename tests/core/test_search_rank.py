@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kgai_tui.core import search_rank
 from kgai_tui.core.search_model import round_score
 from kgai_tui.core.search_rank import top_k, top_k_bounded
 
@@ -54,6 +56,9 @@ class FakeBackend:
     def restrict(self, query: Any, low: int, high: int) -> Any:
         base_low, base_high = query if query is not None else (0, self.limit)
         return (max(low, base_low), min(high, base_high))
+
+    def counted(self, query: Any, n: int) -> tuple[list[tuple[float, int]], int]:
+        return self.top(query, n), len(self._match(query))
 
     def by_key(self, query: Any, n: int) -> tuple[list[int], int]:
         self.calls += 1
@@ -103,7 +108,7 @@ def test_top_k_matches_brute_force(
     paged: bool,
     data: st.DataObject,
 ) -> None:
-    """Paged (a known match count) or by ranges, the same exact answer."""
+    """Paged (a known match count), counted or by ranges, the same exact answer."""
     docs, order, limit = index
     allowed = None
     if filtered and docs:
@@ -111,7 +116,11 @@ def test_top_k_matches_brute_force(
             data.draw(st.sets(st.sampled_from([key for _, key in docs])))
         )
     backend = FakeBackend(docs, order, limit)
-    got = top_k(backend, None, k, allowed=allowed, expect=len(docs) if paged else None)
+    # Fetching a counted few whole is tried first; without it, pages settle ties.
+    whole = data.draw(st.sampled_from([0, 640]))
+    with mock.patch.object(search_rank, "_WHOLE_MAX", whole):
+        expect = len(docs) if paged else None
+        got = top_k(backend, None, k, allowed=allowed, expect=expect)
     assert [(r, key) for r, key, _ in got] == brute(docs, k, allowed)
 
 
@@ -134,9 +143,19 @@ def test_giant_tie_is_cut_by_key_not_by_address(expect: int | None) -> None:
     docs = [(1.25, key) for key in keys]
     order = list(reversed(range(n)))  # the address order disagrees with the key order
     backend = FakeBackend(docs, order, 100_003)
-    got = top_k(backend, None, 20, expect=expect)
+    with mock.patch.object(search_rank, "_WHOLE_MAX", 0):
+        got = top_k(backend, None, 20, expect=expect)
     assert [key for _, key, _ in got] == sorted(keys)[:20]
     assert backend.calls <= 4  # one window, then a walk of one range or page
+
+
+def test_a_counted_few_are_fetched_whole() -> None:
+    """Few matches, all tied: one counting fetch, then one fetch of them all."""
+    keys = [(i * 7919) % 100_003 for i in range(300)]
+    backend = FakeBackend([(1.25, key) for key in keys], list(range(300)), 100_003)
+    got = top_k(backend, None, 20, expect=300)
+    assert [key for _, key, _ in got] == sorted(keys)[:20]
+    assert backend.calls == 2
 
 
 @pytest.mark.parametrize("expect", [None, 3000])

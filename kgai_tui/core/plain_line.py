@@ -27,79 +27,63 @@ from typing import Final
 _PLAIN_BYTES: Final = bytes(b for b in range(0x20, 0x7F) if b not in b"&<>\\")
 #: Per byte value: whether it makes a line not plain (the newline ends lines).
 NOT_PLAIN: Final = [b not in _PLAIN_BYTES and b != 0x0A for b in range(256)]
-_S: Final = rb'[^"]'
-_STR: Final = rb'"' + _S + rb'*"'
-_FULL: Final = rb'"' + _S + rb'+"'  # an omitted-when-empty string is never empty
-_LIST: Final = rb"\[" + _STR + rb"(?:," + _STR + rb")*\]"
+# Possessive forms throughout (``*+``, ``++``, ``?+``): the grammar never needs to
+# backtrack into a string (it ends at the first quote) or to skip an optional key
+# that matched (no later part can start with that key), so the engine is told not
+# to keep the state for it; that makes the match about a third faster.
+_RUN: Final = rb'[^"]*+'  # a string's bytes, possibly none
+_BODY: Final = rb'[^"]++'  # an omitted-when-empty string's bytes: never none
+_STR: Final = rb'"' + _RUN + rb'"'
+_FULL: Final = rb'"' + _BODY + rb'"'
+_LIST: Final = rb"\[" + _STR + rb"(?:," + _STR + rb")*+\]"
 _PAIR: Final = _STR + rb":" + _STR
+
+
+def _opt(part: bytes) -> bytes:
+    """``part`` or nothing, possessively."""
+    return rb"(?:" + part + rb")?+"
+
+
+def _key(name: bytes, value: bytes) -> bytes:
+    """An omitted-when-empty key: ``,"name":value`` or nothing."""
+    return _opt(rb',"' + name + rb'":' + value)
+
+
 _MUT: Final = (
     rb'\{"op":'
     + _STR
-    + rb'(?:,"element_id":'
-    + _FULL
-    + rb")?"
-    + rb'(?:,"kind":'
-    + _FULL
-    + rb")?"
-    + rb'(?:,"name":'
-    + _FULL
-    + rb")?"
+    + _key(b"element_id", _FULL)
+    + _key(b"kind", _FULL)
+    + _key(b"name", _FULL)
     # Group "more": set when any props map has a second key (checked for order).
-    + rb'(?:,"props":\{'
-    + _PAIR
-    + rb"(?P<more>(?:,"
-    + _PAIR
-    + rb")+)?\})?"
-    + rb'(?:,"from_id":'
-    + _FULL
-    + rb")?"
-    + rb'(?:,"to_id":'
-    + _FULL
-    + rb")?"
-    + rb'(?:,"link_kind":'
-    + _FULL
-    + rb")?"
-    + rb'(?:,"key":'
-    + _FULL
-    + rb")?"
-    + rb'(?:,"value":'
-    + _FULL
-    + rb")?"
+    + _key(b"props", rb"\{" + _PAIR + rb"(?P<more>(?:," + _PAIR + rb")++)?+\}")
+    + _key(b"from_id", _FULL)
+    + _key(b"to_id", _FULL)
+    + _key(b"link_kind", _FULL)
+    + _key(b"key", _FULL)
+    + _key(b"value", _FULL)
     + rb"\}"
 )
 _DECISION: Final = (
     rb'\{"id":"(?P<id>'
-    + _S
-    + rb'*)","title":"(?P<title>'
-    + _S
-    + rb'*)"'
-    + rb'(?:,"rationale":"(?P<rationale>'
-    + _S
-    + rb'+)")?'
-    + rb'(?:,"author":"(?P<author>'
-    + _S
-    + rb'+)")?'
-    + rb'(?:,"refs":"(?P<refs>'
-    + _S
-    + rb'+)")?'
-    + rb'(?:,"summary":"(?P<summary>'
-    + _S
-    + rb'+)")?'
-    + rb'(?:,"supersedes":'
-    + _LIST
-    + rb")?"
-    + rb'(?:,"shapes":'
-    + _LIST
-    + rb")?"
-    + rb'(?:,"targets":'
-    + _LIST
-    + rb")?"
+    + _RUN
+    + rb')","title":"(?P<title>'
+    + _RUN
+    + rb')"'
+    + _key(b"rationale", rb'"(?P<rationale>' + _BODY + rb')"')
+    + _key(b"author", rb'"(?P<author>' + _BODY + rb')"')
+    + _key(b"refs", rb'"(?P<refs>' + _BODY + rb')"')
+    + _key(b"summary", rb'"(?P<summary>' + _BODY + rb')"')
+    + _key(b"supersedes", _LIST)
+    + _key(b"shapes", _LIST)
+    + _key(b"targets", _LIST)
     # One copy of the mutation pattern (a named group may appear once): each item is
     # followed by a comma and the next item, or by the closing bracket.
     + rb',"mutations":(?P<muts>null|\[(?:'
     + _MUT
-    + rb"(?:,(?=\{)|(?=\])))*\])"
-    + rb'(?:,"provenance_only":true)?\}'
+    + rb"(?:,(?=\{)|(?=\])))*+\])"
+    + _key(b"provenance_only", b"true")
+    + rb"\}"
 )
 PLAIN_LINE: Final = re.compile(
     rb'\{"hash":"sha256:(?P<hash>[0-9a-f]{64})","op":'
@@ -107,17 +91,17 @@ PLAIN_LINE: Final = re.compile(
     + rb',"actor":'
     + _STR
     + rb',"install_id":"(?P<install>'
-    + _S
-    + rb'*)"'
+    + _RUN
+    + rb')"'
     + rb',"lamport":(?P<lamport>0|-?[1-9][0-9]{0,18})'
     + rb',"recorded_at":"(?P<recorded>'
-    + _S
-    + rb'*)"'
+    + _RUN
+    + rb')"'
     + rb',"parents":(?:null|\[\]|\["(?P<parent>'
-    + _S
-    + rb'*)"(?:,'
+    + _RUN
+    + rb')"(?:,'
     + _STR
-    + rb")*\])"
+    + rb")*+\])"
     # An empty group marks a decision: reading a group copies its bytes.
     + rb',"decision":(?:null|(?P<decision>)'
     + _DECISION

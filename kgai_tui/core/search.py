@@ -716,13 +716,13 @@ class _Backend:
         found = self.searcher.search(query, n, count=True)
         return found.hits, _count(found)
 
-    def by_key(self, query: Any, n: int) -> tuple[Sequence[Any], int]:
+    def by_key(self, query: Any, n: int) -> Sequence[Any]:
         if isinstance(query, _Restrictable):
             query = query.query
         found = self.searcher.search(
-            query, n, count=True, order_by_field="key", order=tantivy.Order.Asc
+            query, n, count=False, order_by_field="key", order=tantivy.Order.Asc
         )
-        return [addr for _, addr in found.hits], _count(found)
+        return [addr for _, addr in found.hits]
 
     def restrict(self, query: Any, low: int, high: int) -> Any:
         """Exact on the ``key`` column; a narrow range also requires its ``kbin``

@@ -16,15 +16,16 @@ considered:
    smallest keys whose rounded score equals the boundary. How depends on how many
    documents the query can match (``expect``, an upper bound the caller knows):
 
-   * few (at most :data:`PAGE_MAX`): *page* through the matches in key order (the
-     index returns the next smallest keys directly), ranking only each page's key
-     range by score; when every remaining match is known to score the boundary
-     (a pure filter, or a bound that rounds to 0), the pages are the answer;
-   * many, or unknown: walk key *ranges* sized as if every document matched,
-     fetching the best matches of each range (the query restricted to the range)
-     until one scores below the boundary. Keys are uniform (hashes of ids) or
-     dense (ordinals), so the first range, sized for a few times the missing hits,
-     usually suffices.
+   * when every remaining match is known to score the boundary (a pure filter, or
+     a bound that rounds to 0) and the matches are few (at most
+     :data:`PAGE_MAX`), *page* through them in key order: the index returns the
+     next smallest keys directly, and no score is needed;
+   * otherwise walk key *ranges*, fetching the best matches of each range (the
+     query restricted to the range) until one scores below the boundary. The
+     first range is sized for a few times the missing hits, from the count of
+     matches when the first fetch counted them (few possible matches), else as if
+     every document matched. Keys are uniform (hashes of ids) or dense
+     (ordinals), so the first range usually suffices.
 
 Documents sharing a key (the same decision recorded by two events) count once, with
 their best score. This module never imports tantivy: the index is reached through the
@@ -83,9 +84,9 @@ class Backend(Protocol):
         """:meth:`top`, and how many documents match."""
         ...
 
-    def by_key(self, query: Any, n: int) -> tuple[Sequence[Any], int]:
+    def by_key(self, query: Any, n: int) -> Sequence[Any]:
         """The addresses of the ``n`` matches with the smallest keys (ascending;
-        documents sharing a key in any order), and how many documents match."""
+        documents sharing a key in any order)."""
         ...
 
 
@@ -141,12 +142,13 @@ def top_k(
     # anyway), and a modest number is then fetched whole, settling every tie.
     count = expect is not None and expect <= PAGE_MAX
     whole = False
+    counted: int | None = None
     while True:
         if count:
             count = False
-            hits, total = backend.counted(query, fetch)
-            if fetch < total <= _WHOLE_MAX:
-                fetch, whole = total, True
+            hits, counted = backend.counted(query, fetch)
+            if fetch < counted <= _WHOLE_MAX:
+                fetch, whole = counted, True
                 continue
         else:
             hits = backend.top(query, fetch)
@@ -173,6 +175,7 @@ def top_k(
                     done,
                     sparse_at,
                     expect,
+                    counted=counted,
                 )
                 if rest is not None:
                     return above + rest
@@ -257,74 +260,63 @@ def _walk(
     expect: int | None,
     *,
     flat: bool = False,
+    counted: int | None = None,
 ) -> list[Cand] | None:
     """The ``need`` smallest keys among matches whose rounded best score is ``bound``.
 
-    ``flat`` says every match whose key is not in ``done`` rounds to ``bound``.
-    Pages through the matches when they are few (``expect``), else walks ranges.
+    ``flat`` says every match whose key is not in ``done`` rounds to ``bound``:
+    when the matches are few (``expect``), they are then paged through in key
+    order. Otherwise ranges of keys are walked, sized from ``counted`` (the exact
+    number of matches, when a fetch counted them: a range then holds about as many
+    matches as asked, fetched at once), else from ``expect`` or the index size.
     """
-    if expect is not None and expect <= PAGE_MAX:
-        return _page_walk(backend, query, need, allowed, bound, done, sparse_at, flat)
+    if flat and expect is not None and expect <= PAGE_MAX:
+        return _key_pages(backend, query, need, allowed, bound, done)
+    if counted is not None:
+        return _range_walk(
+            backend, query, need, allowed, bound, done, sparse_at, counted, True
+        )
     return _range_walk(backend, query, need, allowed, bound, done, sparse_at, expect)
 
 
-def _page_walk(
+def _key_pages(
     backend: Backend,
     query: Any,
     need: int,
     allowed: frozenset[int] | None,
     bound: float,
     done: set[int],
-    sparse_at: int | None,
-    flat: bool,
-) -> list[Cand] | None:
-    """:func:`_walk` through the matches in key order, a page at a time.
+) -> list[Cand]:
+    """:func:`_walk` of a flat group: the matches' smallest keys, a page at a time.
 
-    A page is the next matches by key; every match in its key range (documents
-    sharing the last key included) is then ranked by score, unless ``flat``. The
-    next page is sized from the share of the boundary group seen so far. With
-    ``sparse_at`` (not ``flat``), give up (``None``, ``done`` as it was) when the
-    first page projects a group smaller than that.
+    Every match whose key is not in ``done`` rounds to ``bound``, so no score is
+    needed: a page is the next matches by key. The next page is sized from the
+    share of keys taken so far (others are in ``done`` or not allowed).
     """
     start, limit = backend.key_range
     low = start
-    size = max(_RANGE_FETCH, 8 * need)
-    seen = found = 0
+    size = max(_RANGE_FETCH, 2 * need)
+    seen = 0
     out: list[Cand] = []
-    before = set(done)
     while len(out) < need and low < limit:
         page = query if low == start else backend.restrict(query, low, limit - 1)
-        addrs, total = backend.by_key(page, size)
+        addrs = backend.by_key(page, size)
         if not addrs:
             break
         keys = backend.keys(addrs)
-        full = len(addrs) == size
-        high = max(keys) if full else limit - 1
-        if flat:
-            got = []
-            for i in sorted(range(len(keys)), key=keys.__getitem__):
-                key = keys[i]
-                if key in done or (allowed is not None and key not in allowed):
-                    continue
-                done.add(key)
-                got.append((bound, key, addrs[i]))
-        else:
-            # The range holds the page (and any document sharing its last key).
-            got = _group_in_range(
-                backend, query, low, high, bound, done, allowed, len(addrs) + _PAD
-            )
-            first = seen == 0 and full
-            if first and sparse_at is not None and len(got) * total < sparse_at * size:
-                done.intersection_update(before)
-                return None
-        out.extend(got)
-        if not full:
+        for i in sorted(range(len(keys)), key=keys.__getitem__):
+            key = keys[i]
+            if key in done or (allowed is not None and key not in allowed):
+                continue
+            done.add(key)
+            out.append((bound, key, addrs[i]))
+        if len(addrs) < size:
             break
         seen += len(addrs)
-        found += len(got)
-        low = high + 1
-        # Enough, at the density seen so far, for twice what is missing.
-        size = max(2 * size, 2 * (need - len(out)) * seen // max(found, 1))
+        # Past the page's last key: a key shared with a document beyond the page
+        # was taken already (documents sharing a key count once).
+        low = max(keys) + 1
+        size = max(2 * size, 2 * (need - len(out)) * seen // max(len(out), 1))
     return out[:need]
 
 
@@ -337,12 +329,14 @@ def _range_walk(
     done: set[int],
     sparse_at: int | None,
     expect: int | None,
+    exact: bool = False,
 ) -> list[Cand] | None:
-    """:func:`_walk` over key ranges, for queries that may match most documents.
+    """:func:`_walk` over key ranges.
 
     Walks the key space upwards in ranges (each twice as wide as the last, the first
     sized to hold ``4 * need`` matches if keys are spread evenly and ``expect`` or
-    every document match) and collects, in
+    every document match; with ``exact``, ``expect`` is the count of matches and
+    the first range is sized for ``8 * need``, each fetched at once) and collects, in
     each range, every match scoring ``bound`` (the best of a range are fetched by
     score until one scores below it). Keys in ``done`` (already ranked above the
     boundary) are skipped. With ``sparse_at``, give up (``None``, leaving ``done``
@@ -353,17 +347,24 @@ def _range_walk(
     start, limit = backend.key_range
     low, span = start, limit - start
     matches = backend.doc_count if expect is None else min(expect, backend.doc_count)
-    width = max(1, min(span, span * 4 * max(need, 1) // max(matches, 1)))
+    target = (8 if exact else 4) * max(need, 1)
+    width = max(1, min(span, span * target // max(matches, 1)))
+    # The first fetch of a range: all its matches, when their count is known.
+    fetch = target * 3 // 2 + _PAD if exact else _RANGE_FETCH
     before = set(done)
     while len(out) < need and low < limit:
         high = min(limit, low + width) - 1
-        out.extend(_group_in_range(backend, query, low, high, bound, done, allowed))
+        out.extend(
+            _group_in_range(backend, query, low, high, bound, done, allowed, fetch)
+        )
         first = low == start and len(out) < need
         if first and sparse_at is not None and len(out) * (span // width) < sparse_at:
             done.intersection_update(before)
             return None
         low = high + 1
         width *= 2
+        if exact:
+            fetch *= 2
     return out[:need]
 
 

@@ -352,10 +352,10 @@ class _Filters:
     """A query's required filters, and the one that selects fewest documents."""
 
     clauses: list[tuple[tantivy.Occur, tantivy.Query]]
-    #: An ``element:`` filter (an element's decisions are few) and its ``f_el``
-    #: terms; ``None`` without one.
+    #: An ``element:`` filter (an element's decisions are few); ``None`` without.
     subset: tantivy.Query | None = None
-    subset_terms: tuple[str, ...] = ()
+    #: Per required filter, its (field, term) pairs: a match has one of them.
+    terms: tuple[tuple[tuple[str, str], ...], ...] = ()
 
 
 #: A scoring term of a plan: (field, analysed term, weight).
@@ -582,12 +582,10 @@ class _Freqs:
 def _match_bound(df: _Freqs, plan: _Plan, filters: _Filters) -> int | None:
     """At least the number of documents ``plan`` matches, from document frequencies.
 
-    A match has one of the scoring terms, every required phrase and the subset
-    filter's terms; ``None`` when nothing bounds it (a fuzzy plan without filter).
+    A match has one of the scoring terms, every required phrase and one term of
+    every filter; ``None`` when nothing bounds it (a fuzzy plan without filter).
     """
-    bounds = []
-    if filters.subset_terms:
-        bounds.append(sum(df("f_el", t) for t in filters.subset_terms))
+    bounds = [sum(df(f, t) for f, t in pairs) for pairs in filters.terms]
     if plan.clauses:
         bounds.append(sum(df(f, t) for pairs in plan.clauses for f, t, _ in pairs))
     for phrase in plan.phrases:
@@ -1323,9 +1321,12 @@ class SearchIndex:
         """Required clauses for ``kind:``, ``author:`` and ``element:``; ``None``
         when a filter cannot match anything."""
         out = []
-        subset: tuple[tantivy.Query, tuple[str, ...]] | None = None
+        terms: list[tuple[tuple[str, str], ...]] = []
+        subset: tuple[tantivy.Query, int] | None = None
         if pq.kinds:
-            out.append(_filter(_any_term("f_kind", (normalize(k) for k in pq.kinds))))
+            kinds = [normalize(k) for k in pq.kinds]
+            out.append(_filter(_any_term("f_kind", kinds)))
+            terms.append(tuple(("f_kind", k) for k in kinds))
         if pq.authors:
             values = [normalize(v) for v in pq.authors]
             either = _Q.boolean_query(
@@ -1335,17 +1336,19 @@ class SearchIndex:
                 ]
             )
             out.append(_filter(either))
+            terms.append(
+                tuple((f, v) for f in ("f_author", "f_writer") for v in values)
+            )
         for value in pq.elements:
             ids = self._element_ids(value)
             if not ids:
                 return None
             either = _any_term("f_el", ids)
             out.append(_filter(either))
-            if subset is None or len(ids) < len(subset[1]):
-                subset = (either, tuple(ids))
-        if subset is None:
-            return _Filters(out)
-        return _Filters(out, subset[0], subset[1])
+            terms.append(tuple(("f_el", i) for i in ids))
+            if subset is None or len(ids) < subset[1]:
+                subset = (either, len(ids))
+        return _Filters(out, None if subset is None else subset[0], tuple(terms))
 
     def _element_ids(self, value: str) -> list[str]:
         """Resolve an ``element:`` value (id, ``kind:name`` or name) to element ids."""

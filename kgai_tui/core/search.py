@@ -29,6 +29,7 @@ import contextlib
 import functools
 import gc
 import math
+import os
 import re
 import shutil
 import uuid
@@ -47,6 +48,7 @@ from kgai_tui.core.errors import WriteError
 from kgai_tui.core.gotext import normalize
 from kgai_tui.core.ids import resolve_ref
 from kgai_tui.core.scoring import STOPWORDS, one_line
+from kgai_tui.core.search_build import history_items
 from kgai_tui.core.search_cache import (
     IndexState,
     PartState,
@@ -783,14 +785,23 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _write(index: tantivy.Index, docs: Iterable[tantivy.Document], heap: int) -> int:
-    """Add documents with one indexing thread, commit, and wait for merges."""
+def _write(
+    index: tantivy.Index,
+    docs: Iterable[tantivy.Document | str],
+    heap: int,
+    threads: int = 1,
+) -> int:
+    """Add documents (or their JSON) with ``threads`` indexing threads, commit, and
+    wait for merges."""
     with _no_gc():
-        return _write_docs(index, docs, heap)
+        return _write_docs(index, docs, heap, threads)
 
 
 def _write_docs(
-    index: tantivy.Index, docs: Iterable[tantivy.Document], heap: int
+    index: tantivy.Index,
+    docs: Iterable[tantivy.Document | str],
+    heap: int,
+    threads: int = 1,
 ) -> int:
     """Add documents in bursts of :data:`_BURST` (the order is unchanged).
 
@@ -799,14 +810,17 @@ def _write_docs(
     call on both sides, a third of that thread's CPU in a full build). Added in a
     burst, the channel fills and the thread stays awake until it has drained it.
     """
-    writer = index.writer(heap_size=heap, num_threads=1)
-    add = writer.add_document
+    writer = index.writer(heap_size=heap, num_threads=threads)
+    add, add_json = writer.add_document, writer.add_json
     pending = iter(docs)
     count = 0
     try:
         while burst := list(islice(pending, _BURST)):
             for doc in burst:
-                add(doc)
+                if isinstance(doc, str):
+                    add_json(doc)  # made by search_build's helper process
+                else:
+                    add(doc)
             count += len(burst)
         writer.commit()
     except BaseException:
@@ -838,9 +852,14 @@ def _history_docs(
             yield from_dict(fields, schema)
 
 
-def _all_history_docs(engine: Engine) -> Iterator[tantivy.Document]:
+def _all_history_docs(
+    engine: Engine, keys: Iterable[tuple[int, str, str, int, int, int]] | None = None
+) -> Iterator[tantivy.Document]:
     """``_history_docs(_decision_objs(engine))`` in one loop (the tests hold them
-    equal): a full build runs it a million times on the core that feeds tantivy."""
+    equal): a full build runs it a million times on the core that feeds tantivy.
+
+    ``keys`` (from ``engine.decision_order()``) limits it to those events.
+    """
     from kgai_tui.core.engine import LineSource
     from kgai_tui.core.logscan import DECISION_ID_OK
 
@@ -851,7 +870,7 @@ def _all_history_docs(engine: Engine) -> Iterator[tantivy.Document]:
     source = LineSource(engine.log_dir, scans)
     load = source.load
     try:
-        for key in engine.decision_order():
+        for key in engine.decision_order() if keys is None else keys:
             si, i = key[4], key[5]
             fields = history_fields(load(si, i), gates[si][i] & DECISION_ID_OK != 0)
             if fields is not None:
@@ -1088,7 +1107,14 @@ class SearchIndex:
     ) -> SearchIndex:
         gen = uuid.uuid4().hex[:12]
         history = _new_index(cache / f"history-{gen}")
-        added = _write(history, _all_history_docs(engine), _BUILD_HEAP)
+        # A second indexing thread only works while the documents come faster
+        # than one can index them: when this process feeds the helper's JSON.
+        added = _write(
+            history,
+            history_items(engine, _all_history_docs),
+            _BUILD_HEAP,
+            threads=min(2, len(os.sched_getaffinity(0))),
+        )
         live_docs = live_set(engine.projection)
         live = _new_index(cache / f"live-{gen}")
         _write(live, _live_docs(live_docs), _UPDATE_HEAP)

@@ -1,0 +1,121 @@
+"""A full index build made on two cores holds exactly what one process makes.
+
+The helper process (a real interpreter, ``python -m kgai_tui.core.search_build``)
+makes the documents of the last part of the decision order as JSON; these tests
+compare the indexes term by term (every term of every field with its document
+frequency, every stored record and fast field value) and by search results.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from search_stores import mixed_store
+from test_hostile_store import build_hostile
+
+from kgai_tui.core import search, search_build
+from kgai_tui.core.engine import Engine
+from kgai_tui.core.search import SearchIndex
+from kgai_tui.search_bench import make_queries
+
+TEXT_FIELDS = sorted(
+    {f for fields in search._FIELDS.values() for f, _ in fields}
+    | set(search._FILTER_FIELDS)
+    | {"flags"}
+)
+
+
+def contents(index: SearchIndex) -> tuple[Any, ...]:
+    """Everything the history index holds, independent of document order."""
+    history = index._history
+    searcher = history.searcher()
+    terms = {
+        (field, term): count
+        for field in TEXT_FIELDS
+        for term, count in searcher.terms_with_prefix(field, "", None, None)
+    }
+    hits = searcher.search(search._Q.all_query(), max(1, searcher.num_docs)).hits
+    addrs = [addr for _, addr in hits]
+    keys = searcher.fast_field_values("key", addrs)
+    times = searcher.fast_field_values("time", addrs)
+    stored = sorted(
+        zip(keys, times, (search._disp(searcher, a) for a in addrs), strict=True),
+        key=repr,
+    )
+    return searcher.num_docs, terms, stored
+
+
+def build(engine: Engine, cache: Path) -> SearchIndex:
+    index = SearchIndex.for_engine(engine, cache_base=cache)
+    assert index.info.how == "built"
+    return index
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    root = tmp_path_factory.mktemp("mixed") / "store"
+    mixed_store(root)
+    return Engine.open(root)
+
+
+@pytest.fixture
+def helper(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let the helper take part at any size."""
+    monkeypatch.setattr(search_build, "HELPER_MIN", 0)
+
+
+@pytest.mark.usefixtures("helper")
+def test_two_core_build_equals_the_one_process_build(
+    mixed: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    items = list(search_build.history_items(mixed, search._all_history_docs))
+    made_there = sum(isinstance(item, str) for item in items)
+    assert len(items) == len(list(mixed.decision_events()))
+    assert len(items) // 2 <= made_there < len(items)  # the helper made its share
+    both = build(mixed, tmp_path / "both")
+    with monkeypatch.context() as m:
+        m.setattr(search_build, "HELPER_MIN", 10**9)
+        alone = build(mixed, tmp_path / "alone")
+    got, want = contents(both), contents(alone)
+    assert got[0] == want[0] == len(list(mixed.decision_events()))
+    assert got[1] == want[1] and got[1]
+    assert got[2] == want[2]
+    queries = [
+        *make_queries(mixed.projection, 80),
+        '"tax rounding"',
+        "Café €",
+        "Ghost*",
+    ]
+    for text in queries:
+        for include_all in (False, True):
+            assert both.search(text, include_all=include_all) == alone.search(
+                text, include_all=include_all
+            ), text
+
+
+@pytest.mark.usefixtures("helper")
+def test_a_failed_helper_leaves_its_part_to_this_process(
+    mixed: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A helper that exits non-zero (here: an interpreter that cannot run it)."""
+    want = contents(build(mixed, tmp_path / "good"))
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    items = search_build.history_items(mixed, search._all_history_docs)
+    assert not any(isinstance(item, str) for item in items)
+    assert contents(build(mixed, tmp_path / "failed")) == want
+
+
+@pytest.mark.usefixtures("helper")
+def test_lines_off_the_plain_path_stay_with_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Non-canonical lines are read by the exact path, never by the helper."""
+    hostile = build_hostile(tmp_path / "h")
+    engine = Engine.open(hostile.root)
+    assert any(scan.slow for scan in engine.scans)
+    both = contents(build(engine, tmp_path / "both"))
+    monkeypatch.setattr(search_build, "HELPER_MIN", 10**9)
+    assert contents(build(engine, tmp_path / "alone")) == both

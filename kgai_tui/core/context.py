@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+import numpy as np
+
 from kgai_tui.core.projection import Projection
 from kgai_tui.core.props import parse_props
 from kgai_tui.core.reads import when_of
@@ -101,6 +103,46 @@ def _relevances(
     return ((eid, relevance(p, eid, paths, q_toks, boost)) for eid in p.graph.nodes)
 
 
+def _order(row: tuple[float, int, str]) -> tuple[float, int, str]:
+    """Recall's order: relevance, then the latest authority's lamport, then the id."""
+    return (-row[0], -row[1], row[2])
+
+
+def _first_from_index(
+    p: Projection, paths: list[str], q_toks: list[str], limit: int
+) -> tuple[list[tuple[float, int, str]], int]:
+    """The first ``limit`` elements in recall's order and how many pass the filter,
+    from the recall index's relevance array.
+
+    Every element is scored (10,000 at 1M decisions), but only those that can be
+    among the first are ordered in Python: numpy ranks the rest by relevance and
+    lamport, and the cut is widened over the whole group tied with the last one
+    kept, so the id settles those ties exactly as a full sort would.
+    """
+    ids, rel = p.recall_index().relevance_array(paths, q_toks)
+    keep = np.flatnonzero(rel >= 1)
+    total = len(keep)
+    kept_rel = rel[keep]
+    lamport = p.max_authority_lamport
+    kept_lam = np.fromiter(
+        (lamport(ids[k]) for k in keep.tolist()), dtype=np.int64, count=total
+    )
+    ranked = np.lexsort((kept_lam, kept_rel))[::-1]  # relevance, lamport: descending
+    end = min(limit, total)
+    if 0 < end < total:
+        last = ranked[end - 1]
+        tied = (kept_rel[ranked[end:]] == kept_rel[last]) & (
+            kept_lam[ranked[end:]] == kept_lam[last]
+        )
+        end += int(np.argmin(tied)) if not tied.all() else len(tied)
+    rows = [
+        (float(kept_rel[j]), int(kept_lam[j]), ids[int(keep[j])])
+        for j in ranked[:end].tolist()
+    ]
+    rows.sort(key=_order)
+    return rows[:limit], total
+
+
 def context_obj(
     p: ProjectionView, *, paths: list[str], about: str, limit: int = DEFAULT_MAX
 ) -> dict[str, Any]:
@@ -108,14 +150,17 @@ def context_obj(
     limit = limit if limit > 0 else DEFAULT_MAX
     q_toks = tokenize(about) if about else []
     filtered = bool(paths) or bool(about)
-    scored: list[tuple[float, int, str]] = []
-    for eid, rel in _relevances(p, paths, q_toks):
-        if filtered and rel < 1:
-            continue
-        scored.append((rel, p.max_authority_lamport(eid), eid))
-    scored.sort(key=lambda row: (-row[0], -row[1], row[2]))
-    total = len(scored)
-    items = [_item(p, eid, rel) for rel, _, eid in scored[:limit]]
+    if isinstance(p, Projection) and (paths or q_toks):
+        first, total = _first_from_index(p, paths, q_toks, limit)
+    else:
+        scored: list[tuple[float, int, str]] = []
+        for eid, rel in _relevances(p, paths, q_toks):
+            if filtered and rel < 1:
+                continue
+            scored.append((rel, p.max_authority_lamport(eid), eid))
+        scored.sort(key=_order)
+        first, total = scored[:limit], len(scored)
+    items = [_item(p, eid, rel) for rel, _, eid in first]
     omitted = max(total - limit, 0)
     out: dict[str, Any] = {
         "ok": True,

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgai_tui.core import context, recall_index
-from kgai_tui.core.context import decision_boost, relevance
+from kgai_tui.core.context import context_obj, decision_boost, relevance
 from kgai_tui.core.engine import Engine
 from kgai_tui.core.genlog import GenParams, write_store
 from kgai_tui.core.projection import Projection
@@ -340,3 +340,46 @@ def test_demo_store_is_exact(demo_projection: Projection) -> None:
     for path in [*stored[:10], "services/checkout/order/x.py", "apps", "nothing/here"]:
         assert_exact(ix, p, tokenize("checkout payment"), [path])
         assert_exact(ix, p, [], [path, "infra/postgres/x"])
+
+
+@PROPS
+@given(
+    decisions=DECISIONS,
+    elements=ELEMENTS,
+    query=QUERY,
+    paths=st.lists(PATHS, max_size=2),
+    lamports=st.lists(st.integers(-3, 3), min_size=25, max_size=25),
+    limit=st.integers(1, 6),
+)
+def test_recall_cut_equals_a_full_sort(
+    decisions: list[tuple[str, str, str, list[int]]],
+    elements: list[tuple[str, str, str]],
+    query: list[str],
+    paths: list[str],
+    lamports: list[int],
+    limit: int,
+) -> None:
+    """Recall ranks only what can make the cut; the cut is a full sort's, ties and
+    all (relevance, then the latest authority's lamport, then the id)."""
+    p = make_projection(decisions, elements)
+    for idx in range(len(p.dec_id)):  # few distinct lamports: many ties
+        p.dec_lamport[idx] = lamports[idx % len(lamports)]
+    p._max_auth = None
+    q_toks = tokenize(" ".join(query))
+    if not (paths or q_toks):
+        return
+    about = " ".join(query)
+    got = context_obj(p, paths=paths, about=about, limit=limit)
+    boost = decision_boost(p, q_toks)
+    rows = sorted(
+        (
+            (rel, p.max_authority_lamport(e), e)
+            for e in p.graph.nodes
+            if (rel := relevance(p, e, paths, q_toks, boost)) >= 1
+        ),
+        key=lambda r: (-r[0], -r[1], r[2]),
+    )
+    assert got["total"] == len(rows)
+    assert [(i["element_id"], i["score"]) for i in got["items"]] == [
+        (e, rel) for rel, _, e in rows[:limit]
+    ]

@@ -42,6 +42,7 @@ from kgai_tui.core.genlog import GenParams, append_store, install_id
 from kgai_tui.core.projection import Projection
 from kgai_tui.core.scoring import STOPWORDS, ScanScorer, scan_corpus
 from kgai_tui.core.search import SearchIndex
+from kgai_tui.core.search_cache import cache_dir_for
 from kgai_tui.core.search_docs import DocRecord, history_record, live_records
 from kgai_tui.core.search_query import parse_query, split_camel
 
@@ -314,7 +315,8 @@ def _run(
     index = SearchIndex.for_engine(engine, cache_base=base)
     r["index_build_s"] = round(time.perf_counter() - t0, 2)
     r["index_docs"] = {"history": index.info.history_docs, "live": index.info.live_docs}
-    r["index_mb"] = round(_dir_size(base) / 1e6, 1)
+    # The search index only: the engine cache shares the cache base.
+    r["index_mb"] = round(_dir_size(cache_dir_for(root, base)) / 1e6, 1)
     t0 = time.perf_counter()
     reopened = SearchIndex.open_cached(root, cache_base=base)
     r["index_reopen_ms"] = round((time.perf_counter() - t0) * 1000, 1)

@@ -272,11 +272,11 @@ def _walk(
     """
     if flat and expect is not None and expect <= PAGE_MAX:
         return _key_pages(backend, query, need, allowed, bound, done)
-    if counted is not None:
-        return _range_walk(
-            backend, query, need, allowed, bound, done, sparse_at, counted, True
-        )
-    return _range_walk(backend, query, need, allowed, bound, done, sparse_at, expect)
+    exact = counted is not None
+    matches = counted if exact else expect
+    return _range_walk(
+        backend, query, need, allowed, bound, done, sparse_at, matches, exact
+    )
 
 
 def _key_pages(

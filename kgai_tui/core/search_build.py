@@ -20,6 +20,7 @@ import base64
 import itertools
 import mmap
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -51,6 +52,8 @@ _RELEASE_EVERY: Final = 64 * 1024 * 1024
 #: process looks for a finished chunk after every so many of its own.
 _CHUNK: Final = 16_384
 _LOOK_EVERY: Final = 1024
+#: How many chunks the helper may have written that this process has not taken.
+_AHEAD: Final = 4
 
 # (lamport, hash, shard, line, shard index, event), as Engine.decision_order has it.
 _Key = tuple[int, str, str, int, int, int]
@@ -86,7 +89,7 @@ def history_items(
         paths = [str(log_dir / scan.name) for scan in engine.scans]
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-m", __name__, spec, tmp, *paths],
+                [sys.executable, "-m", __name__, spec, tmp, str(os.getpid()), *paths],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -191,9 +194,17 @@ def history_fields_json(obj: dict[str, Any], id_ok: bool) -> bytes | None:
     return orjson.dumps(fields)
 
 
-def _helper(spec: str, out: str, paths: list[str]) -> None:
+def _helper(spec: str, out: str, parent: int, paths: list[str]) -> int:
     """The helper process: the documents of the given events, a JSON line each, in
-    chunks of :data:`_CHUNK` events written to ``out`` (see :class:`_Chunks`)."""
+    chunks of :data:`_CHUNK` events written to ``out`` (see :class:`_Chunks`).
+
+    It stays at most :data:`_AHEAD` chunks ahead of what the building process has
+    taken (the scratch directory is usually memory), and when that process is gone
+    (``parent`` is no longer its parent) it removes what it wrote and stops.
+
+    Returns:
+        The exit status: 0 when every chunk was written.
+    """
     work = np.load(spec)
     maps: dict[int, mmap.mmap] = {}
     loads = orjson.loads
@@ -226,6 +237,12 @@ def _helper(spec: str, out: str, paths: list[str]) -> None:
                     read = 0
                     for m in maps.values():
                         m.madvise(mmap.MADV_DONTNEED)
+            behind = os.path.join(out, f"{j - _AHEAD:06d}.ndjson")
+            while os.path.exists(behind) and os.getppid() == parent:
+                time.sleep(0.005)  # far enough ahead: wait for the reader
+            if os.getppid() != parent:
+                shutil.rmtree(out, ignore_errors=True)  # nobody will read it
+                return 1
             final = os.path.join(out, f"{j:06d}.ndjson")
             with open(final + ".part", "wb") as fh:
                 fh.write(b"\n".join(docs))
@@ -233,7 +250,8 @@ def _helper(spec: str, out: str, paths: list[str]) -> None:
     finally:
         for m in maps.values():
             m.close()
+    return 0
 
 
 if __name__ == "__main__":
-    _helper(sys.argv[1], sys.argv[2], sys.argv[3:])
+    sys.exit(_helper(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]))

@@ -8,6 +8,8 @@ frequency, every stored record and fast field value) and by search results.
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -119,3 +121,29 @@ def test_lines_off_the_plain_path_stay_with_this_process(
     both = contents(build(engine, tmp_path / "both"))
     monkeypatch.setattr(search_build, "HELPER_MIN", 10**9)
     assert contents(build(engine, tmp_path / "alone")) == both
+
+
+def test_a_helper_whose_builder_is_gone_removes_its_output(
+    mixed: Engine, tmp_path: Path
+) -> None:
+    """The helper writes into memory (tmpfs): with nobody left to read it (its
+    parent is not the process that started the build), it cleans up and stops."""
+    out = tmp_path / "scratch"
+    out.mkdir()
+    keys = mixed.decision_order()
+    search_build._write_spec(mixed, keys, str(out / "work.npz"))
+    assert mixed.log_dir is not None
+    paths = [str(mixed.log_dir / scan.name) for scan in mixed.scans]
+    not_parent = str(os.getpid() + 1_000_000)
+    spec = str(out / "work.npz")
+    argv = [sys.executable, "-m", search_build.__name__, spec, str(out), not_parent]
+    done = subprocess.run([*argv, *paths], check=False)
+    assert done.returncode == 1
+    assert not out.exists()
+    # With its real parent, it writes every chunk.
+    out.mkdir()
+    search_build._write_spec(mixed, keys, str(out / "work.npz"))
+    code = search_build._helper(str(out / "work.npz"), str(out), os.getppid(), paths)
+    assert code == 0
+    lines = (out / "000000.ndjson").read_bytes().splitlines()
+    assert len(lines) == len(keys)

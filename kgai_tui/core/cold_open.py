@@ -25,6 +25,7 @@ import threading
 from array import array
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Final
@@ -65,12 +66,22 @@ PARALLEL_MIN_BYTES: Final = 8 * 1024 * 1024
 class _Keys:
     """What this process read from one shard's bytes, to compare with the workers'."""
 
-    __slots__ = ("ends", "hashes", "lamports", "offsets", "prefix", "starts")
+    __slots__ = (
+        "ends",
+        "hash_text",
+        "hashes",
+        "lamports",
+        "offsets",
+        "prefix",
+        "starts",
+    )
 
     def __init__(self) -> None:
         self.offsets: array[int] = array("q")
         self.lamports: array[int] = array("q")
         self.hashes: list[str] = []
+        #: Every line's hash, end to end (what a worker sends instead of the list).
+        self.hash_text = ""
         self.starts: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self.ends: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self.prefix: npt.NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
@@ -98,10 +109,17 @@ def open_cold(root: Path, names: Sequence[str]) -> Engine:
         _Scratch() as scratch,
         ProcessPoolExecutor(workers, mp_context=get_context(method)) as pool,
     ):
+        # A worker first reads the keys of every other shard (by size), so the
+        # replay, the longer half, starts sooner; then the verifying begins.
+        helped = order[1::2]
+        keys_job = pool.submit(
+            _keys_into, [paths[i] for i in helped], scratch.path_for("keys")
+        )
         futures: dict[int, Future[_Verified | str]] = {
-            i: pool.submit(_verify_into, paths[i], scratch.path_for(i)) for i in order
+            i: pool.submit(_verify_into, paths[i], scratch.path_for(str(i)))
+            for i in order
         }
-        guess = _optimistic(paths)
+        guess = _optimistic(paths, {i: at for at, i in enumerate(helped)}, keys_job)
         verified = [_received(futures[i].result()) for i in range(len(paths))]
         keys = None if guess is None else guess[1]
         scans = [
@@ -151,8 +169,8 @@ class _Scratch:
                 continue
         return self
 
-    def path_for(self, i: int) -> str | None:
-        return None if self._dir is None else os.path.join(self._dir.name, f"{i}")
+    def path_for(self, name: str) -> str | None:
+        return None if self._dir is None else os.path.join(self._dir.name, name)
 
     def __exit__(self, *exc: object) -> None:
         if self._dir is not None:
@@ -177,6 +195,38 @@ def _received(result: _Verified | str) -> _Verified:
         return result
     with open(result, "rb") as fh:
         got: _Verified = pickle.load(fh)
+    return got
+
+
+_ReadKeys = list["_Keys | None"]
+
+
+def _keys_into(paths: Sequence[Path], out: str | None) -> _ReadKeys | str:
+    """:func:`_read_keys` of each shard, in a worker: each hash list goes as one
+    string, which the replaying process splits (it keeps the strings)."""
+    got: _ReadKeys = []
+    for path in paths:
+        data = _map(path)
+        try:
+            got.append(_read_keys(data, split=False))
+        finally:
+            if isinstance(data, mmap.mmap):
+                data.close()
+    if out is None:
+        return got
+    try:
+        with open(out, "wb") as fh:
+            pickle.dump(got, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError:
+        return got
+    return out
+
+
+def _received_keys(result: _ReadKeys | str) -> _ReadKeys:
+    if not isinstance(result, str):
+        return result
+    with open(result, "rb") as fh:
+        got: _ReadKeys = pickle.load(fh)
     return got
 
 
@@ -245,16 +295,33 @@ def _map(path: Path) -> mmap.mmap | bytes:
 
 def _optimistic(
     paths: Sequence[Path],
+    helped: dict[int, int] | None = None,
+    read_there: Future[_ReadKeys | str] | None = None,
 ) -> tuple[Projection, list[_Keys]] | None:
-    """Replay assuming every line is canonical and passes; ``None`` on any surprise."""
+    """Replay assuming every line is canonical and passes; ``None`` on any surprise.
+
+    ``helped`` maps a shard to its place in what ``read_there`` (a worker's
+    :func:`_keys_into`) returns: those shards' keys are read there, the others here.
+    """
+    helped = helped or {}
     maps = [_map(p) for p in paths]
     try:
-        keys: list[_Keys] = []
-        for data in maps:
-            mine = _read_keys(data)
-            if mine is None:
+        found: list[_Keys | None] = []
+        for i, data in enumerate(maps):
+            mine = None if i in helped else _read_keys(data)
+            if mine is None and i not in helped:
                 return None
-            keys.append(mine)
+            found.append(mine)
+        if helped:
+            assert read_there is not None
+            there = _received_keys(read_there.result())
+            for i, at in helped.items():
+                theirs = there[at]
+                if theirs is None:
+                    return None
+                theirs.hashes, theirs.hash_text = _split(theirs.hash_text), ""
+                found[i] = theirs
+        keys = [k for k in found if k is not None]
         order = _replay_order(keys)
         if order is None:
             return None
@@ -270,6 +337,8 @@ def _optimistic(
         ValueError,
         AttributeError,
         _Surprise,
+        OSError,  # the worker could not read a shard
+        BrokenProcessPool,
     ):
         return None
     finally:
@@ -299,7 +368,7 @@ def _parsed(
         yield obj, at
 
 
-def _read_keys(data: mmap.mmap | bytes) -> _Keys | None:
+def _read_keys(data: mmap.mmap | bytes, *, split: bool = True) -> _Keys | None:
     """Offsets, lamports and hashes of canonical-looking lines; ``None`` otherwise.
 
     Done with numpy over the whole shard: every non-blank line must start with
@@ -334,7 +403,6 @@ def _read_keys(data: mmap.mmap | bytes) -> _Keys | None:
         lamports = array("q", map(int, found))
     gathered = a[starts[:, None] + _HASH_AT]
     text = gathered.tobytes().decode("ascii")
-    width = _HASH_LEN
     # The first 16 hex digits as a number: it sorts as the strings do.
     mine.prefix = (
         np.ascontiguousarray(gathered[:, 7:15]).view(">u8").ravel().astype(np.uint64)
@@ -343,8 +411,17 @@ def _read_keys(data: mmap.mmap | bytes) -> _Keys | None:
     mine.ends = ends
     mine.starts = starts
     mine.lamports = lamports
-    mine.hashes = [text[i : i + width] for i in range(0, len(text), width)]
+    if split:
+        mine.hashes = _split(text)
+    else:
+        mine.hash_text = text
     return mine
+
+
+def _split(text: str) -> list[str]:
+    """The hashes of :attr:`_Keys.hash_text`, each ``sha256:`` and 64 hex digits."""
+    width = _HASH_LEN
+    return [text[i : i + width] for i in range(0, len(text), width)]
 
 
 _MARK: Final = np.frombuffer(b',"lamport":', dtype=np.uint8)

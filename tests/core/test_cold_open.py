@@ -160,3 +160,21 @@ def test_without_a_scratch_directory_results_come_through_the_pipe(
     engine = Engine.open(store, cache=False)
     assert parallel == ["verified"]
     assert engine.projection.to_state() == _sequential(store).projection.to_state()
+
+
+def test_keys_read_by_a_worker_equal_the_keys_read_here(tmp_path: Path) -> None:
+    """The worker that reads half the shards' keys sends what this process reads."""
+    root = tmp_path / "gen"
+    write_generated(root, GenParams(total=600, installs=4, elems=40))
+    paths = sorted((root / "log").iterdir())
+    for out in (None, str(tmp_path / "keys.pickle")):
+        sent = cold_open._received_keys(cold_open._keys_into(paths, out))
+        for path, theirs in zip(paths, sent, strict=True):
+            mine = cold_open._read_keys(path.read_bytes())
+            assert theirs is not None and mine is not None
+            assert not theirs.hashes  # one string instead of a list
+            assert cold_open._split(theirs.hash_text) == mine.hashes
+            assert theirs.offsets == mine.offsets
+            assert theirs.lamports == mine.lamports
+            for column in ("starts", "ends", "prefix"):
+                assert np.array_equal(getattr(theirs, column), getattr(mine, column))

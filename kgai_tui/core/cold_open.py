@@ -28,7 +28,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -177,9 +177,12 @@ class _Scratch:
             self._dir.cleanup()
 
 
-def _verify_into(path: Path, out: str | None) -> _Verified | str:
-    """:func:`_verify`, its result written to ``out`` (returned) when there is one."""
-    result = _verify(path)
+_T = TypeVar("_T")
+
+
+def _sent(result: _T, out: str | None) -> _T | str:
+    """A worker's result, written to ``out`` (its path returned) when there is one;
+    the result itself (through the pool's pipe) otherwise."""
     if out is None:
         return result
     try:
@@ -190,12 +193,18 @@ def _verify_into(path: Path, out: str | None) -> _Verified | str:
     return out
 
 
-def _received(result: _Verified | str) -> _Verified:
+def _received(result: _T | str) -> _T:
+    """What :func:`_sent` sent (a result is never a str itself)."""
     if not isinstance(result, str):
         return result
     with open(result, "rb") as fh:
-        got: _Verified = pickle.load(fh)
+        got: _T = pickle.load(fh)
     return got
+
+
+def _verify_into(path: Path, out: str | None) -> _Verified | str:
+    """:func:`_verify`, sent through ``out`` (:func:`_sent`)."""
+    return _sent(_verify(path), out)
 
 
 _ReadKeys = list["_Keys | None"]
@@ -212,22 +221,7 @@ def _keys_into(paths: Sequence[Path], out: str | None) -> _ReadKeys | str:
         finally:
             if isinstance(data, mmap.mmap):
                 data.close()
-    if out is None:
-        return got
-    try:
-        with open(out, "wb") as fh:
-            pickle.dump(got, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    except OSError:
-        return got
-    return out
-
-
-def _received_keys(result: _ReadKeys | str) -> _ReadKeys:
-    if not isinstance(result, str):
-        return result
-    with open(result, "rb") as fh:
-        got: _ReadKeys = pickle.load(fh)
-    return got
+    return _sent(got, out)
 
 
 def _hash_digest(hashes: list[str]) -> _Digest:
@@ -314,7 +308,7 @@ def _optimistic(
             found.append(mine)
         if helped:
             assert read_there is not None
-            there = _received_keys(read_there.result())
+            there: _ReadKeys = _received(read_there.result())
             for i, at in helped.items():
                 theirs = there[at]
                 if theirs is None:

@@ -13,6 +13,7 @@ import itertools
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -168,7 +169,7 @@ def test_keys_read_by_a_worker_equal_the_keys_read_here(tmp_path: Path) -> None:
     write_generated(root, GenParams(total=600, installs=4, elems=40))
     paths = sorted((root / "log").iterdir())
     for out in (None, str(tmp_path / "keys.pickle")):
-        sent = cold_open._received_keys(cold_open._keys_into(paths, out))
+        sent: list[Any] = cold_open._received(cold_open._keys_into(paths, out))
         for path, theirs in zip(paths, sent, strict=True):
             mine = cold_open._read_keys(path.read_bytes())
             assert theirs is not None and mine is not None

@@ -693,9 +693,7 @@ class _Backend:
         self.bounds = keys
 
     def top(self, query: Any, n: int) -> Sequence[tuple[float, Any]]:
-        if isinstance(query, _Restrictable):
-            query = query.query
-        return self.searcher.search(query, n, count=False).hits
+        return self.searcher.search(_plain(query), n, count=False).hits
 
     @property
     def doc_count(self) -> int:
@@ -710,16 +708,12 @@ class _Backend:
         return self.bounds
 
     def counted(self, query: Any, n: int) -> tuple[Sequence[tuple[float, Any]], int]:
-        if isinstance(query, _Restrictable):
-            query = query.query
-        found = self.searcher.search(query, n, count=True)
+        found = self.searcher.search(_plain(query), n, count=True)
         return found.hits, _count(found)
 
     def by_key(self, query: Any, n: int) -> Sequence[Any]:
-        if isinstance(query, _Restrictable):
-            query = query.query
         found = self.searcher.search(
-            query, n, count=False, order_by_field="key", order=tantivy.Order.Asc
+            _plain(query), n, count=False, order_by_field="key", order=tantivy.Order.Asc
         )
         return [addr for _, addr in found.hits]
 
@@ -729,8 +723,7 @@ class _Backend:
         (a wide range scans the column: cheaper than thousands of terms)."""
         unsigned = tantivy.FieldType.Unsigned
         window = _Q.range_query(_SCHEMA, "key", unsigned, low, high, True, True, False)
-        plain = query.query if isinstance(query, _Restrictable) else query
-        clauses = [(_MUST, plain), _filter(window)]
+        clauses = [(_MUST, _plain(query)), _filter(window)]
         first, last = low >> KEY_BIN_SHIFT, high >> KEY_BIN_SHIFT
         if last - first < _NARROW_BINS:
             bins = _Q.range_query(
@@ -741,6 +734,11 @@ class _Backend:
                 clauses[0] = (_MUST, query.restricted(bins))
             clauses.append(_filter(bins))
         return _Q.boolean_query(clauses)
+
+
+def _plain(query: Any) -> tantivy.Query:
+    """The tantivy query of a query or a :class:`_Restrictable` plan."""
+    return query.query if isinstance(query, _Restrictable) else query
 
 
 def _count(found: tantivy.SearchResult) -> int:

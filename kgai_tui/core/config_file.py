@@ -22,6 +22,7 @@ from typing import Any, Final
 from kgai_tui.core.errors import ConfigError, write_error
 from kgai_tui.core.gojson import marshal_indent
 from kgai_tui.core.gotext import go_fold_key, go_trim_space
+from kgai_tui.core.install_ids import check_install_id
 
 CONFIG_NAME: Final = "kg.config.json"
 SCHEMA_VERSION: Final = 1
@@ -82,8 +83,14 @@ _FOLD: Final = {go_fold_key(name): name for name in _ALL_FIELDS}
 def parse_config(raw: bytes, where: Path) -> StoreConfig:
     """Decode config bytes as Go's ``json.Unmarshal`` into the config struct would.
 
+    Install ids are checked too (``install_id`` when set, every entry of
+    ``retired_installs``): an id names a shard file, so ``"../../x"`` in a hand-edited
+    or planted config would otherwise make a write create a file outside ``log/``.
+    An empty ``install_id`` is the reference's "not minted yet" and stays allowed.
+
     Raises:
-        ConfigError: not JSON, not an object, or a field has the wrong type.
+        ConfigError: not JSON, not an object, a field has the wrong type, or an
+            install id is not of the install-id shape.
     """
     try:
         pairs = json.loads(raw, object_pairs_hook=lambda kv: kv)
@@ -109,6 +116,10 @@ def parse_config(raw: bytes, where: Path) -> StoreConfig:
             raise ConfigError(f"{where}: {name} must be a string")
         values[name] = value
     cfg = StoreConfig(**values)
+    if cfg.install_id:
+        check_install_id(cfg.install_id, f"{where}: install_id")
+    for retired in cfg.retired_installs:
+        check_install_id(retired, f"{where}: retired_installs")
     if cfg.schema_version == 0:
         cfg = replace(cfg, schema_version=SCHEMA_VERSION)
     return cfg
@@ -128,6 +139,19 @@ def load_config(root: Path) -> StoreConfig | None:
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
     return parse_config(raw, path)
+
+
+def config_problems(root: Path) -> list[str]:
+    """Why ``<root>/kg.config.json`` would refuse a write (``[]`` when it would not).
+
+    Reads never need the config, so a bad one does not stop them; ``doctor`` lists
+    this so that the refusal a write would meet is visible before it happens.
+    """
+    try:
+        load_config(root)
+    except ConfigError as exc:
+        return [str(exc)]
+    return []
 
 
 def save_config(root: Path, cfg: StoreConfig) -> None:

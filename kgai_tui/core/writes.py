@@ -47,6 +47,7 @@ from kgai_tui.core.ingest import (
     short_title,
 )
 from kgai_tui.core.ingest_input import parse_ingest
+from kgai_tui.core.install_ids import check_install_id
 from kgai_tui.core.lock import store_lock
 from kgai_tui.core.model import Decision, Event, Mutation, MutOp
 from kgai_tui.core.projection import Projection
@@ -80,6 +81,19 @@ def _ignore(_: str) -> None:
     return None
 
 
+def own_shard(root: Path, install_id: str) -> Path:
+    """The shard this install appends to: ``<root>/log/<install_id>.ndjson``.
+
+    The id is checked again here, where it becomes a path, whatever checked it
+    before: no id can name a file outside ``log/``.
+
+    Raises:
+        ConfigError: ``install_id`` is not of the install-id shape.
+    """
+    check_install_id(install_id, f"{root / 'kg.config.json'}: install_id")
+    return root / "log" / f"{install_id}.ndjson"
+
+
 # ---------------------------------------------------------------------- session
 
 
@@ -96,7 +110,8 @@ class WriteSession:
         self.root = root
         self.config = config
         self.engine = engine
-        self.shard_name = f"{config.install_id}.ndjson"
+        self.shard = own_shard(root, config.install_id)
+        self.shard_name = self.shard.name
         self.staged: list[tuple[Event, bytes]] = []
         # Go's NextLamport reads the last line of each shard; a torn or malformed
         # last line is skipped here instead of blocking every write (spec 13.9).
@@ -144,9 +159,7 @@ class WriteSession:
         Raises:
             WriteError: the shard could not be written; it is as it was.
         """
-        append_lines(
-            self.root / "log" / self.shard_name, [line for _, line in self.staged]
-        )
+        append_lines(self.shard, [line for _, line in self.staged])
 
 
 def _require_store(root: Path) -> None:
@@ -186,6 +199,7 @@ def write_session(
 
     Raises:
         StoreNotFoundError: ``root`` holds no store (nothing is created).
+        ConfigError: ``kg.config.json`` is unreadable or holds a bad install id.
         LockTimeoutError: another writer held the lock for the whole wait.
         WriteError: the store cannot be written.
     """
@@ -196,7 +210,7 @@ def write_session(
         return
     with store_lock(root, lock_timeout):
         cfg = _locked_config(root, on_notice)
-        repaired = repair_torn_tail(root / "log" / f"{cfg.install_id}.ndjson")
+        repaired = repair_torn_tail(own_shard(root, cfg.install_id))
         if repaired:
             on_notice(repaired)
         yield WriteSession(root, cfg, Engine.open(root))
@@ -358,6 +372,8 @@ def record(
     Raises:
         UsageError: malformed input, a bad decision or date, input over 64 MiB.
         StoreNotFoundError: no store at ``root`` (none is created).
+        ConfigError: ``kg.config.json`` is unreadable or holds a bad install id
+            (exit 1); nothing is written.
         LockTimeoutError: another writer held the lock for the whole wait.
         WriteError: the shard cannot be written; nothing was written.
     """

@@ -2,11 +2,13 @@
 
 Under the store lock: re-write the scaffold (refusing when ``.gitignore`` or
 ``.gitattributes`` is not kgai's, because this transport commits the store
-directory), then commit, fetch, merge with ``--allow-unrelated-histories`` and the
-union driver, and push. Never a rebase, never a force push. Being offline (fetch
-or push failing) is reported as a ``detail`` with ``ok: true``. Afterwards the log is
-replayed, an existing search index catches up, and the conflicts after the sync are
-reported.
+directory), then commit, fetch, take the new lines of foreign shards from the
+remote's tree (never a checkout or a merge of its files), record the merge and push.
+Never a rebase, never a force push. A remote can only ever add verified lines to
+other installs' shards; every other path it holds is refused and reported
+(``sync.refused`` and ``sync.detail``). Being offline (fetch or push failing) is
+reported as a ``detail`` with ``ok: true``. Afterwards the log is replayed, an
+existing search index catches up, and the conflicts after the sync are reported.
 
 The git steps themselves are in :mod:`kgai_tui.sync_git`.
 """
@@ -18,7 +20,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from kgai_tui.core.discovery import project_root
 from kgai_tui.core.engine import Engine
@@ -33,6 +35,7 @@ from kgai_tui.core.scaffold import (
 )
 from kgai_tui.core.writes import Notice, write_session
 from kgai_tui.sync_git import GitOutcome, git_sync
+from kgai_tui.sync_refusal import refusal_summary
 
 __all__ = ["SyncReport", "effective_remote", "render_sync", "sync_store"]
 
@@ -48,6 +51,11 @@ def _global_remote() -> str:
     return value if isinstance(value, str) else ""
 
 
+#: git remote helpers that run a command or use an inherited descriptor (an
+#: ``fd::`` fetch waits for its whole timeout); refused before git starts.
+_COMMAND_HELPERS: Final = frozenset(("ext", "fd"))
+
+
 def effective_remote(explicit: str | None, session: str) -> str:
     """Pick the remote URL (spec 7.6): ``--remote``, then session, then global.
 
@@ -56,7 +64,8 @@ def effective_remote(explicit: str | None, session: str) -> str:
     decisions are uploaded (spec 10).
 
     Raises:
-        UsageError: the URL starts with ``-`` (git would read it as an option).
+        UsageError: the URL starts with ``-`` (git would read it as an option) or
+            uses git's ``ext::`` or ``fd::`` transport.
     """
     value = explicit if explicit is not None else (session or _global_remote())
     value = value.strip()
@@ -66,6 +75,12 @@ def effective_remote(explicit: str | None, session: str) -> str:
         value = value.replace("{project}", project_root().name)
     if value.startswith("-"):
         raise UsageError(f"refusing remote {value!r}: it starts with '-'")
+    helper = value.split("::", 1)[0].lower() if "::" in value else ""
+    if helper in _COMMAND_HELPERS:
+        raise UsageError(
+            f"refusing remote {redact(value)!r}: git's {helper}:: transport runs a "
+            "command or talks over a file descriptor, never a sync target"
+        )
     if value.startswith(("s3://", "kgai://")):
         raise UsageError(
             f"kgai-tui syncs through git only; {redact(value)} needs the kg engine "
@@ -93,8 +108,18 @@ class SyncReport:
         }
         if self.remote:
             sync["remote"] = redact(self.remote)
-        if self.outcome.detail:
-            sync["detail"] = self.outcome.detail
+        detail = "; ".join(
+            part
+            for part in (
+                self.outcome.detail,
+                refusal_summary(self.outcome.refused, self.outcome.refused_total),
+            )
+            if part
+        )
+        if detail:
+            sync["detail"] = detail
+        if self.outcome.refused:
+            sync["refused"] = [r.to_obj() for r in self.outcome.refused]
         return {
             "applied": self.applied,
             "conflict_count": len(self.conflicts),
@@ -161,7 +186,7 @@ def sync_store(
         StoreNotFoundError: no store at ``root``.
         RefusedError: the scaffold is not kgai's (nothing committed or pushed).
         UsageError: an unusable remote URL.
-        SyncError: git is missing, a commit failed, or the merge conflicted.
+        SyncError: git is missing or a git step failed.
         LockTimeoutError, WriteError: the store could not be locked or written.
     """
     notices: list[str] = []
@@ -176,7 +201,14 @@ def sync_store(
         url = effective_remote(remote, session.config.remote)
         _ensure_scaffold(root)
         ensure_git(root)
-        outcome = git_sync(root, url, actor=session.config.actor)
+        cfg = session.config
+        outcome = git_sync(
+            root,
+            url,
+            actor=cfg.actor,
+            ours=frozenset((cfg.install_id, *cfg.retired_installs)),
+            on_notice=note,
+        )
         after = Engine.open(root)
     applied = len(after.projection.applied - before.projection.applied)
     if applied:
@@ -202,6 +234,9 @@ def _catch_up_search(engine: Engine) -> None:
         SearchIndex.for_engine(engine)
 
 
+_SHOWN_REFUSALS: Final = 10
+
+
 def render_sync(report: SyncReport) -> str:
     """The human rendering of a sync (spec 11.5): outcome, arrows, conflicts."""
     out = report.outcome
@@ -218,6 +253,11 @@ def render_sync(report: SyncReport) -> str:
         lines.append("  ↑ committed this install's new events")
     if out.pushed:
         lines.append(f"  ↑ pushed to {where}")
+    for refusal in out.refused[:_SHOWN_REFUSALS]:
+        lines.append(f"⚠ refused from the remote: {refusal.path}: {refusal.reason}")
+    more = out.refused_total - min(len(out.refused), _SHOWN_REFUSALS)
+    if more > 0:
+        lines.append(f"⚠ … and {more} more refused path(s) (kgai-tui sync --json)")
     for group in report.new_conflicts:
         titles = " / ".join(f"“{t}”" for t in group["titles"])
         lines.append(

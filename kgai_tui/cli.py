@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import Any, Final
 
 import click
@@ -17,6 +18,7 @@ from kgai_tui.cli_support import (
     JSON_OPTION,
     STORE_OPTION,
     emit_json,
+    guard_terminal_streams,
     handles_errors,
     open_engine,
     resolve_location,
@@ -44,11 +46,13 @@ from kgai_tui.render_text import (
 )
 
 
-def _out(obj: dict[str, Any], as_json: bool, text: str) -> None:
+def _out(
+    obj: dict[str, Any], as_json: bool, render: Callable[[dict[str, Any]], str]
+) -> None:
     if as_json:
         emit_json(obj)
     else:
-        click.echo(text)
+        click.echo(render(obj))
 
 
 class _DefaultToOpen(click.Group):
@@ -127,7 +131,7 @@ def conflicts(store: str | None, as_json: bool, about: str) -> None:
     Example: kgai-tui conflicts --about invoice --json
     """
     obj = conflicts_obj(open_engine(store).projection, about)
-    _out(obj, as_json, render_conflicts(obj))
+    _out(obj, as_json, render_conflicts)
 
 
 @main.command()
@@ -141,7 +145,7 @@ def heads(store: str | None, as_json: bool, element: str | None) -> None:
     Example: kgai-tui heads feature:Invoice
     """
     obj = heads_obj(open_engine(store).projection, element)
-    _out(obj, as_json, render_heads(obj))
+    _out(obj, as_json, render_heads)
 
 
 @main.command()
@@ -155,7 +159,7 @@ def history(store: str | None, as_json: bool, element: tuple[str, ...]) -> None:
     Example: kgai-tui history feature:Invoice
     """
     obj = history_obj(open_engine(store).projection, " ".join(element))
-    _out(obj, as_json, render_history(obj))
+    _out(obj, as_json, render_history)
 
 
 @main.command()
@@ -169,7 +173,7 @@ def resolve(store: str | None, as_json: bool, ref: tuple[str, ...]) -> None:
     Example: kgai-tui resolve service:Billing
     """
     obj = resolve_obj(open_engine(store).projection, " ".join(ref))
-    _out(obj, as_json, render_resolve(obj))
+    _out(obj, as_json, render_resolve)
 
 
 def _context(
@@ -243,7 +247,7 @@ def as_of(store: str | None, as_json: bool, timestamp: str) -> None:
     cut = parse_as_of(timestamp)
     engine = open_engine(store)
     obj = as_of_obj(as_of_view(engine, cut), cut)
-    _out(obj, as_json, render_as_of(obj))
+    _out(obj, as_json, render_as_of)
 
 
 @main.command()
@@ -271,7 +275,7 @@ def status(store: str | None, as_json: bool) -> None:
     Example: kgai-tui status --json
     """
     obj = status_obj(open_engine(store))
-    _out(obj, as_json, render_status(obj))
+    _out(obj, as_json, render_status)
 
 
 @main.command()
@@ -287,7 +291,7 @@ def doctor(store: str | None, as_json: bool) -> None:
     Example: kgai-tui doctor
     """
     obj = doctor_obj(open_engine(store))
-    _out(obj, as_json, render_doctor(obj))
+    _out(obj, as_json, render_doctor)
     if not obj["ok"]:
         sys.exit(1)
 
@@ -325,9 +329,11 @@ def entry() -> None:
     A store of a million decisions is millions of objects; letting the interpreter
     free them one by one at exit costs over a second after the answer is printed.
     Nothing is left to clean up by then (files are closed, temporary directories
-    removed by their context managers), so the process ends directly.
+    removed by their context managers), so the process ends directly. Text output
+    is guarded first (:func:`~kgai_tui.cli_support.guard_terminal_streams`).
     """
     code: int = 0
+    guard_terminal_streams()
     try:
         main()
     except SystemExit as exc:

@@ -28,6 +28,7 @@ from kgai_tui.cli_support import (
     resolve_location,
 )
 from kgai_tui.core.errors import write_error
+from kgai_tui.core.safe_text import visible
 
 if TYPE_CHECKING:
     from kgai_tui.core.adr_import import ImportResult
@@ -45,23 +46,23 @@ _MARKS = {
 
 
 def render_import(result: ImportResult) -> str:
-    """The human rendering of an ADR import."""
+    """The human rendering of an ADR import (file text and names made visible)."""
     lines: list[str] = []
     if result.dry_run:
         lines.append("dry run — nothing written")
     for adr in result.adrs:
-        who = adr.author or "the store actor"
-        when = adr.date[:10] if adr.date else "undated"
+        who = visible(adr.author) if adr.author else "the store actor"
+        when = visible(adr.date[:10]) if adr.date else "undated"
         lines.append(
-            f"{_MARKS[adr.outcome]} {adr.label} “{adr.title}” ({when}, {who})  "
-            f"{adr.decision_id[:10]}"
+            f"{_MARKS[adr.outcome]} {visible(adr.label)} “{visible(adr.title)}” "
+            f"({when}, {who})  {adr.decision_id[:10]}"
         )
         if adr.supersedes:
-            lines.append(f"  supersedes {', '.join(adr.supersedes)}")
+            lines.append(f"  supersedes {visible(', '.join(adr.supersedes))}")
         if adr.amends:
-            lines.append(f"  amends {', '.join(adr.amends)}")
-    lines += [f"⚠ {w}" for w in result.warnings]
-    lines += [f"✗ skipped {p.describe()}" for p in result.skipped]
+            lines.append(f"  amends {visible(', '.join(adr.amends))}")
+    lines += [f"⚠ {visible(w)}" for w in result.warnings]
+    lines += [f"✗ skipped {visible(p.describe())}" for p in result.skipped]
     verb = "would record" if result.dry_run else "recorded"
     count = result.count("would record" if result.dry_run else "recorded")
     lines.append(

@@ -22,6 +22,7 @@ from kgai_tui.cli_support import (
 )
 from kgai_tui.core.errors import StoreNotFoundError, UsageError
 from kgai_tui.core.reads import parse_as_of
+from kgai_tui.core.safe_text import visible_tree
 from kgai_tui.core.search_model import search_obj
 
 if TYPE_CHECKING:
@@ -37,9 +38,9 @@ def render_search(obj: dict[str, Any]) -> str:
         obj: The ``{"hits", "ok"}`` object ``--json`` prints.
 
     Returns:
-        Lines of text.
+        Lines of text, every store string made visible.
     """
-    hits = obj.get("hits")
+    hits = visible_tree(obj).get("hits")
     if hits is None:
         return "nothing to search for: the query has no searchable words"
     if not hits:

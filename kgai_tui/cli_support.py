@@ -13,6 +13,7 @@ Exit codes (documented in docs/cli.md):
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -30,7 +31,8 @@ from kgai_tui.core.errors import (
     UsageError,
     WriteError,
 )
-from kgai_tui.core.gojson import marshal_indent, with_go_floats
+from kgai_tui.core.safe_text import visible
+from kgai_tui.json_reads import error_json, json_bytes
 
 # The engine the last open_engine returned (see there).
 _HELD: list[Engine] = []
@@ -62,9 +64,10 @@ def fail(message: str, code: int, *, as_json: bool) -> NoReturn:
     """Report a failure as one line (and as ``{"error","ok":false}`` with --json)."""
     first_line = message.strip().splitlines()[0] if message.strip() else "failed"
     if as_json:
-        sys.stdout.buffer.write(marshal_indent({"error": first_line, "ok": False}))
+        sys.stdout.buffer.write(error_json(first_line))
         sys.stdout.flush()
-    click.echo(f"kgai-tui: {first_line}", err=True)
+    # Messages quote arguments, paths and store text: shown, never obeyed.
+    click.echo(f"kgai-tui: {visible(first_line)}", err=True)
     sys.exit(code)
 
 
@@ -92,11 +95,50 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
 def emit_json(obj: Any, *, floats: bool = False) -> None:
     """Print an object as Go's ``MarshalIndent`` output plus a newline.
 
-    ``floats`` walks the value to print floats as Go does (``15``, not ``15.0``);
-    outputs without floats skip the walk, which matters for a million-row export.
+    The bytes are :func:`kgai_tui.json_reads.json_bytes` (the MCP server's too):
+    controls and invisible characters escaped. ``floats`` walks the value to print
+    floats as Go does (``15``, not ``15.0``); outputs without floats skip the
+    walk, which matters for a million-row export.
     """
-    sys.stdout.buffer.write(marshal_indent(with_go_floats(obj) if floats else obj))
+    sys.stdout.buffer.write(json_bytes(obj, floats=floats))
     sys.stdout.flush()
+
+
+class _GuardedText(io.TextIOWrapper):
+    """A text stream that marks anything that would act on a terminal."""
+
+    def write(self, s: str) -> int:
+        """Write ``s`` with controls made visible; LF and TAB pass."""
+        super().write(visible(s, keep_newlines=True))
+        return len(s)
+
+
+def guard_terminal_streams() -> None:
+    """Route every text write to stdout and stderr through :func:`visible`.
+
+    Defence in depth at the one point all human output passes: each renderer
+    already marks the store text it prints, and the CLI writes no styling of its
+    own, so this changes nothing unless some message forgot to (a notice quoting a
+    file name, say). Bytes written to ``.buffer`` (``--json``, reports) pass
+    untouched; they are escaped where they are made. The explorer draws through
+    ``sys.__stderr__``, which is left alone.
+    """
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if type(stream) is not io.TextIOWrapper:
+            continue  # replaced already (a test runner, an embedding program)
+        stream.flush()
+        setattr(
+            sys,
+            name,
+            _GuardedText(
+                stream.buffer,
+                encoding=stream.encoding,
+                errors=stream.errors,
+                line_buffering=stream.line_buffering,
+                write_through=stream.write_through,
+            ),
+        )
 
 
 def resolve_location(store: str | None) -> StoreLocation:
@@ -126,7 +168,8 @@ def open_engine(store: str | None) -> Engine:
     if skipped:
         click.echo(
             f"kgai-tui: warning: {skipped} problem line(s) in "
-            f"{Path(location.root) / 'log'} (run `kgai-tui doctor` for details)",
+            f"{visible(str(Path(location.root) / 'log'))} "
+            "(run `kgai-tui doctor` for details)",
             err=True,
         )
     return engine

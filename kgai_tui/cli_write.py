@@ -28,6 +28,7 @@ from kgai_tui.cli_support import (
     resolve_location,
 )
 from kgai_tui.core.errors import UsageError
+from kgai_tui.core.safe_text import visible_tree
 
 
 def _notice(message: str) -> None:
@@ -64,6 +65,7 @@ def _short(dec_id: str) -> str:
 
 def render_ingest(obj: dict[str, Any]) -> str:
     """The human rendering of an ingest result (spec 11.5)."""
+    obj = visible_tree(obj)
     lines: list[str] = []
     if obj["dry_run"]:
         lines.append("dry run — nothing written")

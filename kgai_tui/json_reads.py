@@ -5,6 +5,9 @@ person gets from ``kgai-tui <command> --json``: the same core call, the same Go-
 ``MarshalIndent`` (plus the CLI's trailing newline). ``tests/test_mcp.py`` runs the
 real console script next to the server to prove that the two agree byte for byte.
 
+The CLI's ``--json`` prints through :func:`json_bytes` and :func:`error_json` too, so
+there is one copy of the read-to-bytes step.
+
 Every function takes an already opened :class:`Engine`, so a caller can cache one
 per store state; none of them prints, exits or imports click.
 """
@@ -20,6 +23,7 @@ from kgai_tui.core.engine import Engine
 from kgai_tui.core.gojson import marshal_indent, with_go_floats
 from kgai_tui.core.health import status_obj
 from kgai_tui.core.reads import conflicts_obj, history_obj, parse_as_of
+from kgai_tui.core.safe_text import escape_json_controls
 
 if TYPE_CHECKING:
     from kgai_tui.core.search import SearchIndex
@@ -40,19 +44,23 @@ __all__ = [
 def json_bytes(obj: Any, *, floats: bool = False) -> bytes:
     """Return what ``emit_json`` writes for ``obj`` (``MarshalIndent`` plus ``\\n``).
 
+    DEL, C1, bidi, zero-width and other format characters are written as
+    ``\\uXXXX`` escapes (Go's encoder writes them raw): the value is the same, and
+    the bytes cannot act on a terminal they are printed to.
+
     Args:
         obj: the JSON-like value, with keys already in output order.
         floats: print floats as Go does (``15``, not ``15.0``); only outputs that
             hold floats need the extra walk.
     """
-    return marshal_indent(with_go_floats(obj) if floats else obj)
+    return escape_json_controls(marshal_indent(with_go_floats(obj) if floats else obj))
 
 
 def error_json(message: str) -> bytes:
     """Return the CLI's failure bytes: ``{"error": <first line>, "ok": false}``."""
     stripped = message.strip()
     first_line = stripped.splitlines()[0] if stripped else "failed"
-    return marshal_indent({"error": first_line, "ok": False})
+    return json_bytes({"error": first_line, "ok": False})
 
 
 def split_paths(values: str | Sequence[str]) -> list[str]:

@@ -1,12 +1,15 @@
 """The human rendering of ``diff`` (the CLI prints it; the explorer's diff modal too).
 
 Plain text only: the terminal app wraps it in a literal ``Text`` (never markup), so
-store strings cannot inject styles there, and the CLI prints it as is.
+store strings cannot inject styles there, and the CLI prints it as is. Every string
+of the diff is made visible first, so none can act on the terminal either.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
+
+from kgai_tui.core.safe_text import visible_tree
 
 _WHY_LIMIT: Final = 160
 _TITLES: Final = {
@@ -128,6 +131,7 @@ def _section(key: str, rows: list[dict[str, Any]]) -> list[str]:
 
 def render_diff(obj: dict[str, Any]) -> str:
     """Render a ``diff_obj`` result for people, sections in a fixed order."""
+    obj = visible_tree(obj)
     counts = obj["counts"]
     head = f"What changed from {obj['from']} to {obj['to']}"
     parts = [

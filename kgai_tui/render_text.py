@@ -1,12 +1,31 @@
 """Plain-text renderings of the CLI's JSON shapes, for people at a terminal.
 
 Each function takes the exact object ``--json`` would print, so text and JSON can
-never disagree about what a command found.
+never disagree about what a command found. Every string in it is made visible first
+(:func:`~kgai_tui.core.safe_text.visible_tree`), so store text, file names and paths
+cannot act on the terminal, whichever fields a rendering picks.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
+
+from kgai_tui.core.safe_text import visible_tree
+
+
+def _marks_controls(
+    render: Callable[[dict[str, Any]], str],
+) -> Callable[[dict[str, Any]], str]:
+    """Make a renderer see only visible text (see the module docstring)."""
+
+    @wraps(render)
+    def wrapper(obj: dict[str, Any]) -> str:
+        shown: dict[str, Any] = visible_tree(obj)
+        return render(shown)
+
+    return wrapper
 
 
 def _short(dec_id: str) -> str:
@@ -17,6 +36,7 @@ def _day(when: str) -> str:
     return when[:10] if when else "????-??-??"
 
 
+@_marks_controls
 def render_conflicts(obj: dict[str, Any]) -> str:
     """Render ``conflicts``: each contested element and its competing heads."""
     groups = obj.get("conflicts") or []
@@ -34,6 +54,7 @@ def render_conflicts(obj: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@_marks_controls
 def render_heads(obj: dict[str, Any]) -> str:
     """Render ``heads``: the decisions in force per element."""
     rows = obj.get("heads") or []
@@ -50,6 +71,7 @@ def render_heads(obj: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@_marks_controls
 def render_history(obj: dict[str, Any]) -> str:
     """Render ``history``: oldest first, current and superseded marked."""
     decisions = obj["decisions"]
@@ -65,6 +87,7 @@ def render_history(obj: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@_marks_controls
 def render_resolve(obj: dict[str, Any]) -> str:
     """Render ``resolve``: the id, whether it exists, and its heads."""
     state = "exists" if obj["existed"] else "does not exist yet"
@@ -74,6 +97,7 @@ def render_resolve(obj: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@_marks_controls
 def render_context(obj: dict[str, Any]) -> str:
     """Render ``context``: elements in play, their links and decisions in force."""
     lines: list[str] = []
@@ -97,6 +121,7 @@ def render_context(obj: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@_marks_controls
 def render_as_of(obj: dict[str, Any]) -> str:
     """Render ``as-of``: counts, then elements, links and conflicts at that moment."""
     elements = obj.get("elements") or []
@@ -113,6 +138,7 @@ def render_as_of(obj: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@_marks_controls
 def render_status(obj: dict[str, Any]) -> str:
     """Render ``status``: one line per fact."""
     keys = [
@@ -130,6 +156,7 @@ def render_status(obj: dict[str, Any]) -> str:
     return "\n".join(f"{k}: {obj[k]}" for k in keys if k in obj)
 
 
+@_marks_controls
 def render_doctor(obj: dict[str, Any]) -> str:
     """Render ``doctor``: a verdict, then every problem on its own line."""
     problems = obj.get("problems") or []

@@ -1,8 +1,8 @@
 """Render a :class:`~kgai_tui.core.report.Report` as one self-contained HTML page.
 
 Inline CSS, no scripts, no external assets (no ``src``; every ``href`` is a
-``#fragment`` of the page itself), and every store string through
-:func:`html.escape`. Anchors are derived from ids, hashed when an id holds anything
+``#fragment`` of the page itself), and every store string through :func:`e`
+(controls and invisible characters marked, then :func:`html.escape`). Anchors are derived from ids, hashed when an id holds anything
 but ``[A-Za-z0-9_-]``, so no store text ever lands in an attribute unescaped.
 """
 
@@ -14,6 +14,7 @@ from html import escape
 from typing import Final
 
 from kgai_tui.core.report import ConflictEntry, DecisionEntry, ElementEntry, Report
+from kgai_tui.core.safe_text import visible
 
 _SAFE_ID: Final = re.compile(r"[A-Za-z0-9_-]+")
 _CSS: Final = """
@@ -35,8 +36,12 @@ nav a{margin-right:1rem}
 
 
 def e(text: str) -> str:
-    """Escape store text for HTML content and attributes."""
-    return escape(text, quote=True)
+    """Escape store text for HTML content and attributes, controls made visible.
+
+    Line feeds and tabs stay (the rationale box keeps them); ESC, C1, bidi and
+    zero-width characters become marks, so the file is as safe to ``cat`` as to open.
+    """
+    return escape(visible(text, keep_newlines=True), quote=True)
 
 
 def anchor(prefix: str, ident: str) -> str:
@@ -47,7 +52,7 @@ def anchor(prefix: str, ident: str) -> str:
 
 
 def _day(when: str) -> str:
-    return when[:10] if when else "undated"
+    return e(when[:10]) if when else "undated"
 
 
 def _decision(d: DecisionEntry) -> list[str]:

@@ -2,7 +2,8 @@
 
 Every store string is escaped (``\\`` before Markdown punctuation, line breaks kept
 only inside block quotes), so a title like ``*Use* <b>x</b> | y`` prints literally and
-cannot open emphasis, HTML or a table cell.
+cannot open emphasis, HTML or a table cell; controls, bidi and zero-width characters
+are marked first (``<U+202E>``, written ``\\<U\\+202E\\>``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 from typing import Final
 
 from kgai_tui.core.report import ConflictEntry, DecisionEntry, ElementEntry, Report
+from kgai_tui.core.safe_text import visible
 
 _SPECIAL: Final = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")
 _PLAIN_ID: Final = re.compile(r"[A-Za-z0-9_.:-]+")
@@ -19,8 +21,8 @@ _ORDERED: Final = re.compile(r"^(\s*\d+)\.")
 
 
 def md(text: str) -> str:
-    """Escape one line of store text for inline Markdown."""
-    flat = " ".join(text.split())
+    """Escape one line of store text for inline Markdown, controls made visible."""
+    flat = visible(" ".join(text.split()))
     escaped = _SPECIAL.sub(r"\\\1", flat)
     return _ORDERED.sub(r"\1\\.", _BULLET.sub(r"\1\\\2", escaped))
 
@@ -37,7 +39,7 @@ def quote(text: str, indent: str = "") -> list[str]:
 
 
 def _day(when: str) -> str:
-    return when[:10] if when else "undated"
+    return md(when[:10]) if when else "undated"
 
 
 def _decision(d: DecisionEntry, indent: str = "") -> list[str]:

@@ -5,9 +5,11 @@ as text, or with ``--json`` as the reference engine's shape. Notices (a repaired
 line, a rotated identity, a stale ``kg`` cache) go to stderr.
 
 Exit codes: 0 written (or nothing to write), 1 refused (a ``.gitignore`` kgai did not
-write, no conflict to resolve, no such element), 2 bad input, 3 no store (``record``
-and ``resolve-conflict`` never create one), 4 the write failed (read-only store, full
-disk, lock held too long) and nothing was written.
+write, no conflict to resolve, no such element, a bad install id in the config), 2 bad
+input, 3 no store (``record`` and ``resolve-conflict`` never create one), 4 the write
+failed (read-only store, full disk, lock held too long) and nothing was written,
+128 + n stopped by signal n (130 SIGINT, 129 SIGHUP, 143 SIGTERM) with the batch
+whole or absent, as the one line on stderr says.
 
 The core write path is imported inside each command, so that read commands, which
 import this module to register the commands, do not pay for it at start-up.
@@ -16,7 +18,9 @@ import this module to register the commands, do not pay for it at start-up.
 from __future__ import annotations
 
 import sys
-from typing import Any, BinaryIO
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, BinaryIO, ParamSpec, TypeVar
 
 import click
 
@@ -24,11 +28,44 @@ from kgai_tui.cli_support import (
     JSON_OPTION,
     STORE_OPTION,
     emit_json,
+    fail,
     handles_errors,
     resolve_location,
 )
 from kgai_tui.core.errors import UsageError
 from kgai_tui.core.safe_text import visible_tree
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def stops_cleanly(func: Callable[P, R]) -> Callable[P, R]:
+    """Make SIGINT, SIGTERM and SIGHUP stop a write command the same way.
+
+    Without this only Ctrl-C unwound (SIGTERM ended the process between two lines
+    of a batch). Now each raises :class:`~kgai_tui.core.interrupts.Interrupted`;
+    the batch being appended, if any, is rolled back (or, if it was already whole,
+    kept), the lock is released, and the command exits ``128 + n`` with one line
+    saying which. A signal ignored when the command starts (``nohup``) stays so.
+    """
+
+    @wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        from kgai_tui.core.interrupts import Interrupted, raising
+
+        stopped: Interrupted | None = None
+        with raising():
+            try:
+                return func(*args, **kwargs)
+            except Interrupted as exc:
+                stopped = exc
+        assert stopped is not None
+        # The handlers are back to their defaults here: a second signal ends the
+        # process at once, which is what a second Ctrl-C asks for.
+        as_json = bool(kwargs.get("as_json", False))
+        fail(stopped.describe(), 128 + stopped.signum, as_json=as_json)
+
+    return wrapper
 
 
 def _notice(message: str) -> None:
@@ -92,6 +129,7 @@ def render_ingest(obj: dict[str, Any]) -> str:
 @JSON_OPTION
 @click.option("--actor", default=None, metavar="NAME", help="Name stamped on events.")
 @handles_errors
+@stops_cleanly
 def init_command(store: str | None, as_json: bool, actor: str | None) -> None:
     """Create a store (or bring one up to date): log/, config, ignore rules, git.
 
@@ -123,6 +161,7 @@ def init_command(store: str | None, as_json: bool, actor: str | None) -> None:
     "--dry-run", is_flag=True, help="Show what would be recorded; write nothing."
 )
 @handles_errors
+@stops_cleanly
 def record_command(store: str | None, as_json: bool, file: str, dry_run: bool) -> None:
     """Record decisions from a `kg ingest` JSON document (FILE, or stdin).
 
@@ -157,6 +196,7 @@ def record_command(store: str | None, as_json: bool, file: str, dry_run: bool) -
 @click.option("--title", default=None, help="Title of a new deciding decision.")
 @click.option("--rationale", default="", help="Why (with --title).")
 @handles_errors
+@stops_cleanly
 def resolve_conflict_command(
     store: str | None,
     as_json: bool,

@@ -3,19 +3,22 @@
 Every function here runs under the store lock. An event is one ``write()`` of one
 complete line to a descriptor opened with ``O_APPEND``, then ``fsync``; success is
 reported only after that. A failed batch is cut back to the size it started from, so
-a shard never keeps half an event or an unacknowledged part of a batch.
+a shard never keeps half an event or an unacknowledged part of a batch. The batch is
+a critical section (:func:`kgai_tui.core.interrupts.held`): SIGINT, SIGTERM and
+SIGHUP are checked between lines, and one that arrives rolls the batch back too.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
 from kgai_tui.core.codec import DecodedLine, decode_line
 from kgai_tui.core.config_file import fsync_dir, write_all
 from kgai_tui.core.errors import LineError, WriteError, write_error
+from kgai_tui.core.interrupts import held
 
 _CHUNK: Final = 1 << 20
 
@@ -113,16 +116,29 @@ def append_lines(shard: Path, lines: Sequence[bytes]) -> None:
 
     Each line (without ``\\n``) is written with its newline in one ``write()`` on an
     ``O_APPEND`` descriptor and flushed with ``fsync``; a newly created shard also
-    gets its directory entry flushed. On any failure, or an interrupt, the shard is
-    cut back to its size before the batch (a shard this batch created is removed),
-    so a reader never sees a partial event or half a batch.
+    gets its directory entry flushed. On any failure, or a signal (SIGINT, SIGTERM,
+    SIGHUP: held while the batch is written and checked before each line and once
+    more before returning), the shard is cut back to its size before the batch (a
+    shard this batch created is removed), so a reader never sees a partial event or
+    half a batch, and a stopped write is never half done.
 
     Raises:
         WriteError: a line could not be written (read-only store, full disk, size
             limit); the shard is as it was.
+        Interrupted: a signal arrived before the batch was acknowledged; the shard
+            is as it was.
     """
     if not lines:
         return
+    with held() as check:
+        _append_held(shard, lines, check)
+
+
+def _append_held(
+    shard: Path, lines: Sequence[bytes], check: Callable[[], None]
+) -> None:
+    """The body of :func:`append_lines`, inside its critical section."""
+    check()  # a signal during the replay before: nothing has been touched yet
     created = not shard.exists()
     try:
         fd = os.open(
@@ -142,8 +158,10 @@ def append_lines(shard: Path, lines: Sequence[bytes]) -> None:
             # One write() normally carries the whole line; write_all only loops
             # when the kernel returns a short count, and then either finishes the
             # line or raises, which rolls the batch back below.
+            check()
             write_all(fd, line + b"\n")
             os.fsync(fd)
+        check()  # the last chance to stop: past it the batch is acknowledged
     except BaseException as exc:
         cut = _roll_back(fd, start, shard, created)
         if isinstance(exc, OSError):

@@ -48,26 +48,30 @@ def store_lock(root: Path, timeout: float | None = None) -> Iterator[None]:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as exc:
         raise write_error(exc, f"the store at {root}") from exc
+    owned = True  # whether this frame closes ``fd`` (and so releases the lock)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        wait = lock_timeout(timeout)
-        outcome = _wait_for_lock(fd, wait)
-        if outcome == "timeout":
-            raise LockTimeoutError(
-                f"another writer has held {path} for {wait:g} s; try again, or "
-                f"find it with `fuser {path}` (wait: ${TIMEOUT_ENV})"
-            ) from None
-        if outcome == "failed":
-            raise WriteError(f"cannot lock {path}; nothing was written") from None
-    except OSError as exc:
-        os.close(fd)
-        raise write_error(exc, f"the store at {root}") from exc
-    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            wait = lock_timeout(timeout)
+            owned = False  # during the wait, the wait decides who closes ``fd``
+            outcome = _wait_for_lock(fd, wait)
+            owned = outcome == "granted"
+            if outcome == "timeout":
+                raise LockTimeoutError(
+                    f"another writer has held {path} for {wait:g} s; try again, or "
+                    f"find it with `fuser {path}` (wait: ${TIMEOUT_ENV})"
+                ) from None
+            if outcome == "failed":
+                raise WriteError(f"cannot lock {path}; nothing was written") from None
+        except OSError as exc:
+            raise write_error(exc, f"the store at {root}") from exc
         yield
     finally:
-        # Closing the descriptor releases the flock; the file itself stays.
-        os.close(fd)
+        # Closing the descriptor releases the flock (also when a signal unwinds the
+        # body or the wait); the file itself stays.
+        if owned:
+            os.close(fd)
 
 
 def _wait_for_lock(fd: int, wait: float) -> str:
@@ -77,7 +81,8 @@ def _wait_for_lock(fd: int, wait: float) -> str:
     as soon as it is released. Polling with ``LOCK_NB`` instead lets a writer that
     releases and re-locks in a loop starve everyone else. When the wait runs out the
     helper thread keeps ``fd`` and closes it, releasing the lock at once, if it is
-    ever granted.
+    ever granted. An exception during the wait (a signal) leaves the same way: the
+    lock is never held on behalf of a caller that has gone.
 
     Returns:
         ``"granted"`` when the caller now holds the lock on ``fd``; ``"failed"`` when
@@ -100,7 +105,17 @@ def _wait_for_lock(fd: int, wait: float) -> str:
             granted.set()
 
     threading.Thread(target=block, name="kgai-store-lock", daemon=True).start()
-    granted.wait(wait)
+    try:
+        granted.wait(wait)
+    except BaseException:
+        # Interrupted while waiting (a signal, Ctrl-C): the helper must not keep a
+        # lock it obtains later, and a lock already granted is let go at once.
+        with guard:
+            if granted.is_set():
+                os.close(fd)
+            else:
+                state["abandoned"] = True
+        raise
     with guard:
         if granted.is_set():
             if state["failed"]:

@@ -48,6 +48,7 @@ from kgai_tui.core.ingest import (
 )
 from kgai_tui.core.ingest_input import parse_ingest
 from kgai_tui.core.install_ids import check_install_id
+from kgai_tui.core.interrupts import Interrupted
 from kgai_tui.core.lock import store_lock
 from kgai_tui.core.model import Decision, Event, Mutation, MutOp
 from kgai_tui.core.projection import Projection
@@ -113,6 +114,8 @@ class WriteSession:
         self.shard = own_shard(root, config.install_id)
         self.shard_name = self.shard.name
         self.staged: list[tuple[Event, bytes]] = []
+        #: Set once the staged events are durable (what an interruption reports).
+        self.committed = False
         # Go's NextLamport reads the last line of each shard; a torn or malformed
         # last line is skipped here instead of blocking every write (spec 13.9).
         self.next_lamport = 1 + engine.max_tail_lamport()
@@ -158,8 +161,10 @@ class WriteSession:
 
         Raises:
             WriteError: the shard could not be written; it is as it was.
+            Interrupted: a signal arrived first; the shard is as it was.
         """
         append_lines(self.shard, [line for _, line in self.staged])
+        self.committed = True
 
 
 def _require_store(root: Path) -> None:
@@ -376,7 +381,26 @@ def record(
             (exit 1); nothing is written.
         LockTimeoutError: another writer held the lock for the whole wait.
         WriteError: the shard cannot be written; nothing was written.
+        Interrupted: SIGINT, SIGTERM or SIGHUP stopped it (under
+            :func:`kgai_tui.core.interrupts.raising`, or between lines of the
+            batch); its ``written`` says whether the batch is whole or absent.
     """
+    sessions: list[WriteSession] = []
+    try:
+        return _record(root, payload, dry_run, lock_timeout, on_notice, sessions)
+    except Interrupted as exc:
+        raise exc.settled(any(s.committed for s in sessions)) from None
+
+
+def _record(
+    root: Path,
+    payload: bytes | str,
+    dry_run: bool,
+    lock_timeout: float | None,
+    on_notice: Notice,
+    sessions: list[WriteSession],
+) -> dict[str, Any]:
+    """The body of :func:`record`; ``sessions`` gets the session once it is open."""
     if len(payload) > MAX_INPUT_BYTES:
         raise UsageError(f"input is larger than {MAX_INPUT_BYTES >> 20} MiB; refusing")
     _require_store(root)
@@ -387,6 +411,7 @@ def record(
     with write_session(
         root, dry_run=dry_run, lock_timeout=lock_timeout, on_notice=on_notice
     ) as session:
+        sessions.append(session)
         for inp in inputs:
             built = build_decision(inp, session.projection, session.config.actor)
             elements.update(built.elements)
@@ -488,13 +513,35 @@ def resolve_conflict(
         NotFoundError: no such element.
         RefusedError: the element has fewer than two decisions in force, or this
             exact resolution is already recorded.
-        StoreNotFoundError, LockTimeoutError, WriteError: as for :func:`record`.
+        StoreNotFoundError, LockTimeoutError, WriteError, ConfigError,
+            Interrupted: as for :func:`record`.
     """
     if (keep is None) == (title is None):
         raise UsageError("give exactly one of --keep DECISION_ID or --title TEXT")
     if title is not None:
         check_title(title)
+    sessions: list[WriteSession] = []
+    try:
+        return _resolve(
+            root, element, keep, title, rationale, lock_timeout, on_notice, sessions
+        )
+    except Interrupted as exc:
+        raise exc.settled(any(s.committed for s in sessions)) from None
+
+
+def _resolve(
+    root: Path,
+    element: str,
+    keep: str | None,
+    title: str | None,
+    rationale: str | None,
+    lock_timeout: float | None,
+    on_notice: Notice,
+    sessions: list[WriteSession],
+) -> dict[str, Any]:
+    """The body of :func:`resolve_conflict`; ``sessions`` gets the open session."""
     with write_session(root, lock_timeout=lock_timeout, on_notice=on_notice) as session:
+        sessions.append(session)
         p = session.projection
         eid = find_element(p, element)
         if eid not in p.graph:

@@ -1,14 +1,14 @@
 """The store behind a long-running reader (the MCP server): re-opened when it changes.
 
 A server lives for a whole agent session while people, ``kg`` and other agents keep
-appending to the log. Every call therefore checks a cheap fingerprint of the shard
-files (name, size, mtime, inode) and replays the log again only when it changed, so
-an answer always reflects the log as it is on disk at the moment of the call.
+appending to the log. Every call therefore checks the shard fingerprint of :mod:`shard_print` (name,
+size, inode, change and modification times, first and last 64 KiB) and opens the
+store again only when it changed, so an answer always reflects the log as it is on
+disk at the moment of the call.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,33 +16,17 @@ from typing import TYPE_CHECKING
 from kgai_tui.core.discovery import StoreLocation, locate_store
 from kgai_tui.core.engine import Engine
 from kgai_tui.core.errors import StoreNotFoundError
+from kgai_tui.core.shard_print import LogPrint, log_print
 
 if TYPE_CHECKING:
     from kgai_tui.core.search import SearchIndex
 
-Fingerprint = tuple[tuple[str, int, int, int], ...]
 
-
-def shard_fingerprint(root: Path) -> Fingerprint:
-    """Name, size, mtime and inode of every ``*.ndjson`` shard, in name order.
-
-    An append changes the size; an atomic rewrite changes the inode. A missing or
-    unreadable ``log/`` gives the empty fingerprint.
-    """
-    out: list[tuple[str, int, int, int]] = []
-    try:
-        entries = sorted(os.scandir(root / "log"), key=lambda e: e.name)
-    except OSError:
-        return ()
-    for entry in entries:
-        if not entry.name.endswith(".ndjson"):
-            continue
-        try:
-            st = entry.stat()
-        except OSError:
-            continue
-        out.append((entry.name, st.st_size, st.st_mtime_ns, st.st_ino))
-    return tuple(out)
+def shard_fingerprint(root: Path) -> LogPrint:
+    """The log's fingerprint (:func:`shard_print.log_print`): it changes with every
+    append, rewrite, replacement or ``touch`` of a shard, so the server never answers
+    from an engine older than the log."""
+    return log_print(root / "log")
 
 
 class LiveStore:
@@ -60,7 +44,7 @@ class LiveStore:
         self.location: StoreLocation = locate_store(explicit)
         self._lock = threading.Lock()
         self._engine: Engine | None = None
-        self._fingerprint: Fingerprint = ()
+        self._fingerprint: LogPrint | None = None
         self._index: SearchIndex | None = None
         self._index_engine: Engine | None = None
 

@@ -45,6 +45,7 @@ from kgai_tui.core.logscan import (
     scan_file,
 )
 from kgai_tui.core.projection import Projection
+from kgai_tui.core.regular_file import open_regular
 
 _ALL_OK: Final = HASH_OK | DECISION_ID_OK | CANONICAL
 _NL: Final = ord("\n")
@@ -88,7 +89,11 @@ class _Keys:
 
 
 def open_cold(root: Path, names: Sequence[str]) -> Engine:
-    """Scan and replay a store's shards; the result equals a sequential open."""
+    """Scan and replay a store's shards; the result equals a sequential open.
+
+    ``names`` are regular files (:func:`shards.list_log`); one replaced by anything
+    else since is reported by its scan, never read.
+    """
     log_dir = root / "log"
     paths = [log_dir / n for n in names]
     sizes = [_size(p) for p in paths]
@@ -271,18 +276,17 @@ def _with_hashes(
 
 def _size(path: Path) -> int:
     try:
-        return path.stat().st_size
+        return os.stat(path, follow_symlinks=False).st_size
     except OSError:
         return 0
 
 
 def _map(path: Path) -> mmap.mmap | bytes:
+    """A regular shard's bytes at its size at open, mapped; ``b""`` for anything
+    else (the verifier reports it, and the replay then takes the exact path)."""
     try:
-        with open(path, "rb") as fh:
-            if os.fstat(fh.fileno()).st_size == 0:
-                return b""
-            flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-            return mmap.mmap(fh.fileno(), 0, flags=flags, prot=mmap.PROT_READ)
+        with open_regular(path) as f:
+            return f.map()
     except (OSError, ValueError):
         return b""
 

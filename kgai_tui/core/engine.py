@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 import mmap
-import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,12 +35,13 @@ from kgai_tui.core.logscan import (
 )
 from kgai_tui.core.model import Event
 from kgai_tui.core.projection import Projection
+from kgai_tui.core.regular_file import open_regular
 from kgai_tui.core.shards import (
     LineProblem,
     ShardEvent,
     ShardRead,
+    list_log,
     read_shard,
-    shard_names,
 )
 
 if TYPE_CHECKING:
@@ -177,12 +177,13 @@ class LineSource:
                 data.madvise(mmap.MADV_DONTNEED)
 
     def _read(self, name: str) -> mmap.mmap | bytes:
-        """Map a shard read-only (page cache, not private memory)."""
+        """Map a shard read-only (page cache, not private memory).
+
+        Only a regular file, and only up to its size at open (:mod:`regular_file`).
+        """
         assert self.log_dir is not None
-        with open(self.log_dir / name, "rb") as fh:
-            if os.fstat(fh.fileno()).st_size == 0:
-                return b""
-            return mmap.mmap(fh.fileno(), 0, prot=mmap.PROT_READ)
+        with open_regular(self.log_dir / name) as f:
+            return f.map(populate=False)
 
     def release(self) -> None:
         """Unmap the shards mapped so far."""
@@ -248,6 +249,9 @@ class Engine:
                 )
             source.release()
         self.projection = projection
+        # Entries of log/ named like shards but not regular files: never read,
+        # reported with the problems (shards.list_log).
+        self.refused: list[LineProblem] = []
         self._time_index: TimeIndex | None = None
         self.cache_base: Path | None = None
 
@@ -300,7 +304,10 @@ class Engine:
             return open_cached(root, cache_base, background=background_save)
         from kgai_tui.core.cold_open import open_cold
 
-        return open_cold(root, shard_names(log_dir))
+        listing = list_log(log_dir)
+        engine = open_cold(root, listing.names)
+        engine.refused = listing.refused
+        return engine
 
     @classmethod
     def from_shards(cls, shards: Sequence[ShardRead]) -> Engine:
@@ -356,9 +363,8 @@ class Engine:
         if self._shards is not None or scan.offsets[i] < 0:
             return self.shards[si].events[i].decoded.event
         assert self.log_dir is not None
-        with open(self.log_dir / scan.name, "rb") as fh:
-            fh.seek(scan.offsets[i])
-            raw = fh.read(scan.lengths[i])
+        with open_regular(self.log_dir / scan.name) as f:
+            raw = f.read(scan.offsets[i], scan.lengths[i])
         return decode_line(raw).event
 
     def decision_events(
@@ -426,8 +432,17 @@ class Engine:
 
     @property
     def problems(self) -> list[LineProblem]:
-        """Every line problem found while reading, in shard then line order."""
-        return [p for scan in self.scans for p in scan.problems]
+        """Every problem found while reading, in shard name then line order.
+
+        The refused entries of ``log/`` (not regular files) come in name order too.
+        """
+        found = [p for scan in self.scans for p in scan.problems]
+        if not self.refused:
+            return found
+        return sorted(
+            self.refused + found,
+            key=lambda p: p.shard.encode("utf-8", "surrogateescape"),
+        )
 
     def all_shard_events(self) -> list[ShardEvent]:
         """Every parsed event with its location, in shard then file order."""

@@ -1,10 +1,12 @@
 """The warm-open cache: a replayed projection kept in the user cache directory.
 
 One file per store, ``<user cache>/kgai-tui/engine/<sha256(resolved path)[:32]>.bin``,
-never inside the store. It holds the shards' fingerprint (name, size, SHA-256 of the
-last 64 KiB, as :mod:`search_cache` defines it), the compact per-shard columns and
-the projection as plain containers, written with :mod:`marshal` (fast, exact for
-every string) behind a JSON header.
+never inside the store. It holds the shards' fingerprint (:mod:`shard_print`: name,
+size, inode, change and modification times, SHA-256 of the first and the last
+64 KiB), the compact per-shard columns and the projection as plain containers,
+written with :mod:`marshal` (fast, exact for every string) behind a JSON header.
+A cache file is read only if it is a regular file (:mod:`regular_file`): a link, a
+FIFO or a device in its place is a miss, never followed and never waited on.
 
 Trust is earned on every open: the header's format, Python and package versions and
 store path must match, the payload's SHA-256 must equal the recorded digest, and the
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-import mmap
 import os
 import sys
 import tempfile
@@ -51,12 +52,20 @@ from kgai_tui.core.logscan import (
     scan_bytes,
 )
 from kgai_tui.core.projection import Projection
-from kgai_tui.core.search_cache import ShardPrint, compare_prints, tail_digest
-from kgai_tui.core.shards import LineProblem, shard_names
+from kgai_tui.core.regular_file import open_regular
+from kgai_tui.core.shard_print import (
+    ShardPrint,
+    compare_prints,
+    grew_from,
+    prints_from_disk,
+)
+from kgai_tui.core.shards import LineProblem, list_log
 from kgai_tui.core.time_index import TimeIndex, TimeIndexBuilder
 
-FORMAT: Final = 2  # 2: el_shapes packed as arrays
+FORMAT: Final = 3  # 2: el_shapes packed as arrays; 3: the whole shard fingerprint
 _MAGIC: Final = b"kgai-tui engine cache\n"
+# The header line's bound: past it, the file is not a cache (a miss).
+_HEADER_MAX: Final = 16 * 1024 * 1024
 
 
 def engine_cache_path(root: Path, base: Path | None = None) -> Path:
@@ -96,6 +105,7 @@ def _scan_state(scan: ShardScan) -> tuple[Any, ...]:
         scan.torn_tail,
         scan.slow,
         scan.chain_breaks,
+        (scan.head_sha, scan.inode, scan.mtime_ns, scan.ctime_ns),
     )
 
 
@@ -111,6 +121,7 @@ def _scan_from_state(t: tuple[Any, ...]) -> ShardScan:
     scan.torn_tail = t[11]
     scan.slow = t[12]
     scan.chain_breaks = t[13]
+    scan.head_sha, scan.inode, scan.mtime_ns, scan.ctime_ns = t[14]
     n = len(scan.hashes)
     if not all(
         len(c) == n for c in (scan.offsets, scan.lengths, scan.lamports, scan.flags)
@@ -120,7 +131,7 @@ def _scan_from_state(t: tuple[Any, ...]) -> ShardScan:
 
 
 def _prints(scans: list[ShardScan]) -> list[ShardPrint]:
-    return [ShardPrint(s.name, s.size, s.tail_sha) for s in scans]
+    return [s.shard_print() for s in scans]
 
 
 # ---------------------------------------------------------------------- save / load
@@ -185,18 +196,27 @@ def _read_file(
 
 
 def _read_cache(path: Path) -> tuple[Any, bytes | memoryview] | None:
-    """The header and the payload (mapped, not copied) of a cache file."""
+    """The header and the payload (mapped, not copied) of a cache file.
+
+    ``None`` for anything but a regular file, and for a header line that does not
+    end within :data:`_HEADER_MAX` bytes; nothing is read past the size at open.
+    """
     try:
-        with open(path, "rb") as fh:
-            if fh.readline() != _MAGIC:
+        with open_regular(path) as f:
+            head = f.read(0, 64 * 1024)
+            if not head.startswith(_MAGIC):
                 return None
-            header = orjson.loads(fh.readline())
-            start = fh.tell()
-            size = os.fstat(fh.fileno()).st_size
-            if size == start:
+            end = head.find(b"\n", len(_MAGIC))
+            if end < 0 and len(head) < f.size:
+                head = f.read(0, _HEADER_MAX)
+                end = head.find(b"\n", len(_MAGIC))
+            if end < 0:
+                return None
+            header = orjson.loads(head[len(_MAGIC) : end])
+            start = end + 1
+            if f.size == start:
                 return header, b""
-            flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-            mapped = mmap.mmap(fh.fileno(), 0, flags=flags, prot=mmap.PROT_READ)
+            mapped = f.map()
     except (OSError, ValueError, orjson.JSONDecodeError):
         return None
     return header, memoryview(mapped)[start:]
@@ -266,26 +286,30 @@ def _open_cached(
     """
     path = engine_cache_path(root, base)
     log_dir = root / "log"
+    listing = list_log(log_dir)
     cached = load(root, path)
     if cached is not None:
         scans, projection = cached
-        now = _disk_prints(log_dir)
+        now = prints_from_disk(log_dir, listing.names)
         change = compare_prints(_prints(scans), now, log_dir)
         if change == "same":
             engine = Engine(root, scans, projection)
             engine.how = "warm"
             engine.cache_base = base
+            engine.refused = listing.refused
             return engine
         if change == "append":
             before = projection.applied_count
             extended = _extend(root, scans, projection, now)
             if extended is not None:
                 extended.cache_base = base
+                extended.refused = listing.refused
                 if _worth_saving(before, extended.projection.applied_count):
                     _save(extended, path, background=background)
                 return extended
-    engine = open_cold(root, shard_names(log_dir))
+    engine = open_cold(root, listing.names)
     engine.cache_base = base
+    engine.refused = listing.refused
     _save(engine, path, background=background)
     return engine
 
@@ -326,15 +350,18 @@ def refresh(engine: Engine, base: Path | None = None) -> Engine:
         return engine
     log_dir = engine.root / "log"
     with GcPaused():
-        now = _disk_prints(log_dir)
+        listing = list_log(log_dir)
+        now = prints_from_disk(log_dir, listing.names)
         change = compare_prints(_prints(engine.scans), now, log_dir)
         if change == "same":
+            engine.refused = listing.refused
             return engine
         if change == "append":
             before = engine.projection.applied_count
             extended = _extend(engine.root, engine.scans, engine.projection, now)
             if extended is not None:
                 extended.cache_base = base
+                extended.refused = listing.refused
                 if _worth_saving(before, extended.projection.applied_count):
                     save(extended, engine_cache_path(engine.root, base))
                 return extended
@@ -350,17 +377,6 @@ def _worth_saving(before: int, after: int) -> bool:
     return after - before >= max(1000, before // 100)
 
 
-def _disk_prints(log_dir: Path) -> list[ShardPrint]:
-    out = []
-    for name in shard_names(log_dir):
-        try:
-            size = (log_dir / name).stat().st_size
-        except OSError:
-            continue
-        out.append(ShardPrint(name, size, tail_digest(log_dir / name, size)))
-    return out
-
-
 def _extend(
     root: Path, scans: list[ShardScan], projection: Projection, now: list[ShardPrint]
 ) -> Engine | None:
@@ -372,14 +388,17 @@ def _extend(
     for p in now:
         old = by_name.pop(p.name, None)
         offset = 0 if old is None else old.size
-        try:
-            with open(log_dir / p.name, "rb") as fh:
-                fh.seek(offset)
-                tail = fh.read(p.size - offset)
-        except OSError:
-            return None
         if old is not None and old.torn_tail:
             return None  # a torn tail may have been completed: read it whole again
+        try:
+            with open_regular(log_dir / p.name) as f:
+                if f.stat.st_ino != p.inode or f.size < p.size:
+                    return None  # replaced since it was fingerprinted
+                tail = f.read(offset, p.size - offset)
+        except OSError:
+            return None
+        if len(tail) != p.size - offset:
+            return None
         fresh = scan_bytes(
             p.name,
             tail,
@@ -387,11 +406,12 @@ def _extend(
             prev_hash=old.hashes[-1] if old is not None and len(old) else None,
         )
         if old is None:
+            _stamp(fresh, p)
             merged.append(fresh)
             start.append(0)
             continue
         start.append(len(old))
-        merged.append(_joined(old, fresh, p.tail))
+        merged.append(_stamp(_joined(old, fresh, p.tail), p))
     if by_name:
         return None
     last = _last_applied(scans)
@@ -404,6 +424,13 @@ def _extend(
     engine = Engine(root, merged, projection)
     engine.how = "append"
     return engine
+
+
+def _stamp(scan: ShardScan, p: ShardPrint) -> ShardScan:
+    """Give a scan the fingerprint its bytes were read under."""
+    scan.tail_sha, scan.head_sha = p.tail, p.head
+    scan.inode, scan.mtime_ns, scan.ctime_ns = p.inode, p.mtime_ns, p.ctime_ns
+    return scan
 
 
 def _joined(old: ShardScan, fresh: ShardScan, tail_sha: str) -> ShardScan:
@@ -453,7 +480,8 @@ def time_index_path(root: Path, base: Path | None = None) -> Path:
 
 
 def _scan_prints(scans: Sequence[ShardScan]) -> list[list[Any]]:
-    return [[s.name, s.size, s.tail_sha, len(s)] for s in scans]
+    """Per shard, its fingerprint and how many of its events the index holds."""
+    return [[s.shard_print().to_list(), len(s)] for s in scans]
 
 
 def load_or_build_time_index(engine: Engine, base: Path | None = None) -> TimeIndex:
@@ -551,21 +579,29 @@ def _appended_start(
     """
     if not isinstance(recorded, list):
         return None
-    by_name = {r[0]: r for r in recorded if isinstance(r, list) and len(r) == 4}
+    by_name: dict[str, tuple[ShardPrint, int]] = {}
+    for r in recorded:
+        try:
+            old = ShardPrint.from_list(r[0])
+        except (TypeError, ValueError, IndexError, KeyError):
+            return None
+        if len(r) != 2 or isinstance(r[1], bool) or not isinstance(r[1], int):
+            return None
+        by_name[old.name] = (old, r[1])
     if len(by_name) != len(recorded):
         return None
     start = []
     for scan in scans:
-        r = by_name.pop(scan.name, None)
-        if r is None:
+        found = by_name.pop(scan.name, None)
+        if found is None:
             start.append(0)
             continue
-        _, size, tail, count = r
-        if size > scan.size or count > len(scan):
+        old, count = found
+        if old.size > scan.size or count > len(scan):
             return None
-        if (size, tail) != (scan.size, scan.tail_sha) and tail_digest(
-            log_dir / scan.name, size
-        ) != tail:
+        if not old.same_file(scan.shard_print()) and not (
+            old.size < scan.size and grew_from(old, log_dir / scan.name)
+        ):
             return None
         start.append(count)
     return None if by_name else start
@@ -573,7 +609,7 @@ def _appended_start(
 
 def _indexed_last(engine: Engine, recorded: list[list[Any]]) -> tuple[int, str]:
     """The largest ``(lamport, hash)`` among the events the recorded index holds."""
-    counts = {r[0]: r[3] for r in recorded}
+    counts = {r[0][0]: r[1] for r in recorded}
     best = (-(2**63), "")
     for scan in engine.scans:
         n = counts.get(scan.name, 0)

@@ -90,7 +90,17 @@ def doctor_problems(engine: Engine) -> list[str]:
 
 
 def doctor_obj(engine: Engine) -> dict[str, Any]:
-    """Return the doctor report; ``ok`` is false when any problem was found."""
+    """Return the doctor report; ``ok`` is false when any problem was found.
+
+    Doctor is the integrity check, so it never trusts a cache: an engine that came
+    from one (warm, or warm plus appended lines) is replaced by a cold open, which
+    reads and verifies every byte of every shard. The caches' fingerprint trusts
+    an append-only log (docs/determinism.md); this is where that is checked.
+    """
+    if engine.root is not None and engine.how != "cold":
+        from kgai_tui.core.engine import Engine
+
+        engine = Engine.open(engine.root, cache=False)
     cfg = read_config(engine.root)
     p = engine.projection
     problems = doctor_problems(engine)

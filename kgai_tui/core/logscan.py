@@ -21,6 +21,7 @@ from kgai_tui.core.codec import MAX_LINE_BYTES
 from kgai_tui.core.decision_fields import PLAIN_GROUPS, FieldColumns, PackedFields
 from kgai_tui.core.linecheck import CheckedLine, check_line
 from kgai_tui.core.plain_line import NOT_PLAIN, verify_plain_at
+from kgai_tui.core.shard_print import EDGE_BYTES, ShardPrint
 from kgai_tui.core.shards import LineProblem, read_shard_file, walk_line, walk_tail
 
 HASH_OK: Final = 1
@@ -30,7 +31,7 @@ _ALL_OK: Final = HASH_OK | DECISION_ID_OK | CANONICAL
 _NL: Final = ord("\n")
 _NOT_PLAIN: Final = np.array(NOT_PLAIN, dtype=bool)
 _PLAIN_OR_NL: Final = bytes(b for b in range(256) if not NOT_PLAIN[b])
-TAIL_BYTES: Final = 64 * 1024  # the fingerprint's tail, as search_cache defines it
+TAIL_BYTES: Final = EDGE_BYTES  # the fingerprint's tail (shard_print)
 
 
 @dataclass(slots=True)
@@ -41,6 +42,11 @@ class ShardScan:
     size: int
     newline_count: int
     tail_sha: str = ""
+    # The rest of the file's fingerprint (shard_print), taken before it was read.
+    head_sha: str = ""
+    inode: int = 0
+    mtime_ns: int = 0
+    ctime_ns: int = 0
     offsets: array[int] = field(default_factory=lambda: array("q"))
     lengths: array[int] = field(default_factory=lambda: array("q"))
     lines: array[int] = field(default_factory=lambda: array("q"))
@@ -66,6 +72,18 @@ class ShardScan:
         """The number of parsed events."""
         return len(self.hashes)
 
+    def shard_print(self) -> ShardPrint:
+        """The fingerprint of the file as it was when these columns were read."""
+        return ShardPrint(
+            self.name,
+            self.size,
+            self.inode,
+            self.mtime_ns,
+            self.ctime_ns,
+            self.head_sha,
+            self.tail_sha,
+        )
+
 
 def scan_bytes(
     name: str,
@@ -83,6 +101,8 @@ def scan_bytes(
     """
     scan = ShardScan(name=name, size=len(data), newline_count=data.count(b"\n"))
     scan.tail_sha = hashlib.sha256(data[-TAIL_BYTES:]).hexdigest()
+    if not start:
+        scan.head_sha = hashlib.sha256(data[:EDGE_BYTES]).hexdigest()
     offsets, lengths, lines = scan.offsets, scan.lengths, scan.lines
     lamports, hashes, flags, slow = scan.lamports, scan.hashes, scan.flags, scan.slow
     breaks = scan.chain_breaks
@@ -161,8 +181,15 @@ def scan_bytes(
 
 
 def scan_file(path: Path, *, fields: bool = False) -> ShardScan:
-    """Scan one shard file; an unreadable file is a problem, not a failure."""
-    data = read_shard_file(path)
-    if isinstance(data, LineProblem):
-        return ShardScan(name=path.name, size=0, newline_count=0, problems=[data])
-    return scan_bytes(path.name, data, fields=fields)
+    """Scan one shard file; an unreadable or non-regular file is a problem.
+
+    The file's fingerprint is taken from the ``fstat`` made before its bytes were
+    read, so a write during the scan shows as a change on the next open.
+    """
+    read = read_shard_file(path)
+    if isinstance(read, LineProblem):
+        return ShardScan(name=path.name, size=0, newline_count=0, problems=[read])
+    data, st = read
+    scan = scan_bytes(path.name, data, fields=fields)
+    scan.inode, scan.mtime_ns, scan.ctime_ns = st.st_ino, st.st_mtime_ns, st.st_ctime_ns
+    return scan

@@ -33,7 +33,7 @@ import re
 import shutil
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
@@ -51,14 +51,11 @@ from kgai_tui.core.search_build import history_items
 from kgai_tui.core.search_cache import (
     IndexState,
     PartState,
-    ShardPrint,
     cache_dir_for,
-    compare_prints,
     dir_manifest,
     load_state,
     prints_from_disk,
     save_state,
-    tail_digest,
     write_lock,
 )
 from kgai_tui.core.search_docs import (
@@ -80,6 +77,7 @@ from kgai_tui.core.search_query import (
 )
 from kgai_tui.core.search_rank import Cand, top_k, top_k_bounded
 from kgai_tui.core.search_snippet import Matcher, Token, best_snippet, typo_distance
+from kgai_tui.core.shard_print import ShardPrint, compare_prints
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine import Engine
@@ -886,16 +884,10 @@ _LIVE_MEMO: dict[str, LiveSet] = {}
 
 
 def _engine_prints(engine: Engine) -> tuple[ShardPrint, ...]:
-    assert engine.root is not None
-    log = engine.root / "log"
+    """The fingerprint of the log the engine read, with each shard's line count."""
     return tuple(
         sorted(
-            (
-                ShardPrint(
-                    s.name, s.size, tail_digest(log / s.name, s.size), s.newline_count
-                )
-                for s in engine.scans
-            ),
+            (replace(s.shard_print(), lines=s.newline_count) for s in engine.scans),
             key=lambda p: p.name.encode("utf-8", "surrogateescape"),
         )
     )
@@ -1056,7 +1048,7 @@ class SearchIndex:
             return None
         now = prints_from_disk(root)
         if len(now) != len(state.shards) or not all(
-            a.same_bytes(b) for a, b in zip(state.shards, now, strict=True)
+            a.same_file(b) for a, b in zip(state.shards, now, strict=True)
         ):
             return None
         return cls._open_state(cache, state, "cached", None, root)

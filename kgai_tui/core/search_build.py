@@ -32,6 +32,7 @@ import numpy as np
 import orjson
 
 from kgai_tui.core.logscan import DECISION_ID_OK
+from kgai_tui.core.regular_file import open_regular
 from kgai_tui.core.search_docs import history_fields
 
 if TYPE_CHECKING:
@@ -208,7 +209,7 @@ def _helper(spec: str, out: str, parent: int, paths: list[str]) -> int:
         The exit status: 0 when every chunk was written.
     """
     work = np.load(spec)
-    maps: dict[int, mmap.mmap] = {}
+    maps: dict[int, mmap.mmap | bytes] = {}
     loads = orjson.loads
     read = 0
     rows = zip(
@@ -226,11 +227,9 @@ def _helper(spec: str, out: str, parent: int, paths: list[str]) -> int:
             docs = []
             for si, at, size, ok in chunk:
                 data = maps.get(si)
-                if data is None:
-                    with open(paths[si], "rb") as shard:
-                        data = maps[si] = mmap.mmap(
-                            shard.fileno(), 0, prot=mmap.PROT_READ
-                        )
+                if data is None:  # a regular file only, to its size at open
+                    with open_regular(paths[si]) as shard:
+                        data = maps[si] = shard.map(populate=False)
                 doc = history_fields_json(loads(data[at : at + size]), ok)
                 if doc is not None:
                     docs.append(doc)
@@ -238,7 +237,8 @@ def _helper(spec: str, out: str, parent: int, paths: list[str]) -> int:
                 if read > _RELEASE_EVERY:  # keep the helper's RSS small
                     read = 0
                     for m in maps.values():
-                        m.madvise(mmap.MADV_DONTNEED)
+                        if isinstance(m, mmap.mmap):
+                            m.madvise(mmap.MADV_DONTNEED)
             behind = os.path.join(out, f"{j - _AHEAD:06d}.ndjson")
             while os.path.exists(behind) and os.getppid() == parent:
                 time.sleep(0.005)  # far enough ahead: wait for the reader
@@ -251,7 +251,8 @@ def _helper(spec: str, out: str, parent: int, paths: list[str]) -> int:
             os.rename(final + ".part", final)  # whole, or not there
     finally:
         for m in maps.values():
-            m.close()
+            if isinstance(m, mmap.mmap):
+                m.close()
     return 0
 
 

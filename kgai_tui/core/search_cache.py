@@ -4,14 +4,17 @@ The index is a disposable cache in the user cache directory
 (``platformdirs.user_cache_dir("kgai-tui")/search/<key>``), keyed by a hash of the
 resolved store path; nothing is ever written inside the store.
 
-* A **fingerprint** of the log is, per shard file, its name, size and a SHA-256 of its
-  last 64 KiB. Comparing the recorded fingerprint with the current one says whether the
-  log is unchanged, only appended to (every old shard still ends with the same bytes at
-  the old size, new shards may appear), or changed in any other way (rebuild).
+* A **fingerprint** of the log is, per shard file, the one :mod:`shard_print` defines
+  (name, size, inode, change and modification times, SHA-256 of the first and last
+  64 KiB). Comparing the recorded fingerprint with the current one says whether the
+  log is unchanged, only appended to (every old shard still holds the same first and
+  last bytes at its old size, new shards may appear), or changed in any other way
+  (rebuild).
 * The **state file** records the fingerprint, the index directories with their file
   sizes and document counts, a version stamp and a SHA-256 over all of that. A state
   that is missing, unparsable, from another version or store, or whose digest or file
-  manifest does not match, is not trusted: the index is rebuilt.
+  manifest does not match, is not trusted: the index is rebuilt. So is a state file
+  that is not a regular file or is larger than 64 MiB (never followed, never read).
 * One writer at a time: index updates happen under an exclusive ``flock`` on
   ``<key>/lock``. Readers take no lock.
 """
@@ -23,38 +26,34 @@ import fcntl
 import hashlib
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import orjson
 import platformdirs
 
 from kgai_tui.core.errors import WriteError
+from kgai_tui.core.regular_file import read_regular
+from kgai_tui.core.shard_print import ShardPrint
+from kgai_tui.core.shard_print import prints_from_disk as _prints_in
 from kgai_tui.core.shards import shard_names
 
 __all__ = [
-    "TAIL_BYTES",
     "IndexState",
     "PartState",
-    "ShardPrint",
     "cache_dir_for",
-    "compare_prints",
     "dir_manifest",
     "load_state",
     "prints_from_disk",
     "save_state",
-    "tail_digest",
     "write_lock",
 ]
 
-#: How many bytes at the end of a shard the fingerprint hashes.
-TAIL_BYTES: Final = 64 * 1024
 _STATE_NAME: Final = "state.json"
+_STATE_MAX: Final = 64 * 1024 * 1024
 _LOCK_NAME: Final = "lock"
-
-Change = Literal["same", "append", "rebuild"]
 
 
 def cache_dir_for(root: Path, base: Path | None = None) -> Path:
@@ -62,104 +61,23 @@ def cache_dir_for(root: Path, base: Path | None = None) -> Path:
 
     Args:
         root: The store directory.
-        base: Override for the cache base (default: the user cache dir).
+        base: Override for the cache base (default: ``KGAI_TUI_CACHE_DIR``, as
+            for the engine cache, else the user cache dir).
 
     Returns:
         ``<base>/search/<sha256(resolved store path)[:32]>``.
     """
     if base is None:
-        base = Path(platformdirs.user_cache_dir("kgai-tui"))
+        env = os.environ.get("KGAI_TUI_CACHE_DIR")
+        base = Path(env) if env else Path(platformdirs.user_cache_dir("kgai-tui"))
     key = hashlib.sha256(os.fsencode(root.resolve())).hexdigest()[:32]
     return base / "search" / key
-
-
-@dataclass(frozen=True, slots=True)
-class ShardPrint:
-    """The fingerprint of one shard file.
-
-    Attributes:
-        name: The file name in ``log/``.
-        size: Its size in bytes when indexed.
-        tail: SHA-256 hex of its last (up to) 64 KiB at that size.
-        lines: How many complete lines (newlines) it had then; ``-1`` if unknown.
-    """
-
-    name: str
-    size: int
-    tail: str
-    lines: int = -1
-
-    def same_bytes(self, other: ShardPrint) -> bool:
-        """Whether two prints describe the same file content (lines ignored)."""
-        return (self.name, self.size, self.tail) == (other.name, other.size, other.tail)
-
-
-def tail_digest(path: Path, size: int) -> str:
-    """Hash the last (up to) 64 KiB before ``size`` of a file.
-
-    Args:
-        path: The file.
-        size: The size the file had (it may have grown since).
-
-    Returns:
-        SHA-256 hex, or ``""`` when the file is missing or shorter than ``size``.
-    """
-    start = max(0, size - TAIL_BYTES)
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(start)
-            data = fh.read(size - start)
-    except OSError:
-        return ""
-    if len(data) != size - start:
-        return ""
-    return hashlib.sha256(data).hexdigest()
 
 
 def prints_from_disk(root: Path) -> tuple[ShardPrint, ...]:
     """Fingerprint every shard as it is on disk now (line counts unknown)."""
     log = root / "log"
-    out = []
-    for name in shard_names(log):
-        try:
-            size = (log / name).stat().st_size
-        except OSError:
-            continue
-        out.append(ShardPrint(name, size, tail_digest(log / name, size)))
-    return tuple(out)
-
-
-def compare_prints(
-    old: Sequence[ShardPrint], new: Sequence[ShardPrint], log_dir: Path
-) -> Change:
-    """Classify how the log changed between two fingerprints.
-
-    Args:
-        old: The fingerprint the index was built from.
-        new: The current fingerprint.
-        log_dir: The store's ``log/`` directory, to re-hash grown shards at their
-            old size.
-
-    Returns:
-        ``"same"`` when nothing changed; ``"append"`` when every old shard is still
-        there, no shorter, and still ends with the same bytes at its old size (new
-        shards may have appeared); ``"rebuild"`` otherwise.
-    """
-    if len(old) == len(new) and all(
-        a.same_bytes(b) for a, b in zip(old, new, strict=True)
-    ):
-        return "same"
-    current = {p.name: p for p in new}
-    for prev in old:
-        now = current.get(prev.name)
-        if now is None or now.size < prev.size:
-            return "rebuild"
-        if now.size == prev.size:
-            if now.tail != prev.tail:
-                return "rebuild"
-        elif tail_digest(log_dir / prev.name, prev.size) != prev.tail:
-            return "rebuild"
-    return "append"
+    return tuple(_prints_in(log, shard_names(log)))
 
 
 def dir_manifest(path: Path) -> dict[str, int]:
@@ -234,7 +152,7 @@ class IndexState:
         return {
             "stamp": self.stamp,
             "store": self.store,
-            "shards": [[p.name, p.size, p.tail, p.lines] for p in self.shards],
+            "shards": [p.to_list() for p in self.shards],
             "history": self.history.to_obj(),
             "live": self.live.to_obj(),
         }
@@ -256,16 +174,13 @@ def load_state(cache_dir: Path, stamp: str, store: str) -> IndexState | None:
         The state, or ``None`` if missing, corrupt, foreign or tampered with.
     """
     try:
-        obj = orjson.loads((cache_dir / _STATE_NAME).read_bytes())
+        obj = orjson.loads(read_regular(cache_dir / _STATE_NAME, _STATE_MAX))
         body = obj["body"]
         if obj["digest"] != _digest(body):
             return None
         if body["stamp"] != stamp or body["store"] != store:
             return None
-        shards = tuple(
-            ShardPrint(str(n), int(s), str(t), int(ln))
-            for n, s, t, ln in body["shards"]
-        )
+        shards = tuple(ShardPrint.from_list(row) for row in body["shards"])
         return IndexState(
             stamp,
             store,
@@ -286,7 +201,10 @@ def save_state(cache_dir: Path, state: IndexState) -> None:
     body = state.body()
     data = orjson.dumps({"body": body, "digest": _digest(body)})
     tmp = cache_dir / f".{_STATE_NAME}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as fh:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)  # whatever was planted there: a FIFO would block the open
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    with os.fdopen(fd, "wb") as fh:
         fh.write(data)
         fh.flush()
         os.fsync(fh.fileno())

@@ -8,6 +8,7 @@ valid events around them still load. Reading opens files read-only and takes no 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Final, Protocol, TypeVar
 
 from kgai_tui.core.codec import MAX_LINE_BYTES, DecodedLine, decode_line
 from kgai_tui.core.errors import LineError
+from kgai_tui.core.regular_file import NotRegularError, kind_of, open_regular
 
 _GO_SPACE_BYTES: Final = b"\t\n\v\f\r "
 _UNICODE_SPACES: Final = tuple(
@@ -81,18 +83,79 @@ def trim_go_space(line: bytes) -> bytes:
     return line
 
 
-def shard_names(log_dir: Path) -> list[str]:
-    """List ``*.ndjson`` shard files in name order (Go's ``os.ReadDir`` order)."""
+@dataclass(frozen=True, slots=True)
+class LogListing:
+    """The ``*.ndjson`` entries of ``log/``: the regular files, and the rest refused.
+
+    Only regular files are shards. Anything else with a shard's name (a symbolic
+    link, even to a regular file, a FIFO, a socket, a device, a directory) is never
+    opened and is reported, once, as a problem naming it safely.
+    """
+
+    names: list[str]
+    refused: list[LineProblem]
+
+
+def list_log(log_dir: Path) -> LogListing:
+    """List ``log/`` in name order (Go's ``os.ReadDir`` order), refusing non-files."""
     try:
         entries = list(os.scandir(log_dir))
     except FileNotFoundError:
-        return []
-    names = [
-        e.name
-        for e in entries
-        if e.name.endswith(".ndjson") and not e.is_dir(follow_symlinks=True)
-    ]
-    return sorted(names, key=lambda n: n.encode("utf-8", "surrogateescape"))
+        return LogListing([], [])
+    names: list[str] = []
+    refused: list[LineProblem] = []
+    for e in sorted(entries, key=lambda e: e.name.encode("utf-8", "surrogateescape")):
+        if not e.name.endswith(".ndjson"):
+            continue
+        try:
+            regular = e.is_file(follow_symlinks=False)
+        except OSError:
+            regular = False
+        if regular:
+            names.append(e.name)
+        else:
+            reason = f"not a regular file ({_entry_kind(e)}): not read"
+            refused.append(LineProblem(safe_name(e.name), 0, reason))
+    return LogListing(names, refused)
+
+
+def _entry_kind(entry: os.DirEntry[str]) -> str:
+    """Say what a refused entry is; a link's target is only ``stat``ed, never opened."""
+    try:
+        mode = entry.stat(follow_symlinks=False).st_mode
+    except OSError:
+        return "gone"
+    if not stat.S_ISLNK(mode):
+        return kind_of(mode)
+    try:
+        target = os.stat(entry.path).st_mode
+    except OSError:
+        return "a symbolic link that loops or points nowhere"
+    return f"a symbolic link to {kind_of(target)}"
+
+
+def safe_name(name: str) -> str:
+    """A file name fit for any output: controls, format characters and undecodable
+    bytes become escapes (``\\x1b``, ``\\u202e``), so a name cannot drive a terminal."""
+    out = []
+    for ch in name:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte (surrogateescape)
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch.isprintable():
+            out.append(ch)
+        elif code < 0x100:
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return "".join(out)
+
+
+def shard_names(log_dir: Path) -> list[str]:
+    """The shard files of ``log/`` in name order: regular files only (:func:`list_log`)."""
+    return list_log(log_dir).names
 
 
 class CheckedLike(Protocol):
@@ -231,11 +294,19 @@ def _valid_utf8(data: bytes) -> bool:
     return True
 
 
-def read_shard_file(path: Path) -> bytes | LineProblem:
-    """A shard's bytes, or the problem that an unreadable file is (never a failure)."""
+def read_shard_file(path: Path) -> tuple[bytes, os.stat_result] | LineProblem:
+    """A shard's bytes and its ``fstat`` taken before they were read, or the problem
+    that an unreadable or non-regular file is (never a failure, never a hang).
+
+    Only a regular file is read (:func:`regular_file.open_regular`), and never past
+    the size it had when opened.
+    """
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        with open_regular(path) as f:
+            return f.read(), f.stat
+    except NotRegularError as exc:
+        reason = f"not a regular file ({exc.strerror}): not read"
+        return LineProblem(safe_name(path.name), 0, reason)
     except OSError as exc:
         return LineProblem(
             path.name, 0, f"cannot read the shard: {exc.strerror or exc}"
@@ -244,10 +315,10 @@ def read_shard_file(path: Path) -> bytes | LineProblem:
 
 def read_shard(path: Path) -> ShardRead:
     """Read one shard file from disk; an unreadable file is a problem, not a failure."""
-    data = read_shard_file(path)
-    if isinstance(data, LineProblem):
-        return ShardRead(name=path.name, size=0, newline_count=0, problems=[data])
-    return read_shard_bytes(path.name, data)
+    read = read_shard_file(path)
+    if isinstance(read, LineProblem):
+        return ShardRead(name=path.name, size=0, newline_count=0, problems=[read])
+    return read_shard_bytes(path.name, read[0])
 
 
 def read_log(log_dir: Path) -> list[ShardRead]:

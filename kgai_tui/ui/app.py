@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from kgai_tui.core.engine import Engine
     from kgai_tui.core.moments import GraphDelta, TimeCursor
     from kgai_tui.core.projection_view import ProjectionView
+    from kgai_tui.core.shard_print import LogPrint
 
 VIEWS: list[tuple[str, str]] = [
     ("elements", "Elements"),
@@ -57,18 +58,11 @@ LIVE_POLL_SECONDS = 1.0
 OPENING_TICK_SECONDS = 0.1
 
 
-def shard_fingerprint(root: Path) -> tuple[tuple[str, int, int], ...]:
-    """Name, size and mtime of every shard: cheap to read, changes on every append."""
-    log = root / "log"
-    out = []
-    try:
-        for entry in sorted(log.iterdir()):
-            if entry.name.endswith(".ndjson") and entry.is_file():
-                st = entry.stat()
-                out.append((entry.name, st.st_size, st.st_mtime_ns))
-    except OSError:
-        return ()
-    return tuple(out)
+def shard_fingerprint(root: Path) -> LogPrint:
+    """The log's fingerprint (:mod:`shard_print`): changes on every append or edit."""
+    from kgai_tui.core.shard_print import log_print
+
+    return log_print(root / "log")
 
 
 class JumpProvider(Provider):

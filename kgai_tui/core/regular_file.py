@@ -1,0 +1,147 @@
+"""Open only regular files, never follow a link, never read past the size at open.
+
+Shards and cache files come from places another person or program can write: a
+teammate's store, a remote, a shared cache directory. A FIFO there would block the
+first ``open`` or ``read`` forever, ``/dev/zero`` would fill memory, a link could point
+anywhere and a link loop fails every ``stat``. So every read of a shard or a cache
+file goes through :func:`open_regular`: ``O_NOFOLLOW | O_NONBLOCK`` (a final link is
+refused and a FIFO opens without waiting), then ``fstat`` on the descriptor must say
+regular file, and every later read stops at the size ``fstat`` gave.
+"""
+
+from __future__ import annotations
+
+import errno
+import mmap
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Final
+
+__all__ = [
+    "NotRegularError",
+    "RegularFile",
+    "kind_of",
+    "open_regular",
+    "read_regular",
+]
+
+_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_CHUNK: Final = 1 << 24
+
+
+class NotRegularError(OSError):
+    """The path is not a regular file (a link, FIFO, socket, device or directory)."""
+
+
+def kind_of(mode: int) -> str:
+    """Name a file type for a person: ``"a FIFO"``, ``"a symbolic link"``, ..."""
+    for test, name in (
+        (stat.S_ISREG, "a regular file"),
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "a file of an unknown type"
+
+
+class RegularFile:
+    """An open regular file and its ``fstat`` at open; reads stop at that size."""
+
+    __slots__ = ("fd", "stat")
+
+    def __init__(self, fd: int, st: os.stat_result) -> None:
+        """Adopt a descriptor already checked to be a regular file."""
+        self.fd = fd
+        self.stat = st
+
+    @property
+    def size(self) -> int:
+        """The size at open: no read goes past it, however the file grows."""
+        return self.stat.st_size
+
+    def read(self, offset: int = 0, length: int | None = None) -> bytes:
+        """Up to ``length`` bytes from ``offset``, never past the size at open.
+
+        Short only when the file shrank since it was opened.
+        """
+        end = self.size if length is None else min(self.size, offset + length)
+        parts: list[bytes] = []
+        while offset < end:
+            chunk = os.pread(self.fd, min(end - offset, _CHUNK), offset)
+            if not chunk:
+                break
+            parts.append(chunk)
+            offset += len(chunk)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def map(self, *, populate: bool = True) -> mmap.mmap | bytes:
+        """The file's bytes up to the size at open, mapped read-only (page cache).
+
+        ``populate`` faults every page in at once: right for a pass over the whole
+        file, wasteful for a reader of a few lines.
+        """
+        if self.size == 0:
+            return b""
+        flags = mmap.MAP_SHARED | (getattr(mmap, "MAP_POPULATE", 0) if populate else 0)
+        return mmap.mmap(self.fd, self.size, flags=flags, prot=mmap.PROT_READ)
+
+    def close(self) -> None:
+        """Close the descriptor (a mapping made from it stays valid)."""
+        os.close(self.fd)
+
+
+@contextmanager
+def open_regular(path: Path | str) -> Iterator[RegularFile]:
+    """Open ``path`` for reading if, and only if, it is a regular file.
+
+    Raises:
+        NotRegularError: it is a symbolic link (``O_NOFOLLOW``), a FIFO, a socket,
+            a device or a directory. Nothing is read from it.
+        OSError: it cannot be opened (missing, no permission).
+    """
+    try:
+        fd = os.open(path, _FLAGS)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO):  # a final link; a socket
+            raise NotRegularError(exc.errno, _lkind(path), str(path)) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularError(0, kind_of(st.st_mode), str(path))
+        f = RegularFile(fd, st)
+    except BaseException:
+        os.close(fd)
+        raise
+    try:
+        yield f
+    finally:
+        f.close()
+
+
+def _lkind(path: Path | str) -> str:
+    try:
+        return kind_of(os.lstat(path).st_mode)
+    except OSError:
+        return "a file of an unknown type"
+
+
+def read_regular(path: Path | str, limit: int | None = None) -> bytes:
+    """The whole content of a regular file, bounded by its size at open.
+
+    Raises:
+        NotRegularError: not a regular file, or larger than ``limit`` bytes.
+        OSError: it cannot be read.
+    """
+    with open_regular(path) as f:
+        if limit is not None and f.size > limit:
+            raise NotRegularError(0, f"larger than {limit} bytes", str(path))
+        return f.read()

@@ -4,7 +4,9 @@ Every tool answers with the exact bytes of the matching ``kgai-tui … --json``
 command (see :mod:`kgai_tui.json_reads`) as its text content. A failure is an
 ``isError`` result whose text is the CLI's ``{"error": …, "ok": false}`` bytes;
 bad arguments (wrong types, out-of-range numbers, unknown names) are ``isError``
-results from the SDK's validation. The server never exits on a bad call.
+results from the SDK's validation, which is strict: ``dry_run: "yes"`` or ``1`` is
+refused, not taken for true. A line that is not a JSON-RPC message at all gets a
+JSON-RPC error from :mod:`kgai_tui.mcp_wire`. The server never exits on a bad call.
 
 Writes (``record``, ``resolve_conflict``) are only offered with ``--allow-write``;
 they go through the same locked write path as ``kgai-tui record``.
@@ -21,10 +23,12 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, StrictBool
 
 from kgai_tui import __version__, mcp_text
+from kgai_tui.core import interrupts
 from kgai_tui.core.errors import KgaiError, UsageError
+from kgai_tui.core.interrupts import Interrupted
 from kgai_tui.core.reads import parse_as_of
 from kgai_tui.json_reads import (
     as_of_json,
@@ -41,8 +45,10 @@ from kgai_tui.mcp_store import LiveStore
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
 APPEND_ONLY = ToolAnnotations(read_only_hint=False, destructive_hint=False)
 
-MaxItems = Annotated[int, Field(ge=1, le=500)]
-SearchLimit = Annotated[int, Field(ge=1, le=500)]
+# Strict: pydantic's lax mode takes "yes", "on" and 1 for true and "15" for 15; an
+# agent's mistaken type must come back as an error, not as a guess (docs/agents.md).
+MaxItems = Annotated[int, Field(ge=1, le=500, strict=True)]
+SearchLimit = Annotated[int, Field(ge=1, le=500, strict=True)]
 NonEmpty = Annotated[str, Field(min_length=1)]
 
 
@@ -67,6 +73,10 @@ def answer(produce: Callable[[], bytes]) -> CallToolResult:
         return _result(produce())
     except KgaiError as exc:
         return _result(error_json(str(exc)), error=True)
+    except Interrupted as exc:
+        # The server is being stopped (SIGTERM, SIGHUP) while a batch was being
+        # appended: it is whole or rolled back, and the process ends right after.
+        return _result(error_json(exc.describe()), error=True)
     except OSError as exc:
         where = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
         return _result(error_json(where), error=True)
@@ -89,7 +99,7 @@ def read_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], str
     def search(
         query: NonEmpty,
         limit: SearchLimit = 20,
-        include_all: bool = False,
+        include_all: StrictBool = False,
         as_of: str | None = None,
     ) -> CallToolResult:
         def produce() -> bytes:
@@ -133,7 +143,7 @@ def write_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], st
     def record(
         decision: dict[str, Any] | None = None,
         decisions: list[dict[str, Any]] | None = None,
-        dry_run: bool = False,
+        dry_run: StrictBool = False,
     ) -> CallToolResult:
         def produce() -> bytes:
             from kgai_tui.core.writes import record as record_decisions
@@ -233,5 +243,16 @@ def build_server(store: str | None = None, *, allow_write: bool = False) -> MCPS
 
 
 def serve(store: str | None = None, *, allow_write: bool = False) -> None:
-    """Run the server on stdin/stdout until the client closes the connection."""
-    build_server(store, allow_write=allow_write).run("stdio")
+    """Run the server on stdin/stdout until the client closes the connection.
+
+    Every line is checked before the SDK sees it (:mod:`kgai_tui.mcp_wire`), and
+    SIGTERM/SIGHUP wait for a batch being appended by a write tool, so stopping the
+    server never leaves part of a batch.
+    """
+    import anyio
+
+    from kgai_tui.mcp_wire import serve_stdio
+
+    server = build_server(store, allow_write=allow_write)
+    interrupts.install()
+    anyio.run(serve_stdio, server)

@@ -134,8 +134,10 @@ class ResolveModal(ModalScreen[tuple[str | None, str, str] | None]):
             yield Static(title)
             yield Static(Text("Keep one side (the others stay in history):", "dim"))
             for n, idx in enumerate(heads, start=1):
+                # A str label is parsed as markup: a title "[/]" would crash.
                 button = Button(
-                    f"{n}. keep: {one_line(p.dec_title[idx], 60)}", id=f"keep-{idx}"
+                    Text(f"{n}. keep: {one_line(p.dec_title[idx], 60)}"),
+                    id=f"keep-{idx}",
                 )
                 yield button
             yield Static(

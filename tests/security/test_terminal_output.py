@@ -394,3 +394,42 @@ def test_the_final_guard_marks_what_a_message_forgot(tmp_path: Path) -> None:
     assert "out ␛]0;X␇ <U+009B> <U+202E>\tline\nnext" in text
     assert "err ␛[2J <U+200B>" in text
     assert '{"raw": 1}' in text
+
+
+def test_markup_in_authors_and_titles_cannot_crash_the_explorer(
+    tmp_path: Path,
+) -> None:
+    """The timeline's author filter and the resolve dialog show ``[/]`` literally."""
+    from textual.widgets import Button
+
+    from kgai_tui.ui.app import make_app
+
+    a, b = ShardWriter("i-a"), ShardWriter("i-b")
+    el = ("feature", "Invoice")
+    a.add(
+        decision("[/]", [upsert(*el)], author="[/]"),
+        lamport=1,
+        recorded_at="2026-03-01T10:00:00Z",
+    )
+    b.add(
+        decision("[bold]b[/]", [upsert(*el)], author="[@click=app.quit]x[/]"),
+        lamport=2,
+        recorded_at="2026-03-02T10:00:00Z",
+    )
+    root = write_store(
+        tmp_path / "s", {"i-a.ndjson": a.to_bytes(), "i-b.ndjson": b.to_bytes()}
+    )
+    app = make_app(root, live=False)
+    labels: list[str] = []
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            for key in ("3", "4", "r"):
+                await pilot.press(key)
+                for _ in range(3):
+                    await pilot.pause()
+                    await app.workers.wait_for_complete()
+            labels.extend(str(button.label) for button in app.screen.query(Button))
+
+    asyncio.run(main())
+    assert any(label.endswith("keep: [/]") for label in labels), labels

@@ -158,7 +158,8 @@ class TimelineView(Vertical):
     def _set_options(self, selector: str, values: list[str]) -> None:
         select: Select[str] = self.query_one(selector, Select)
         current = select.value
-        select.set_options([(one_line(v, 30) or "(none)", v) for v in values])
+        # Text, not str: a str prompt is parsed as markup (an author "[/]" crashes).
+        select.set_options([(Text(one_line(v, 30) or "(none)"), v) for v in values])
         if isinstance(current, str) and current in values:
             select.value = current
 

@@ -86,6 +86,10 @@ def doctor_problems(engine: Engine) -> list[str]:
         problems.append(
             f"{engine.where(ev_hash)}: unknown mutation op {json.dumps(op)} (ignored)"
         )
+    if engine.root is not None:  # a config every write would refuse (bad install id)
+        from kgai_tui.core.config_file import config_problems
+
+        problems.extend(config_problems(engine.root))
     return problems
 
 

@@ -142,3 +142,19 @@ def test_an_empty_install_id_is_minted_inside_the_store(
     assert sorted(p.name for p in top.rglob("*.ndjson")) == sorted(
         p.name for p in (root / "log").glob("*.ndjson")
     )
+
+
+@pytest.mark.parametrize("field", ["install_id", "retired_installs"])
+def test_doctor_reports_a_bad_install_id(nest: tuple[Path, Path], field: str) -> None:
+    """Doctor names the refusal every write would meet (exit 1), escaped."""
+    _, root = nest
+    _poison(root, field, "../../escaped\x1b[2J")
+    done = _kgai("doctor", "--store", str(root), "--json")
+    assert done.returncode == 1, done.stderr
+    problems = json.loads(done.stdout)["problems"]
+    assert any(
+        f"{field}: install id '../../escaped\\\\x1b[2J' is not valid" in p
+        for p in problems
+    ), problems
+    _poison(root, field, "i-fine")
+    assert _kgai("doctor", "--store", str(root)).returncode == 0

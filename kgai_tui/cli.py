@@ -290,7 +290,7 @@ def doctor(store: str | None, as_json: bool) -> None:
 
     Example: kgai-tui doctor
     """
-    obj = doctor_obj(open_engine(store))
+    obj = doctor_obj(open_engine(store, cache=False))
     _out(obj, as_json, render_doctor)
     if not obj["ok"]:
         sys.exit(1)

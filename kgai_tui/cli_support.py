@@ -146,8 +146,11 @@ def resolve_location(store: str | None) -> StoreLocation:
     return locate_store(store)
 
 
-def open_engine(store: str | None) -> Engine:
+def open_engine(store: str | None, *, cache: bool = True) -> Engine:
     """Open the discovered store, warning on stderr about skipped lines.
+
+    ``cache=False`` (doctor) reads and verifies every shard byte instead of
+    trusting the warm cache.
 
     Raises:
         StoreNotFoundError: nothing is at the discovered location.
@@ -159,7 +162,7 @@ def open_engine(store: str | None) -> Engine:
             "pass --store PATH or set KGAI_STORE"
         )
     # A command answers and exits; a new warm-open cache is written after it.
-    engine = Engine.open(location.root, background_save=True)
+    engine = Engine.open(location.root, cache=cache, background_save=cache)
     # Held until the process ends (cli.entry leaves without teardown): a command
     # passes the engine as a temporary, and freeing its millions of objects the
     # moment the answer is computed delays printing it (1.9 s at 1M decisions).

@@ -161,6 +161,13 @@ class Hostile:
             timeout=60,
         )
 
+    @classmethod
+    def existing(cls, bare: Path, work: Path) -> Hostile:
+        """The attacker's clone already at ``work`` (a copied test world)."""
+        hostile = cls.__new__(cls)
+        hostile.bare, hostile.work = bare, work
+        return hostile
+
     def git(self, *args: str, stdin: bytes | None = None) -> str:
         """Run git in the clone."""
         return git(*args, cwd=self.work, stdin=stdin)

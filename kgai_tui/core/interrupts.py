@@ -25,6 +25,7 @@ caught; the torn-tail repair covers it (``docs/write-path.md``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -218,6 +219,26 @@ def held() -> Iterator[Callable[[], None]]:
         _restore(replaced)
         if pending:
             _after(pending[0], completed=completed, main=main)
+
+
+def _reset_in_child() -> None:
+    """A forked child (a cold-open worker, a cache writer) gets the signals back.
+
+    It inherits the handler and this state from a parent that may be inside
+    :func:`raising`; a worker stopped by SIGTERM must simply end, as before, not
+    raise :class:`Interrupted` and print a traceback.
+    """
+    _State.lock = threading.Lock()  # another thread may have held it at the fork
+    _State.depth = 0
+    _State.pending.clear()
+    _State.raise_outside = _State.raised = False
+    for signum, handler in list(_State.previous.items()):
+        with contextlib.suppress(ValueError, OSError):
+            if signal.getsignal(signum) is _on_signal:
+                signal.signal(signum, handler)
+
+
+os.register_at_fork(after_in_child=_reset_in_child)
 
 
 def _after(signum: int, *, completed: bool, main: bool) -> None:

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -183,3 +184,69 @@ def test_a_signal_leaves_the_batch_whole_or_absent(
     # The test is only worth something if signals really landed inside a batch.
     assert mid_batch.get("SIGTERM", 0) >= 2, mid_batch
     assert mid_batch.get("SIGINT", 0) >= 1, mid_batch
+
+
+def _sender(proc: subprocess.Popen[bytes]) -> Callable[[dict[str, object]], None]:
+    """Write one JSON-RPC message per line to the server's stdin."""
+
+    def send(message: dict[str, object]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(message).encode() + b"\n")
+        proc.stdin.flush()
+
+    return send
+
+
+def test_sigterm_to_the_mcp_server_mid_batch_leaves_it_whole_or_absent(
+    store: tuple[Path, Path],
+) -> None:
+    """The server's write tool runs on a worker thread: SIGTERM waits for the batch."""
+    root, shard = store
+    for rnd in range(2):
+        proc = subprocess.Popen(
+            [*CLI, "mcp", "--store", str(root), "--allow-write"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=_default_signals,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        send = _sender(proc)
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+        )
+        assert b'"id":0' in proc.stdout.readline()
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        tag = f"mcp{rnd}"
+        before = shard.read_bytes()
+        arguments = json.loads(_document(tag))
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "record", "arguments": arguments},
+            }
+        )
+        deadline = time.monotonic() + 30
+        while shard.stat().st_size <= len(before) and time.monotonic() < deadline:
+            pass
+        time.sleep(0.01 * rnd)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == -signal.SIGTERM, (proc.returncode, err)
+        data = shard.read_bytes()
+        assert data.startswith(before) and data.endswith(b"\n")
+        count = data.count(f'"{tag}-'.encode())
+        assert count in (0, BATCH), f"{count} of {BATCH} decisions left behind"
+        assert b"Traceback" not in err, err
+        assert not _lock_is_held(root)

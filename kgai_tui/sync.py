@@ -27,6 +27,7 @@ from kgai_tui.core.engine import Engine
 from kgai_tui.core.errors import KgaiError, RefusedError, UsageError
 from kgai_tui.core.health import redact
 from kgai_tui.core.reads import conflict_groups
+from kgai_tui.core.safe_text import one_line
 from kgai_tui.core.scaffold import (
     GITATTRIBUTES_MARKER,
     GITIGNORE_MARKER,
@@ -238,11 +239,15 @@ _SHOWN_REFUSALS: Final = 10
 
 
 def render_sync(report: SyncReport) -> str:
-    """The human rendering of a sync (spec 11.5): outcome, arrows, conflicts."""
+    """The human rendering of a sync (spec 11.5): outcome, arrows, conflicts.
+
+    Teammates' titles and names, and git's messages (a server can send text), pass
+    through :func:`one_line`, so nothing from outside can drive the terminal.
+    """
     out = report.outcome
-    where = redact(report.remote) if report.remote else "no remote"
+    where = one_line(redact(report.remote)) if report.remote else "no remote"
     if out.detail:
-        lines = [f"○ {out.detail}"]
+        lines = [f"○ {one_line(out.detail)}"]
     elif out.pulled or out.committed:
         lines = [f"✓ synced with {where}"]
     else:
@@ -259,10 +264,11 @@ def render_sync(report: SyncReport) -> str:
     if more > 0:
         lines.append(f"⚠ … and {more} more refused path(s) (kgai-tui sync --json)")
     for group in report.new_conflicts:
-        titles = " / ".join(f"“{t}”" for t in group["titles"])
+        titles = " / ".join(f"“{one_line(t)}”" for t in group["titles"])
+        label = one_line(f"{group['kind']}:{group['name']}")
         lines.append(
-            f"⚠ new conflict on {group['kind']}:{group['name']}: {titles} "
-            f"(kgai-tui resolve-conflict {group['element_id']} --keep <id>)"
+            f"⚠ new conflict on {label}: {titles} "
+            f"(kgai-tui resolve-conflict {one_line(group['element_id'])} --keep <id>)"
         )
     count = len(report.conflicts)
     if count:

@@ -513,3 +513,37 @@ def test_fd_and_ext_remotes_are_refused_at_once(
     assert as_json.returncode == 2
     assert json.loads(as_json.stdout)["ok"] is False
     assert len(as_json.stderr.strip().splitlines()) == 1
+
+
+def test_sync_output_shows_remote_text_inertly() -> None:
+    """Remote-chosen path names, teammates' titles and git's messages cannot act."""
+    from kgai_tui.sync import SyncReport, render_sync
+    from kgai_tui.sync_git import GitOutcome
+    from kgai_tui.sync_refusal import Refusal, shown_path
+
+    evil = "x\x1b]0;PWNED\x07\x9b2J\u202eevil\u200b"
+    group = {
+        "element_id": "e_" + evil,
+        "heads": ["d_1", "d_2"],
+        "kind": "feature",
+        "name": evil,
+        "titles": [evil, "plain"],
+    }
+    path = shown_path(("log/" + evil + ".ndjson").encode() + b"\xff")
+    assert path.isascii() and path.isprintable()
+    report = SyncReport(
+        applied=1,
+        conflicts=[group],
+        new_conflicts=[group],
+        outcome=GitOutcome(
+            pulled=True,
+            detail="push failed: remote: " + evil,
+            refused=(Refusal(path, "a symlink: only regular shard files are taken"),),
+            refused_total=1,
+        ),
+        remote="/srv/" + evil,
+    )
+    text = render_sync(report)
+    for ch in text:
+        assert ch == "\n" or (ch.isprintable() and ch not in "\u202e\u200b"), repr(ch)
+    assert "refused from the remote: log/x\\x1b]0;PWNED\\x07" in text

@@ -9,7 +9,8 @@ transport applies when it pulls (spec 7.2 step 5, 7.3):
 * its content hash and its decision id verify;
 * its ``install_id`` is the shard's;
 * it chains to the shard's tail (``parents[0]``, or none for a shard's first
-  event) and its lamport is above the tail's and at most 2^53.
+  event) and its lamport is above the tail's and at most 2^53 (so our next
+  lamport, one above every tail, stays far from int64's end).
 
 So a cut, deleted or rewritten shard on the remote changes nothing here, and a forged
 line that forks the writer's chain is refused even when its hashes are right. Every
@@ -30,7 +31,7 @@ from kgai_tui.core.appender import append_lines, repair_torn_tail
 from kgai_tui.core.codec import MAX_LINE_BYTES, DecodedLine, decode_line
 from kgai_tui.core.errors import LineError, write_error
 
-__all__ = ["MAX_LAMPORT", "ShardTake", "new_lines", "take_foreign"]
+__all__ = ["MAX_LAMPORT", "ShardTake", "new_lines", "read_regular", "take_foreign"]
 
 #: Above this a lamport is refused: our next event would be near int64's end.
 MAX_LAMPORT: Final = 2**53
@@ -96,10 +97,10 @@ def _gate(raw: bytes, install_id: str, tail: _Tail) -> tuple[str, DecodedLine | 
     parent = ev.parents[0] if ev.parents else ""
     if parent != tail.hash:
         return "does not extend the shard's hash chain", None
-    if (tail.lamport is not None and ev.lamport <= tail.lamport) or not (
-        0 < ev.lamport <= MAX_LAMPORT
-    ):
-        return "lamport out of order", None
+    if ev.lamport > MAX_LAMPORT:
+        return "lamport above 2^53", None
+    if tail.lamport is not None and ev.lamport <= tail.lamport:
+        return "lamport not above the shard's last", None
     return "", decoded
 
 
@@ -135,7 +136,7 @@ def new_lines(
     return out, take
 
 
-def _read_regular(path: Path) -> bytes:
+def read_regular(path: Path) -> bytes:
     """Our copy's bytes (``b""`` when absent), never following a symlink.
 
     Raises:
@@ -186,7 +187,7 @@ def take_foreign(path: Path, remote: bytes, install_id: str) -> ShardTake:
             take.refused["our copy is not a regular file; nothing appended"] += 1
             return take
         note = repair_torn_tail(path) or ""
-        local = _read_regular(path)
+        local = read_regular(path)
     except OSError as exc:
         raise write_error(exc, str(path)) from exc
     lines, take = new_lines(local, remote, install_id)

@@ -10,7 +10,7 @@ anything outside ``log/`` are refused, and so is every shard this install wrote
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -77,24 +77,20 @@ class Vetted:
             self.refused.append(Refusal(path, reason))
 
 
-def list_tree(root: Path, rev: str) -> list[TreeEntry]:
+def list_tree(root: Path, rev: str) -> Iterator[TreeEntry]:
     """Every entry of ``rev``'s tree, recursively (trees themselves are not listed).
 
     Raises:
         SyncError: git could not list the tree.
     """
     out = must(root, "ls-tree", "-r", "-l", "-z", "--full-tree", rev).out
-    entries: list[TreeEntry] = []
     for record in out.split(b"\0"):
         if not record:
             continue
         meta, _, path = record.partition(b"\t")
         mode, kind, oid, size = meta.decode("ascii", "replace").split(None, 3)
         size = size.strip()
-        entries.append(
-            TreeEntry(mode, kind, oid, int(size) if size.isdigit() else None, path)
-        )
-    return entries
+        yield TreeEntry(mode, kind, oid, int(size) if size.isdigit() else None, path)
 
 
 def _mode_reason(entry: TreeEntry) -> str:

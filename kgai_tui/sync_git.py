@@ -117,6 +117,7 @@ def _stage(root: Path) -> str:
             root,
             "add",
             "-A",
+            "--force",  # the list is exact: an ignore rule elsewhere cannot drop a shard
             "--pathspec-from-file=-",
             "--pathspec-file-nul",
             stdin=b"\0".join(p.encode() for p in keep),

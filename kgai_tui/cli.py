@@ -81,7 +81,7 @@ def main() -> None:
     With no command, opens the explorer (on the bundled demo store when no store
     is found). Every read takes --json and prints the reference engine's JSON
     shape. Exit codes: 0 ok, 1 failed answer, 2 bad input, 3 no store, 4 write
-    failed.
+    failed, 128+n stopped by signal n (a batch is whole or absent).
     """
 
 

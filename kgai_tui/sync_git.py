@@ -35,7 +35,7 @@ from kgai_tui.core.install_ids import shard_install_id
 from kgai_tui.core.scaffold import MERGE_DRIVER
 from kgai_tui.sync_refusal import Refusal
 from kgai_tui.sync_run import NETWORK_TIMEOUT, SyncError, git, must
-from kgai_tui.sync_shard import read_regular, take_foreign
+from kgai_tui.sync_shard import held_bytes, take_foreign
 from kgai_tui.sync_tree import (
     MAX_REMOTE_SHARD,
     OWN_SHARD,
@@ -201,7 +201,7 @@ def _own_differs(root: Path, shard: RemoteShard) -> bool:
     if shard.size > MAX_REMOTE_SHARD:
         return True
     try:
-        local = read_regular(root / shard.path)
+        local = held_bytes(root / shard.path)
     except OSError:
         return True
     return not local.startswith(_blob(root, shard.oid))

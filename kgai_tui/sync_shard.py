@@ -9,8 +9,10 @@ transport applies when it pulls (spec 7.2 step 5, 7.3):
 * its content hash and its decision id verify;
 * its ``install_id`` is the shard's;
 * it chains to the shard's tail (``parents[0]``, or none for a shard's first
-  event) and its lamport is above the tail's and at most 2^53 (so our next
-  lamport, one above every tail, stays far from int64's end).
+  event), as ``AppendForeign`` demands;
+* **(ours)** its lamport is at most 2^53, so our next lamport (one above every
+  tail) stays far from int64's end. Lamport order inside a shard is not checked:
+  the reference does not, and its own test shards are not in lamport order.
 
 So a cut, deleted or rewritten shard on the remote changes nothing here, and a forged
 line that forks the writer's chain is refused even when its hashes are right. Every
@@ -30,8 +32,9 @@ from typing import Final
 from kgai_tui.core.appender import append_lines, repair_torn_tail
 from kgai_tui.core.codec import MAX_LINE_BYTES, DecodedLine, decode_line
 from kgai_tui.core.errors import LineError, write_error
+from kgai_tui.core.regular_file import read_regular
 
-__all__ = ["MAX_LAMPORT", "ShardTake", "new_lines", "read_regular", "take_foreign"]
+__all__ = ["MAX_LAMPORT", "ShardTake", "held_bytes", "new_lines", "take_foreign"]
 
 #: Above this a lamport is refused: our next event would be near int64's end.
 MAX_LAMPORT: Final = 2**53
@@ -59,7 +62,6 @@ class _Tail:
     """The last event of the shard as we hold it (hash ``""`` when it has none)."""
 
     hash: str = ""
-    lamport: int | None = None
 
 
 def _decoded(raw: bytes) -> DecodedLine | None:
@@ -74,7 +76,7 @@ def _tail_of(lines: list[bytes]) -> _Tail:
     for raw in reversed(lines):
         decoded = _decoded(raw.strip()) if raw.strip() else None
         if decoded is not None:
-            return _Tail(decoded.event.hash, decoded.event.lamport)
+            return _Tail(decoded.event.hash)
     return _Tail()
 
 
@@ -99,8 +101,6 @@ def _gate(raw: bytes, install_id: str, tail: _Tail) -> tuple[str, DecodedLine | 
         return "does not extend the shard's hash chain", None
     if ev.lamport > MAX_LAMPORT:
         return "lamport above 2^53", None
-    if tail.lamport is not None and ev.lamport <= tail.lamport:
-        return "lamport not above the shard's last", None
     return "", decoded
 
 
@@ -131,37 +131,21 @@ def new_lines(
             continue
         out.append(raw)
         held.add(raw)
-        tail = _Tail(decoded.event.hash, decoded.event.lamport)
+        tail = _Tail(decoded.event.hash)
     take.appended = len(out)
     return out, take
 
 
-def read_regular(path: Path) -> bytes:
-    """Our copy's bytes (``b""`` when absent), never following a symlink.
+def held_bytes(path: Path) -> bytes:
+    """Our copy of a shard (``b""`` when we have none), never following a link.
 
     Raises:
-        OSError: the file is not a regular file (``ELOOP`` for a symlink) or
-            cannot be read.
+        OSError: it is not a regular file, or cannot be read.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        return read_regular(path)
     except FileNotFoundError:
         return b""
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(0, "not a regular file")
-        chunks: list[bytes] = []
-        left = info.st_size
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 24))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def _is_regular_or_absent(path: Path) -> bool:
@@ -187,7 +171,7 @@ def take_foreign(path: Path, remote: bytes, install_id: str) -> ShardTake:
             take.refused["our copy is not a regular file; nothing appended"] += 1
             return take
         note = repair_torn_tail(path) or ""
-        local = read_regular(path)
+        local = held_bytes(path)
     except OSError as exc:
         raise write_error(exc, str(path)) from exc
     lines, take = new_lines(local, remote, install_id)

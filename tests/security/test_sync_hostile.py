@@ -547,3 +547,27 @@ def test_sync_output_shows_remote_text_inertly() -> None:
     for ch in text:
         assert ch == "\n" or (ch.isprintable() and ch not in "\u202e\u200b"), repr(ch)
     assert "refused from the remote: log/x\\x1b]0;PWNED\\x07" in text
+
+
+# ------------------------------------------------ what the reference wrote arrives
+
+
+def test_shards_the_reference_wrote_arrive_whole(tmp_path: Path, bare: Path) -> None:
+    """The reference engine's own shards, pushed by a teammate, are taken line for line.
+
+    The chain rule must not refuse what ``kg`` writes: these shards (from the Go
+    engine's own code) chain per shard but are not in lamport order.
+    """
+    a = make_store(tmp_path / "a", "ana", bare)
+    record(a, "Ours")
+    sync(a)
+    mate = Hostile(bare, tmp_path / "mate")
+    vectors = Path(__file__).parents[1] / "fixtures" / "go-vectors" / "log"
+    for shard in sorted(vectors.glob("*.ndjson")):
+        (mate.work / "log" / shard.name).write_bytes(shard.read_bytes())
+    mate.push("a teammate's kg shards")
+    out = sync(a)
+    assert refused_paths(out) == [], out
+    for shard in sorted(vectors.glob("*.ndjson")):
+        assert (a / "log" / shard.name).read_bytes() == shard.read_bytes()
+    assert_healthy(a)

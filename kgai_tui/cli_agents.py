@@ -56,11 +56,13 @@ def mcp_command(store: str | None, allow_write: bool) -> None:
 )
 @handles_errors
 def sync_command(store: str | None, as_json: bool, remote: str | None) -> None:
-    """Share the store through git: commit, fetch, merge, push (never rebase/force).
+    """Share the store through git: commit, fetch, take teammates' new lines, push.
 
-    Refuses (exit 1) when the store's .gitignore or .gitattributes was not written
-    by kgai, since this transport commits the store directory. Being offline is
-    reported, not a failure. Afterwards new conflicts are listed.
+    A remote can only add verified lines to other installs' shards; everything
+    else it holds is refused and listed. Refuses (exit 1) when the store's
+    .gitignore or .gitattributes was not written by kgai, and (exit 2) ext:: and
+    fd:: remotes. Being offline is reported, not a failure. Afterwards new
+    conflicts are listed. Never a rebase, never a force push.
 
     Example: kgai-tui sync --remote git@example.com:team/decisions.git
     """

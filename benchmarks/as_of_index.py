@@ -20,10 +20,10 @@ from typing import Any
 import orjson
 import psutil
 
-from kgai_tui.core.as_of import as_of_obj
-from kgai_tui.core.gotext import epoch_to_datetime, rfc3339_epoch
-from kgai_tui.core.projection import Projection
-from kgai_tui.core.time_index import TimeIndex, TimeIndexBuilder
+from kgai_tui.core.gosem.gotext import epoch_to_datetime, rfc3339_epoch
+from kgai_tui.core.reads.as_of import as_of_obj
+from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.timeindex.index import TimeIndex, TimeIndexBuilder
 
 
 def _shard(path: Path) -> Iterator[tuple[int, str, dict[str, Any]]]:
@@ -149,8 +149,8 @@ def main() -> None:
     print(f"dumps {t3 - t:.2f} s, loads {t4 - t3:.2f} s, {len(data) / 2**20:.1f} MB")
     del again
     if "--replay" in sys.argv:
-        from kgai_tui.core.as_of import project_as_of
-        from kgai_tui.core.engine import Engine
+        from kgai_tui.core.engine.engine import Engine
+        from kgai_tui.core.reads.as_of import project_as_of
 
         engine = Engine.open(root)
         for frac in (0.2, 1.0):

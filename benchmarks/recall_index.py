@@ -11,10 +11,10 @@ import sys
 import time
 from pathlib import Path
 
-from kgai_tui.core.context import decision_boost, relevance
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.recall_index import RecallIndex
-from kgai_tui.core.scoring import tokenize
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.reads.context import decision_boost, relevance
+from kgai_tui.core.recall.index import RecallIndex
+from kgai_tui.core.recall.scoring import tokenize
 
 QUERIES = [
     "E000123",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kgai_tui.cli import entry
+from kgai_tui.cli.main import entry
 
 if __name__ == "__main__":
     entry()

@@ -33,7 +33,11 @@ def _write_config(root: Path, install_id: str, actor: str, *, bind: bool) -> Non
     The shipped viewer config is unbound, so the first write on a user's machine
     adopts that machine instead of rotating to a fresh install id.
     """
-    from kgai_tui.core.config_file import StoreConfig, machine_fingerprint, save_config
+    from kgai_tui.core.store.config_file import (
+        StoreConfig,
+        machine_fingerprint,
+        save_config,
+    )
 
     machine = ""
     if bind:
@@ -53,7 +57,7 @@ def _sync(into: Path, stores: dict[str, Path], writers: dict[str, Any]) -> None:
 
 def build(out: Path = DEMO_STORE, story_path: Path = STORY) -> Path:
     """Build the demo store at ``out`` from the story, replacing what was there."""
-    from kgai_tui.core.writes import init_store, record
+    from kgai_tui.core.write.writes import init_store, record
 
     story = json.loads(story_path.read_text("utf-8"))
     writers: dict[str, Any] = story["writers"]

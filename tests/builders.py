@@ -6,9 +6,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from kgai_tui.core.codec import compute_hash, marshal_event
-from kgai_tui.core.ids import decision_id, element_id
-from kgai_tui.core.model import Decision, Event, Mutation
+from kgai_tui.core.wire.codec import compute_hash, marshal_event
+from kgai_tui.core.wire.ids import decision_id, element_id
+from kgai_tui.core.wire.model import Decision, Event, Mutation
 
 
 def upsert(kind: str, name: str, **props: str) -> Mutation:

@@ -11,9 +11,9 @@ from dataclasses import replace
 from builders import decision, link, set_prop, upsert
 from hypothesis import strategies as st
 
-from kgai_tui.core.codec import compute_hash
-from kgai_tui.core.ids import decision_id
-from kgai_tui.core.model import Decision, Event, Mutation
+from kgai_tui.core.wire.codec import compute_hash
+from kgai_tui.core.wire.ids import decision_id
+from kgai_tui.core.wire.model import Decision, Event, Mutation
 
 # Strings that stress each shortcut: empty, escapes, HTML-safe escapes, U+2028,
 # non-ASCII, Go-only white space, control characters, a lone surrogate.

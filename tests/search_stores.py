@@ -6,9 +6,9 @@ from pathlib import Path
 
 from builders import ShardWriter, decision, link, set_prop, upsert, write_store
 
-from kgai_tui.core.genlog import GenParams
-from kgai_tui.core.genlog import write_store as gen_store
-from kgai_tui.core.ids import element_id
+from benchmarks.genlog import GenParams
+from benchmarks.genlog import write_store as gen_store
+from kgai_tui.core.wire.ids import element_id
 
 
 def relevance_store(root: Path) -> dict[str, str]:

@@ -16,16 +16,16 @@ from typing import Any
 
 import pytest
 
-from kgai_tui.core.adr_import import import_adrs
-from kgai_tui.core.adr_map import parse_adr_map
-from kgai_tui.core.adr_parse import AdrSyntaxError, parse_adr
-from kgai_tui.core.engine import Engine
+from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.errors import UsageError
-from kgai_tui.core.frontmatter import FrontMatterError, parse_front_matter
-from kgai_tui.core.health import doctor_obj
-from kgai_tui.core.props import parse_props
-from kgai_tui.core.reads import conflicts_obj, heads_obj, history_obj
-from kgai_tui.core.writes import init_store, record
+from kgai_tui.core.onboarding.adr_import import import_adrs
+from kgai_tui.core.onboarding.adr_map import parse_adr_map
+from kgai_tui.core.onboarding.adr_parse import AdrSyntaxError, parse_adr
+from kgai_tui.core.onboarding.frontmatter import FrontMatterError, parse_front_matter
+from kgai_tui.core.reads.health import doctor_obj
+from kgai_tui.core.reads.kg import conflicts_obj, heads_obj, history_obj
+from kgai_tui.core.wire.props import parse_props
+from kgai_tui.core.write.writes import init_store, record
 
 FIXTURES = Path(__file__).parent / "fixtures" / "adr"
 CLI = [sys.executable, "-m", "kgai_tui"]

@@ -27,7 +27,7 @@ def _tool(name: str) -> str:
 def test_core_and_cli_import_no_ui_library() -> None:
     """Importing the core and the CLI loads neither Textual nor Rich."""
     code = (
-        "import sys, kgai_tui.cli, kgai_tui.core.engine, kgai_tui.core.context;"
+        "import sys, kgai_tui.cli.main, kgai_tui.core.engine.engine, kgai_tui.core.reads.context;"
         "print([m for m in ('textual', 'rich', 'rich.console') if m in sys.modules])"
     )
     out = subprocess.run(
@@ -40,9 +40,9 @@ def test_only_named_modules_import_engine_libraries() -> None:
     """Only projection-side core modules import networkx; nothing outside core does."""
     allowed = {
         "networkx": {
-            "kgai_tui/core/projection.py",
-            "kgai_tui/core/projection_view.py",
-            "kgai_tui/core/time_index_view.py",
+            "kgai_tui/core/replay/projection.py",
+            "kgai_tui/core/replay/projection_view.py",
+            "kgai_tui/core/timeindex/view.py",
         }
     }
     for path in PACKAGE.rglob("*.py"):
@@ -62,7 +62,7 @@ def test_only_named_modules_import_engine_libraries() -> None:
 
 def test_every_cli_command_has_help_with_an_example() -> None:
     """Each command documents itself, with an example line."""
-    from kgai_tui.cli import main
+    from kgai_tui.cli.main import main
 
     for name, command in main.commands.items():
         assert command.help, name

@@ -11,10 +11,10 @@ from pathlib import Path
 import orjson
 from click.testing import CliRunner
 
-from kgai_tui.bench_run import format_value, render_run_report
-from kgai_tui.cli import main
-from kgai_tui.core.genlog import GenParams, write_store
-from kgai_tui.engine_bench import ROW_KEYS
+from benchmarks.bench_run import format_value, render_run_report
+from benchmarks.engine_bench import ROW_KEYS
+from benchmarks.genlog import GenParams, write_store
+from kgai_tui.cli.main import main
 
 ROW_FIELDS = [
     "key",

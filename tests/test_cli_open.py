@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kgai_tui import __version__, cli
-from kgai_tui.core.genlog import GenParams, write_store
+from benchmarks.genlog import GenParams, write_store
+from kgai_tui import __version__
+from kgai_tui.cli import main as cli
 from kgai_tui.ui import app as app_module
 
 

@@ -20,8 +20,8 @@ import pytest
 from builders import ShardWriter, decision, link, set_prop, upsert, write_store
 from conftest import GO_VECTORS
 
-from kgai_tui.core.codec import marshal_event
-from kgai_tui.core.model import Event
+from kgai_tui.core.wire.codec import marshal_event
+from kgai_tui.core.wire.model import Event
 
 KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
 GO_DIGEST = "sha256:e2eb7f444c57c1cea9bcc6955ab5ecfef7446f3745d9fa4a0fcbe98085a69e28"

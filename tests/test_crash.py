@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from kgai_tui.core.codec import marshal_event
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.health import doctor_problems
-from kgai_tui.core.writes import init_store, record
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.reads.health import doctor_problems
+from kgai_tui.core.wire.codec import marshal_event
+from kgai_tui.core.write.writes import init_store, record
 
 TORN = "torn last line"
 
@@ -195,7 +195,7 @@ def test_whole_event_missing_only_its_newline_is_kept(tmp_path: Path) -> None:
 WRITER = """
 import json, sys, time
 from pathlib import Path
-from kgai_tui.core.writes import record
+from kgai_tui.core.write.writes import record
 root, tag, go = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
 while not go.exists():
     time.sleep(0.001)

@@ -13,18 +13,18 @@ from typing import Any
 
 import pytest
 
-from kgai_tui.core.as_of import events_as_of, project_as_of
-from kgai_tui.core.diff import diff_obj
-from kgai_tui.core.engine import Engine
+from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.errors import UsageError
-from kgai_tui.core.gotext import parse_rfc3339
-from kgai_tui.core.model import Event
-from kgai_tui.core.moments import moments
-from kgai_tui.core.projection import Projection
-from kgai_tui.core.props import parse_props
-from kgai_tui.core.reads import parse_as_of
+from kgai_tui.core.gosem.gotext import parse_rfc3339
+from kgai_tui.core.reads.as_of import events_as_of, project_as_of
+from kgai_tui.core.reads.diff import diff_obj
+from kgai_tui.core.reads.kg import parse_as_of
+from kgai_tui.core.reads.moments import moments
+from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.wire.model import Event
+from kgai_tui.core.wire.props import parse_props
 from kgai_tui.demo import DEMO_STORE
-from kgai_tui.render_diff import render_diff
+from kgai_tui.text.diff import render_diff
 
 CLI = [sys.executable, "-m", "kgai_tui"]
 MONTH_ENDS = [

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from builders import ShardWriter, decision, link, set_prop, upsert, write_store
 
-from kgai_tui.core.codec import compute_hash, event_obj, marshal_event
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.export import export_digest, export_parts
-from kgai_tui.core.model import Event
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.reads.export import export_digest, export_parts
+from kgai_tui.core.wire.codec import compute_hash, event_obj, marshal_event
+from kgai_tui.core.wire.model import Event
 
 KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
 BIG = 17 * 1024 * 1024

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.reads import parse_as_of
-from kgai_tui.core.report import build_report
-from kgai_tui.core.report_html import render_html
-from kgai_tui.core.report_markdown import md, render_markdown
-from kgai_tui.core.writes import init_store, record
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.reads.kg import parse_as_of
+from kgai_tui.core.report.html import render_html
+from kgai_tui.core.report.markdown import md, render_markdown
+from kgai_tui.core.report.report import build_report
+from kgai_tui.core.write.writes import init_store, record
 from kgai_tui.demo import DEMO_STORE
 
 CLI = [sys.executable, "-m", "kgai_tui"]
@@ -69,7 +69,7 @@ def _render(store: Path, fmt: str, as_of: str | None = None) -> str:
     if cut is None:
         projection = engine.projection
     else:
-        from kgai_tui.core.as_of import project_as_of
+        from kgai_tui.core.reads.as_of import project_as_of
 
         projection = project_as_of(engine.shards, cut)
     r = build_report(projection, cut, 20)

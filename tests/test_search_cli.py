@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 from search_stores import relevance_store
 
-from kgai_tui.cli import main
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.gojson import marshal_indent, with_go_floats
-from kgai_tui.core.search import SearchIndex
-from kgai_tui.core.search_model import search_obj
+from kgai_tui.cli.main import main
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.gosem.gojson import marshal_indent, with_go_floats
+from kgai_tui.core.search.index import SearchIndex
+from kgai_tui.core.search.model import search_obj
 
 
 @pytest.fixture
@@ -131,8 +131,8 @@ def test_every_bench_command_has_an_example() -> None:
 
 
 def test_the_benchmark_runs_end_to_end(tmp_path: Path) -> None:
-    from kgai_tui.core.genlog import GenParams, write_store
-    from kgai_tui.search_bench import BenchOptions, render_report, run_bench
+    from benchmarks.genlog import GenParams, write_store
+    from benchmarks.search_suite import BenchOptions, render_report, run_bench
 
     write_store(tmp_path / "g", GenParams(400, 3, 40))
     report = run_bench(

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from kgai_tui.core.config_file import load_config, save_config
-from kgai_tui.core.lock import store_lock
+from kgai_tui.core.store.config_file import load_config, save_config
+from kgai_tui.core.write.lock import store_lock
 
 KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
 

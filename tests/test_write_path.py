@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.reads import conflicts_obj, history_obj
-from kgai_tui.core.writes import init_store, record
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.reads.kg import conflicts_obj, history_obj
+from kgai_tui.core.write.writes import init_store, record
 
 CLI = [sys.executable, "-m", "kgai_tui"]
 
@@ -326,7 +326,7 @@ ENOSPC_CHECK = textwrap.dedent(
     """
     import json, os, subprocess, sys
     from pathlib import Path
-    from kgai_tui.core.writes import init_store, record
+    from kgai_tui.core.write.writes import init_store, record
     mount = Path(sys.argv[1])
     root = mount / "store"
     init_store(root, actor="full")

@@ -10,17 +10,17 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "Engine": "kgai_tui.core.engine",
-    "Projection": "kgai_tui.core.projection",
-    "Event": "kgai_tui.core.model",
-    "Decision": "kgai_tui.core.model",
-    "Mutation": "kgai_tui.core.model",
+    "Engine": "kgai_tui.core.engine.engine",
+    "Projection": "kgai_tui.core.replay.projection",
+    "Event": "kgai_tui.core.wire.model",
+    "Decision": "kgai_tui.core.wire.model",
+    "Mutation": "kgai_tui.core.wire.model",
     "KgaiError": "kgai_tui.core.errors",
     "StoreNotFoundError": "kgai_tui.core.errors",
     "UsageError": "kgai_tui.core.errors",
     "NotFoundError": "kgai_tui.core.errors",
     "WriteError": "kgai_tui.core.errors",
-    "locate_store": "kgai_tui.core.discovery",
+    "locate_store": "kgai_tui.core.store.discovery",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 
-from kgai_tui.core.gotext import parse_rfc3339
+from kgai_tui.core.gosem.gotext import parse_rfc3339
 
 
 def now() -> datetime:

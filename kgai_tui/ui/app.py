@@ -42,10 +42,10 @@ from kgai_tui.ui.widgets.time_slider import TimeSlider
 if TYPE_CHECKING:
     # Imported where used: the engine (and networkx under it) loads in the opening
     # worker while the first screen is already up.
-    from kgai_tui.core.engine import Engine
-    from kgai_tui.core.moments import GraphDelta, TimeCursor
-    from kgai_tui.core.projection_view import ProjectionView
-    from kgai_tui.core.shard_print import LogPrint
+    from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.reads.moments import GraphDelta, TimeCursor
+    from kgai_tui.core.replay.projection_view import ProjectionView
+    from kgai_tui.core.store.shard_print import LogPrint
 
 VIEWS: list[tuple[str, str]] = [
     ("elements", "Elements"),
@@ -60,7 +60,7 @@ OPENING_TICK_SECONDS = 0.1
 
 def shard_fingerprint(root: Path) -> LogPrint:
     """The log's fingerprint (:mod:`shard_print`): changes on every append or edit."""
-    from kgai_tui.core.shard_print import log_print
+    from kgai_tui.core.store.shard_print import log_print
 
     return log_print(root / "log")
 
@@ -266,8 +266,8 @@ class KgaiApp(App[None]):
         # The present first. The time index (built once per log, then cached) is
         # read only after the first view is on screen (see _present): threads share
         # one GIL, so reading it now would slow the first paint down.
-        from kgai_tui.core.engine import Engine
-        from kgai_tui.core.health import doctor_problems
+        from kgai_tui.core.engine.engine import Engine
+        from kgai_tui.core.reads.health import doctor_problems
 
         engine = Engine.open(self.root)
         problems = doctor_problems(engine)
@@ -309,7 +309,7 @@ class KgaiApp(App[None]):
 
     @work(thread=True, exclusive=True, group="history", exit_on_error=False)
     def _history(self, engine: Engine, keep_moment: bool) -> None:
-        from kgai_tui.core.moments import TimeCursor
+        from kgai_tui.core.reads.moments import TimeCursor
 
         cursor = TimeCursor.of_engine(engine)
         self.call_from_thread(self._cursor_ready, engine, cursor, keep_moment)
@@ -341,7 +341,7 @@ class KgaiApp(App[None]):
 
     @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
     def _project(self, moment: datetime | None) -> None:
-        from kgai_tui.core.moments import graph_delta
+        from kgai_tui.core.reads.moments import graph_delta
 
         engine, cursor = self.engine, self.cursor
         if engine is None or (moment is not None and cursor is None):
@@ -577,7 +577,7 @@ class KgaiApp(App[None]):
         self, element_id: str, keep: str | None, title: str, rationale: str
     ) -> None:
         from kgai_tui.core.errors import KgaiError
-        from kgai_tui.core.writes import resolve_conflict
+        from kgai_tui.core.write.writes import resolve_conflict
 
         try:
             resolve_conflict(

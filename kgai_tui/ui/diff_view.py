@@ -19,12 +19,12 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from kgai_tui.render_diff import render_diff
+from kgai_tui.text.diff import render_diff
 from kgai_tui.ui.safe_text import plain
 from kgai_tui.ui.widgets.time_slider import TimeSlider
 
 if TYPE_CHECKING:
-    from kgai_tui.core.engine import Engine
+    from kgai_tui.core.engine.engine import Engine
 
 
 def _name(moment: datetime | None) -> str:
@@ -109,7 +109,7 @@ class DiffModal(ModalScreen[None]):
     @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
     def _compute(self) -> None:
         # engine.shards decodes the whole log on first use: off the UI thread.
-        from kgai_tui.core.diff import diff_obj
+        from kgai_tui.core.reads.diff import diff_obj
 
         obj = diff_obj(self.engine.shards, self.start, self.end)
         self.app.call_from_thread(self._show, render_diff(obj))

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Final
 
 from rich.text import Text
 
-from kgai_tui.core.gotext import format_epoch
+from kgai_tui.core.gosem.gotext import format_epoch
 from kgai_tui.ui.safe_text import one_line, plain
 
 if TYPE_CHECKING:
-    from kgai_tui.core.model import Mutation
-    from kgai_tui.core.projection_view import ProjectionView
+    from kgai_tui.core.replay.projection_view import ProjectionView
+    from kgai_tui.core.wire.model import Mutation
 
 DIM: Final = "dim"
 HEAD: Final = "bold green"
@@ -48,8 +48,8 @@ def is_dead_end(p: ProjectionView, idx: int) -> bool:
 
 def element_details(p: ProjectionView, eid: str, *, width: int = 80) -> Text:
     """Props, links, decisions in force and history of one element, as one Text."""
-    from kgai_tui.core.props import parse_props
-    from kgai_tui.core.reads import history_order
+    from kgai_tui.core.reads.kg import history_order
+    from kgai_tui.core.wire.props import parse_props
 
     kind, name, blob = p.element(eid) or ("", "", "")
     out = Text()

@@ -14,8 +14,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from kgai_tui.core.model import Mutation
-from kgai_tui.core.projection_view import ProjectionView
+from kgai_tui.core.replay.projection_view import ProjectionView
+from kgai_tui.core.wire.model import Mutation
 from kgai_tui.ui.render import decision_record, element_label
 from kgai_tui.ui.safe_text import one_line, plain
 

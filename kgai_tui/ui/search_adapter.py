@@ -6,9 +6,9 @@ import threading
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.search import SearchIndex
-from kgai_tui.core.search_model import SearchHit
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.search.index import SearchIndex
+from kgai_tui.core.search.model import SearchHit
 from kgai_tui.ui.snapshot import Snapshot
 
 _INDEXES: WeakKeyDictionary[Engine, SearchIndex] = WeakKeyDictionary()

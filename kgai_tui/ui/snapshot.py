@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from kgai_tui.core.engine import Engine
-    from kgai_tui.core.model import Mutation
-    from kgai_tui.core.moments import GraphDelta
-    from kgai_tui.core.projection_view import ProjectionView
+    from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.reads.moments import GraphDelta
+    from kgai_tui.core.replay.projection_view import ProjectionView
+    from kgai_tui.core.wire.model import Mutation
 
 
 @dataclass(frozen=True, slots=True)

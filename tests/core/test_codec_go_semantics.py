@@ -6,16 +6,16 @@ import orjson
 import pytest
 from builders import ShardWriter, decision, upsert
 
-from kgai_tui.core.codec import compute_hash, decode_line, marshal_event
 from kgai_tui.core.errors import LineError
-from kgai_tui.core.gojson import go_float, marshal_indent
-from kgai_tui.core.gotext import (
+from kgai_tui.core.gosem.gojson import go_float, marshal_indent
+from kgai_tui.core.gosem.gotext import (
     go_fields,
     go_fold_key,
     go_lower,
     go_upper,
     parse_rfc3339,
 )
+from kgai_tui.core.wire.codec import compute_hash, decode_line, marshal_event
 
 
 def _line() -> bytes:

@@ -19,12 +19,12 @@ import numpy as np
 import pytest
 from builders import ShardWriter, decision, set_prop, upsert, write_store
 
-from kgai_tui.core import cold_open
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.genlog import GenParams
-from kgai_tui.core.genlog import write_store as write_generated
-from kgai_tui.core.ids import decision_id
-from kgai_tui.core.logscan import scan_file
+from benchmarks.genlog import GenParams
+from benchmarks.genlog import write_store as write_generated
+from kgai_tui.core.engine import cold_open
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.store.logscan import scan_file
+from kgai_tui.core.wire.ids import decision_id
 
 
 @pytest.fixture

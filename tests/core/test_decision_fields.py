@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from kgai_tui.core.decision_fields import (
+from kgai_tui.core.store.decision_fields import (
     ZERO_TIME,
     Coded,
     FieldColumns,

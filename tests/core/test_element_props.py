@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgai_tui.core.props import ElementProps, set_prop
+from kgai_tui.core.wire.props import ElementProps, set_prop
 
 _TEXT = st.text(alphabet=st.sampled_from(list("ab=\n\r \t\u00a0\u2028x1")), max_size=6)
 
@@ -46,7 +46,7 @@ def test_a_replay_flushed_once_equals_set_prop_in_order(
     """The replay keeps only each key's last value per element and applies them on
     flush (the element's last key last); that must equal every write in order, also
     when a flush happens in between (a batch boundary, a warm cache's blob)."""
-    from kgai_tui.core.projection import Projection
+    from kgai_tui.core.replay.projection import Projection
 
     blobs: dict[str, str] = {}
     p = Projection()

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgai_tui.core.element_shapes import Packed, ShapesByElement
+from kgai_tui.core.replay.element_shapes import Packed, ShapesByElement
 
 SHAPES = st.dictionaries(
     st.sampled_from([f"el_{i}" for i in range(12)]),

@@ -14,21 +14,22 @@ from pathlib import Path
 import orjson
 import pytest
 
-from kgai_tui.core import cold_open, engine_cache
-from kgai_tui.core.as_of import as_of_obj, project_as_of
-from kgai_tui.core.context import context_obj
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.engine_cache import (
+from benchmarks.genlog import GenParams, append_store, write_store
+from kgai_tui.core.engine import cache as engine_cache
+from kgai_tui.core.engine import cold_open
+from kgai_tui.core.engine.cache import (
     FORMAT,
     engine_cache_path,
     refresh,
     time_index_path,
 )
-from kgai_tui.core.export import export_digest, export_parts
-from kgai_tui.core.genlog import GenParams, append_store, write_store
-from kgai_tui.core.gotext import epoch_to_datetime
-from kgai_tui.core.health import status_obj
-from kgai_tui.core.reads import conflicts_obj, heads_obj, history_obj
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.gosem.gotext import epoch_to_datetime
+from kgai_tui.core.reads.as_of import as_of_obj, project_as_of
+from kgai_tui.core.reads.context import context_obj
+from kgai_tui.core.reads.export import export_digest, export_parts
+from kgai_tui.core.reads.health import status_obj
+from kgai_tui.core.reads.kg import conflicts_obj, heads_obj, history_obj
 
 PARAMS = GenParams(3000, 5, 200)
 
@@ -315,7 +316,7 @@ def test_reading_the_log_back_survives_dropping_its_pages(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The bulk readers release mapped pages as they go; what they read is the same."""
-    import kgai_tui.core.engine as engine_module
+    import kgai_tui.core.engine.engine as engine_module
 
     engine = Engine.open(store, cache=False)
     kept = [(obj, ok) for obj, ok in engine.decision_objs()]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kgai_tui.core.codec import decode_line, marshal_event
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.genlog import GenParams, append_store, write_segments, write_store
+from benchmarks.genlog import GenParams, append_store, write_segments, write_store
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.wire.codec import decode_line, marshal_event
 
 # From ../shared/fixtures/go-vectors/README.md (the reference genlog, 1000/3/100).
 REFERENCE = {

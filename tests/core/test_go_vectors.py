@@ -8,18 +8,18 @@ import orjson
 import pytest
 from conftest import GO_VECTORS
 
-from kgai_tui.core.codec import (
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.gosem.gojson import marshal
+from kgai_tui.core.gosem.gotext import normalize
+from kgai_tui.core.reads.export import export_obj
+from kgai_tui.core.wire.codec import (
     _decision_from_canonical_dict,
     compute_hash,
     decision_obj,
     decode_line,
     marshal_event,
 )
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.export import export_obj
-from kgai_tui.core.gojson import marshal
-from kgai_tui.core.gotext import normalize
-from kgai_tui.core.ids import decision_id, element_id
+from kgai_tui.core.wire.ids import decision_id, element_id
 
 VECTOR_LINES = GO_VECTORS.joinpath("vectors.ndjson").read_bytes().splitlines()
 SPEC_LINES = [
@@ -80,7 +80,7 @@ def test_spec_event_vectors(line: bytes) -> None:
 
 def test_spec_decision_ids() -> None:
     """The decision ids quoted in spec 2.6 come out exactly."""
-    from kgai_tui.core.model import Decision, Mutation
+    from kgai_tui.core.wire.model import Decision, Mutation
 
     retire = Mutation(
         op="retire_link", from_id="el_a", to_id="el_b", link_kind="PART_OF"

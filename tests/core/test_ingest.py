@@ -9,23 +9,27 @@ from pathlib import Path
 import orjson
 import pytest
 
-from kgai_tui.core.codec import (
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.errors import UsageError
+from kgai_tui.core.gosem.gojson import marshal
+from kgai_tui.core.gosem.gotext import go_quote
+from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.store.config_file import StoreConfig, save_config
+from kgai_tui.core.wire.codec import (
     compute_hash,
     decode_line,
     marshal_event,
     mutation_obj,
 )
-from kgai_tui.core.config_file import StoreConfig, save_config
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.errors import UsageError
-from kgai_tui.core.gojson import marshal
-from kgai_tui.core.gotext import go_quote
-from kgai_tui.core.ids import decision_id, element_id
-from kgai_tui.core.ingest import BuiltDecision, build_decision
-from kgai_tui.core.ingest_input import UNKNOWN_FIELD_HINT, DecisionInput, parse_ingest
-from kgai_tui.core.model import Decision, Event
-from kgai_tui.core.projection import Projection
-from kgai_tui.core.writes import init_store, record
+from kgai_tui.core.wire.ids import decision_id, element_id
+from kgai_tui.core.wire.model import Decision, Event
+from kgai_tui.core.write.ingest import BuiltDecision, build_decision
+from kgai_tui.core.write.ingest_input import (
+    UNKNOWN_FIELD_HINT,
+    DecisionInput,
+    parse_ingest,
+)
+from kgai_tui.core.write.writes import init_store, record
 
 VECTORS = [
     line

@@ -17,10 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from line_cases import EDITS, TYPE_SWAPS, events, plain_event
 
-from kgai_tui.core.codec import decode_line, event_obj, marshal_event
 from kgai_tui.core.errors import LineError
-from kgai_tui.core.linecheck import check_line
-from kgai_tui.core.model import Event
+from kgai_tui.core.wire.codec import decode_line, event_obj, marshal_event
+from kgai_tui.core.wire.linecheck import check_line
+from kgai_tui.core.wire.model import Event
 
 
 def _same_verdict(raw: bytes) -> None:

@@ -19,14 +19,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from line_cases import EDITS, TYPE_SWAPS, events, plain_event
 
-from kgai_tui.core import logscan
-from kgai_tui.core.codec import marshal_event
+from benchmarks.genlog import GenParams, generate
 from kgai_tui.core.errors import LineError
-from kgai_tui.core.genlog import GenParams, generate
-from kgai_tui.core.linecheck import check_line
-from kgai_tui.core.logscan import ShardScan, scan_bytes
-from kgai_tui.core.model import Event
-from kgai_tui.core.plain_line import _PLAIN_BYTES, verify_plain
+from kgai_tui.core.store import logscan
+from kgai_tui.core.store.logscan import ShardScan, scan_bytes
+from kgai_tui.core.wire.codec import marshal_event
+from kgai_tui.core.wire.linecheck import check_line
+from kgai_tui.core.wire.model import Event
+from kgai_tui.core.wire.plain_line import _PLAIN_BYTES, verify_plain
 
 
 def _exact(raw: bytes) -> tuple[int, bytes | None] | None:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from builders import ShardWriter, decision, link, set_prop, upsert
 
-from kgai_tui.core.engine import replay
-from kgai_tui.core.export import export_parts
-from kgai_tui.core.ids import element_id
-from kgai_tui.core.model import Decision, Event, Mutation
-from kgai_tui.core.projection import Projection
-from kgai_tui.core.props import parse_props
-from kgai_tui.core.props import set_prop as blob_set
-from kgai_tui.core.reads import conflicts_obj, history_obj
+from kgai_tui.core.engine.engine import replay
+from kgai_tui.core.reads.export import export_parts
+from kgai_tui.core.reads.kg import conflicts_obj, history_obj
+from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.wire.ids import element_id
+from kgai_tui.core.wire.model import Decision, Event, Mutation
+from kgai_tui.core.wire.props import parse_props
+from kgai_tui.core.wire.props import set_prop as blob_set
 
 INVOICE = element_id("feature", "Invoice")
 T0 = "2026-01-0{}T00:00:00Z"

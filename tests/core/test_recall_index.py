@@ -10,13 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgai_tui.core import context, recall_index
-from kgai_tui.core.context import context_obj, decision_boost, relevance
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.genlog import GenParams, write_store
-from kgai_tui.core.projection import Projection
-from kgai_tui.core.recall_index import RecallIndex, _Vocab, tokenize_many
-from kgai_tui.core.scoring import _strength, split_paths, tokenize
+from benchmarks.genlog import GenParams, write_store
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.reads import context
+from kgai_tui.core.reads.context import context_obj, decision_boost, relevance
+from kgai_tui.core.recall import index as recall_index
+from kgai_tui.core.recall.index import RecallIndex, _Vocab, tokenize_many
+from kgai_tui.core.recall.scoring import _strength, split_paths, tokenize
+from kgai_tui.core.replay.projection import Projection
 from kgai_tui.demo import DEMO_STORE
 
 PROPS = settings(max_examples=60, deadline=None)

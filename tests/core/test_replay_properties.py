@@ -27,13 +27,13 @@ from builders import ShardWriter, decision, link, set_prop, upsert, write_store
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgai_tui.core.as_of import as_of_obj, project_as_of
-from kgai_tui.core.codec import marshal_event
-from kgai_tui.core.engine import Engine, replay
-from kgai_tui.core.export import export_digest, export_parts
-from kgai_tui.core.ids import element_id
-from kgai_tui.core.model import Decision, Event, Mutation
-from kgai_tui.core.reads import conflicts_obj, heads_obj
+from kgai_tui.core.engine.engine import Engine, replay
+from kgai_tui.core.reads.as_of import as_of_obj, project_as_of
+from kgai_tui.core.reads.export import export_digest, export_parts
+from kgai_tui.core.reads.kg import conflicts_obj, heads_obj
+from kgai_tui.core.wire.codec import marshal_event
+from kgai_tui.core.wire.ids import element_id
+from kgai_tui.core.wire.model import Decision, Event, Mutation
 
 T = TypeVar("T")
 
@@ -453,7 +453,7 @@ SEEDS = ("0", "1", "12345")
 READS_SCRIPT = """
 import sys
 from click.testing import CliRunner
-from kgai_tui.cli import main
+from kgai_tui.cli.main import main
 store = sys.argv[1]
 runner = CliRunner()
 for args in (

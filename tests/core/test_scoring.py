@@ -1,4 +1,4 @@
-"""Tests for kgai_tui.core.scoring: tokenizer, match scores, Go globs and one_line."""
+"""Tests for kgai_tui.core.recall.scoring: tokenizer, match scores, Go globs and one_line."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kgai_tui.core.gotext import go_lower
-from kgai_tui.core.scoring import (
+from kgai_tui.core.gosem.gotext import go_lower
+from kgai_tui.core.recall.scoring import (
     STOPWORDS,
     _go_match,
     _tokenize_runes,

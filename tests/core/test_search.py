@@ -13,19 +13,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from search_stores import mixed_store, relevance_store
 
-from kgai_tui.core.engine import Engine
+from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.errors import WriteError
-from kgai_tui.core.gojson import marshal_indent, with_go_floats
-from kgai_tui.core.scoring import ScanScorer, scan_corpus
-from kgai_tui.core.search import SearchIndex, query_terms
-from kgai_tui.core.search_cache import (
+from kgai_tui.core.gosem.gojson import marshal_indent, with_go_floats
+from kgai_tui.core.recall.scoring import ScanScorer, scan_corpus
+from kgai_tui.core.search.cache import (
     cache_dir_for,
     load_state,
     save_state,
     write_lock,
 )
-from kgai_tui.core.search_model import SearchHit, search_obj
-from kgai_tui.core.shards import read_log
+from kgai_tui.core.search.index import SearchIndex, query_terms
+from kgai_tui.core.search.model import SearchHit, search_obj
+from kgai_tui.core.store.shards import read_log
 
 # ------------------------------------------------------------------ helpers
 
@@ -472,7 +472,7 @@ def test_bad_lines_are_not_indexed(tmp_path: Path) -> None:
 
 
 def index_stamp() -> str:
-    from kgai_tui.core.search import STAMP
+    from kgai_tui.core.search.index import STAMP
 
     return STAMP
 
@@ -491,7 +491,7 @@ def test_an_unwritable_cache_falls_back_to_memory(
 
 
 def test_a_given_projection_at_the_moment_gives_the_same_answer(tmp_path: Path) -> None:
-    from kgai_tui.core.as_of import project_as_of
+    from kgai_tui.core.reads.as_of import project_as_of
 
     root = tmp_path / "store"
     relevance_store(root)

@@ -11,17 +11,17 @@ import orjson
 import pytest
 from search_stores import mixed_store
 
-from kgai_tui.core import search
-from kgai_tui.core.codec import event_from_obj, event_obj
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.search import SearchIndex
-from kgai_tui.core.search_docs import (
+from benchmarks.search_suite import make_queries
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.search import index as search
+from kgai_tui.core.search.docs import (
     history_fields,
     history_record,
     history_record_obj,
     index_fields,
 )
-from kgai_tui.search_bench import make_queries
+from kgai_tui.core.search.index import SearchIndex
+from kgai_tui.core.wire.codec import event_from_obj, event_obj
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,7 @@ def _expected_order(
     engine: Engine, after: dict[str, int] | None = None
 ) -> list[tuple[dict[str, Any], bool]]:
     """Hash-verified decision events by (lamport, hash, shard, line), read plainly."""
-    from kgai_tui.core.logscan import DECISION_ID_OK, HASH_OK
+    from kgai_tui.core.store.logscan import DECISION_ID_OK, HASH_OK
 
     assert engine.log_dir is not None
     rows = []
@@ -173,7 +173,7 @@ def test_a_plan_limited_to_a_subset_scores_as_the_whole_plan(
     """The bounded ranking re-runs a plan on a few documents with each scoring leaf
     limited to them (fast on a big index); every hit and score must be the same as
     the whole plan's, on the rare subset and on the key walk's bins alike."""
-    from kgai_tui.core.search_query import parse_query
+    from kgai_tui.core.search.query import parse_query
 
     index = SearchIndex.for_engine(mixed, cache_base=tmp_path)
     rng = random.Random(7)

@@ -1,6 +1,6 @@
 """A full index build made on two cores holds exactly what one process makes.
 
-The helper process (a real interpreter, ``python -m kgai_tui.core.search_build``)
+The helper process (a real interpreter, ``python -m kgai_tui.core.search.build``)
 makes the documents of the last part of the decision order as JSON; these tests
 compare the indexes term by term (every term of every field with its document
 frequency, every stored record and fast field value) and by search results.
@@ -18,10 +18,11 @@ import pytest
 from search_stores import mixed_store
 from test_hostile_store import build_hostile
 
-from kgai_tui.core import search, search_build
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.search import SearchIndex
-from kgai_tui.search_bench import make_queries
+from benchmarks.search_suite import make_queries
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.search import build as search_build
+from kgai_tui.core.search import index as search
+from kgai_tui.core.search.index import SearchIndex
 
 TEXT_FIELDS = sorted(
     {f for fields in search._FIELDS.values() for f, _ in fields}

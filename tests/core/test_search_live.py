@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from search_stores import mixed_store
 
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.search_live import live_set, touched_by
-from kgai_tui.core.shards import read_shard_bytes
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.search.live import live_set, touched_by
+from kgai_tui.core.store.shards import read_shard_bytes
 
 
 def _engine(shards: dict[str, bytes]) -> Engine:

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgai_tui.core import search_rank
-from kgai_tui.core.search_model import round_score
-from kgai_tui.core.search_rank import top_k, top_k_bounded
+from kgai_tui.core.search import rank as search_rank
+from kgai_tui.core.search.model import round_score
+from kgai_tui.core.search.rank import top_k, top_k_bounded
 
 
 class FakeBackend:

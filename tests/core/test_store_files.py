@@ -15,17 +15,22 @@ from pathlib import Path
 
 import pytest
 
-from kgai_tui.core.config_file import (
+from kgai_tui.core.errors import LockTimeoutError, RefusedError
+from kgai_tui.core.store.config_file import (
     StoreConfig,
     load_config,
     machine_fingerprint,
     mint_install_id,
     save_config,
 )
-from kgai_tui.core.errors import LockTimeoutError, RefusedError
-from kgai_tui.core.lock import store_lock
-from kgai_tui.core.scaffold import GITATTRIBUTES, GITIGNORE, glob_match, merge_own_file
-from kgai_tui.core.writes import init_store, record
+from kgai_tui.core.store.scaffold import (
+    GITATTRIBUTES,
+    GITIGNORE,
+    glob_match,
+    merge_own_file,
+)
+from kgai_tui.core.write.lock import store_lock
+from kgai_tui.core.write.writes import init_store, record
 
 
 def _files(root: Path) -> dict[str, bytes]:

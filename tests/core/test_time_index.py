@@ -21,26 +21,27 @@ from builders import ShardWriter, decision, link, set_prop, upsert, write_store
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgai_tui.core import reads, time_index
-from kgai_tui.core.as_of import _graph_obj, as_of_obj, project_as_of
-from kgai_tui.core.codec import event_obj
-from kgai_tui.core.context import context_obj
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.genlog import GenParams
-from kgai_tui.core.genlog import write_store as gen_store
-from kgai_tui.core.gotext import epoch_to_datetime, format_epoch, rfc3339_epoch
-from kgai_tui.core.ids import element_id
-from kgai_tui.core.model import Decision, Event, Mutation
-from kgai_tui.core.moments import TimeCursor, graph_delta, moments
-from kgai_tui.core.projection import Projection
-from kgai_tui.core.projection_view import ProjectionView
-from kgai_tui.core.shards import ShardRead
-from kgai_tui.core.time_index import (
+from benchmarks.genlog import GenParams
+from benchmarks.genlog import write_store as gen_store
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.gosem.gotext import epoch_to_datetime, format_epoch, rfc3339_epoch
+from kgai_tui.core.reads import kg as reads
+from kgai_tui.core.reads.as_of import _graph_obj, as_of_obj, project_as_of
+from kgai_tui.core.reads.context import context_obj
+from kgai_tui.core.reads.moments import TimeCursor, graph_delta, moments
+from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.replay.projection_view import ProjectionView
+from kgai_tui.core.store.shards import ShardRead
+from kgai_tui.core.timeindex import index as time_index
+from kgai_tui.core.timeindex.index import (
     TimeIndex,
     TimeIndexBuilder,
     _PackedRecs,
     build_time_index,
 )
+from kgai_tui.core.wire.codec import event_obj
+from kgai_tui.core.wire.ids import element_id
+from kgai_tui.core.wire.model import Decision, Event, Mutation
 from kgai_tui.demo import DEMO_STORE as DEMO
 
 BASE = 1_767_225_600  # 2026-01-01T00:00:00Z

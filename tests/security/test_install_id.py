@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from kgai_tui.core.config_file import CONFIG_NAME
-from kgai_tui.core.writes import init_store, record
+from kgai_tui.core.store.config_file import CONFIG_NAME
+from kgai_tui.core.write.writes import init_store, record
 
 CLI = [sys.executable, "-m", "kgai_tui"]
 UPSERT = {"op": "upsert_element", "kind": "feature", "name": "X"}

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from kgai_tui.core.writes import init_store, record
+from kgai_tui.core.write.writes import init_store, record
 
 CLI = [sys.executable, "-m", "kgai_tui"]
 BATCH = 600

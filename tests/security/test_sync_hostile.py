@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from kgai_tui.core.codec import compute_hash, decode_line, marshal_event
-from kgai_tui.core.config_file import load_config, save_config
-from kgai_tui.core.ids import decision_id
+from kgai_tui.core.store.config_file import load_config, save_config
+from kgai_tui.core.wire.codec import compute_hash, decode_line, marshal_event
+from kgai_tui.core.wire.ids import decision_id
 
 KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
 MALLORY = (
@@ -517,9 +517,9 @@ def test_fd_and_ext_remotes_are_refused_at_once(
 
 def test_sync_output_shows_remote_text_inertly() -> None:
     """Remote-chosen path names, teammates' titles and git's messages cannot act."""
-    from kgai_tui.sync import SyncReport, render_sync
-    from kgai_tui.sync_git import GitOutcome
-    from kgai_tui.sync_refusal import Refusal, shown_path
+    from kgai_tui.sync.git import GitOutcome
+    from kgai_tui.sync.refusal import Refusal, shown_path
+    from kgai_tui.sync.sync import SyncReport, render_sync
 
     evil = "x\x1b]0;PWNED\x07\x9b2J\u202eevil\u200b"
     group = {

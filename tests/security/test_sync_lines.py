@@ -10,10 +10,10 @@ from dataclasses import replace
 
 from builders import ShardWriter, decision, upsert
 
-from kgai_tui.core.codec import compute_hash, marshal_event
-from kgai_tui.core.model import Event
-from kgai_tui.sync_shard import MAX_LAMPORT, new_lines
-from kgai_tui.sync_tree import NOT_A_SHARD, TreeEntry, vet_tree
+from kgai_tui.core.wire.codec import compute_hash, marshal_event
+from kgai_tui.core.wire.model import Event
+from kgai_tui.sync.shard import MAX_LAMPORT, new_lines
+from kgai_tui.sync.tree import NOT_A_SHARD, TreeEntry, vet_tree
 
 AT = "2026-01-01T00:00:00Z"
 

@@ -31,13 +31,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_sync_hostile import Hostile, rehashed
 
-from kgai_tui.core.codec import decode_line
-from kgai_tui.core.config_file import load_config, save_config
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.health import doctor_problems
-from kgai_tui.core.install_ids import shard_install_id
-from kgai_tui.core.writes import init_store, record
-from kgai_tui.sync import sync_store
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.reads.health import doctor_problems
+from kgai_tui.core.store.config_file import load_config, save_config
+from kgai_tui.core.store.install_ids import shard_install_id
+from kgai_tui.core.wire.codec import decode_line
+from kgai_tui.core.write.writes import init_store, record
+from kgai_tui.sync.sync import sync_store
 
 Step = tuple[str, int, int]
 

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from builders import ShardWriter, decision, link, upsert, write_store
 
-from kgai_tui.core.ids import decision_id
+from kgai_tui.core.wire.ids import decision_id
 
 KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
 
@@ -379,7 +379,7 @@ def test_the_final_guard_marks_what_a_message_forgot(tmp_path: Path) -> None:
     script = tmp_path / "forgetful.py"
     script.write_text(
         "import sys, click\n"
-        "from kgai_tui.cli_support import guard_terminal_streams\n"
+        "from kgai_tui.cli.support import guard_terminal_streams\n"
         "guard_terminal_streams()\n"
         "click.echo('out \\x1b]0;X\\x07 \\x9b \\u202e\\tline\\r\\nnext')\n"
         "click.echo('err \\x1b[2J \\u200b', err=True)\n"

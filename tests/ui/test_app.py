@@ -14,11 +14,11 @@ from builders import ShardWriter, decision, link, upsert, write_store
 from textual.pilot import Pilot
 from textual.widgets import Button, ContentSwitcher, OptionList, Static, Tree
 
-from kgai_tui.core.as_of import project_as_of
-from kgai_tui.core.codec import decode_line
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.export import export_parts
-from kgai_tui.core.reads import conflicts_obj
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.reads.as_of import project_as_of
+from kgai_tui.core.reads.export import export_parts
+from kgai_tui.core.reads.kg import conflicts_obj
+from kgai_tui.core.wire.codec import decode_line
 from kgai_tui.ui.app import KgaiApp, make_app
 from kgai_tui.ui.widgets.decision_list import DecisionList
 from kgai_tui.ui.widgets.time_slider import TimeSlider
@@ -330,6 +330,6 @@ def test_palette_jumps_to_an_element(demo_store: Path) -> None:
         chosen.append(app.selected_element)
 
     _drive(app, steps)
-    from kgai_tui.core.ids import element_id
+    from kgai_tui.core.wire.ids import element_id
 
     assert chosen == [element_id("service", "Billing")]

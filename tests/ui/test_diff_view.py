@@ -8,9 +8,9 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from kgai_tui.core.diff import diff_obj
-from kgai_tui.core.engine import Engine
-from kgai_tui.render_diff import render_diff
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.reads.diff import diff_obj
+from kgai_tui.text.diff import render_diff
 from kgai_tui.ui.app import KgaiApp, make_app
 from kgai_tui.ui.diff_view import DiffModal
 from kgai_tui.ui.widgets.time_slider import TimeSlider

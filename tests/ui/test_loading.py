@@ -13,9 +13,9 @@ from builders import ShardWriter, decision, link, upsert, write_store
 from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
 
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.ids import element_id
+from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.safe_text import _BREAKS, _SPACES, one_line, visible
+from kgai_tui.core.wire.ids import element_id
 from kgai_tui.ui.app import KgaiApp, make_app
 from kgai_tui.ui.views.elements import element_rows
 from kgai_tui.ui.views.timeline import _histogram

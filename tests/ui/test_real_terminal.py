@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kgai_tui.core.engine import Engine
-from kgai_tui.core.reads import conflicts_obj
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.reads.kg import conflicts_obj
 
 KGAI_TUI = Path(sys.executable).parent / "kgai-tui"
 

@@ -26,7 +26,7 @@ from textual.worker import get_current_worker
 if TYPE_CHECKING:
     # The engine and the JSON reads load when the screen first computes (in its
     # worker), not when the explorer starts.
-    from kgai_tui.core.engine import Engine
+    from kgai_tui.core.engine.engine import Engine
 
 __all__ = ["AgentScreen", "agent_payload", "equivalent_command"]
 
@@ -35,7 +35,7 @@ EngineSource = Callable[[], "Engine | None"]
 
 def equivalent_command(root: Path, paths: str, topic: str) -> str:
     """The CLI line that prints the same bytes (for a person to reproduce)."""
-    from kgai_tui.json_reads import split_paths
+    from kgai_tui.core.answers.json_reads import split_paths
 
     words = ["kgai-tui", "context", "--store", str(root)]
     joined = ",".join(split_paths(paths))
@@ -54,8 +54,8 @@ def agent_payload(engine: Engine, paths: str, topic: str) -> str:
         paths: file paths or globs, comma-separated.
         topic: a topic in words.
     """
+    from kgai_tui.core.answers.json_reads import error_json, recall_json
     from kgai_tui.core.errors import KgaiError
-    from kgai_tui.json_reads import error_json, recall_json
 
     try:
         data = recall_json(engine, paths, topic)
@@ -131,7 +131,7 @@ class AgentScreen(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="agent-recall", exit_on_error=False)
     def _compute(self, paths: str, topic: str) -> None:
-        from kgai_tui.core.engine import Engine
+        from kgai_tui.core.engine.engine import Engine
 
         engine = self.engine_source() or Engine.open(self.root)
         payload = agent_payload(engine, paths, topic)

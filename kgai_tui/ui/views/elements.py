@@ -20,7 +20,7 @@ from kgai_tui.ui.snapshot import DecisionRequested, ElementRequested, Snapshot
 from kgai_tui.ui.widgets.element_tree import ElementTree
 
 if TYPE_CHECKING:
-    from kgai_tui.core.projection_view import ProjectionView
+    from kgai_tui.core.replay.projection_view import ProjectionView
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +206,7 @@ def _navigation(p: ProjectionView, eid: str) -> list[tuple[Option, tuple[str, st
     rather than an option id: one neighbour can be reached by several links (a
     self-loop, an edge both ways), and option ids must be unique.
     """
-    from kgai_tui.core.reads import history_order
+    from kgai_tui.core.reads.kg import history_order
 
     graph = p.graph
     options: list[tuple[Option, tuple[str, str]]] = []

@@ -17,8 +17,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Select, Sparkline, Static
 from textual.worker import get_current_worker
 
-from kgai_tui.core.projection_view import ProjectionView
-from kgai_tui.core.reads import history_order
+from kgai_tui.core.reads.kg import history_order
+from kgai_tui.core.replay.projection_view import ProjectionView
 from kgai_tui.ui.render import (
     CONTESTED,
     DEAD_END,

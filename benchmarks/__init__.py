@@ -1,0 +1,1 @@
+"""Benchmarks and the synthetic log generator; not shipped in the wheel."""

@@ -1,0 +1,350 @@
+"""The ``kgai-tui`` command line: every read with ``--json`` (kg's shapes) or text.
+
+Each command resolves the store, calls the core once and prints. The terminal app is
+imported only when it is opened, so scripted reads never pay for Textual.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, Final
+
+import click
+
+from kgai_tui import __version__
+from kgai_tui.cli.support import (
+    JSON_OPTION,
+    STORE_OPTION,
+    emit_json,
+    guard_terminal_streams,
+    handles_errors,
+    open_engine,
+    resolve_location,
+)
+from kgai_tui.core.reads.as_of import as_of_obj, as_of_view
+from kgai_tui.core.reads.context import context_obj
+from kgai_tui.core.reads.export import export_obj
+from kgai_tui.core.reads.health import doctor_obj, status_obj
+from kgai_tui.core.reads.kg import (
+    conflicts_obj,
+    heads_obj,
+    history_obj,
+    parse_as_of,
+    resolve_obj,
+)
+from kgai_tui.text.render import (
+    render_as_of,
+    render_conflicts,
+    render_context,
+    render_doctor,
+    render_heads,
+    render_history,
+    render_resolve,
+    render_status,
+)
+
+
+def _out(
+    obj: dict[str, Any], as_json: bool, render: Callable[[dict[str, Any]], str]
+) -> None:
+    if as_json:
+        emit_json(obj)
+    else:
+        click.echo(render(obj))
+
+
+class _DefaultToOpen(click.Group):
+    """A group whose first word, when it is not a command, is the store to open."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Route ``kgai-tui``, ``kgai-tui STORE`` and ``kgai-tui --demo`` (any
+        first word that is neither a command nor the group's own ``--help`` or
+        ``--version``) to the ``open`` command."""
+        if not args or (args[0] not in self.commands and args[0] not in _GROUP_FLAGS):
+            args = ["open", *args]
+        return super().parse_args(ctx, args)
+
+
+_GROUP_FLAGS: Final = frozenset(("--help", "-h", "--version", "-V"))
+
+
+@click.group(
+    cls=_DefaultToOpen,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.version_option(__version__, "--version", "-V", prog_name="kgai-tui")
+def main() -> None:
+    """Read and steer a team's kgai decision memory.
+
+    With no command, opens the explorer (on the bundled demo store when no store
+    is found). Every read takes --json and prints the reference engine's JSON
+    shape. Exit codes: 0 ok, 1 failed answer, 2 bad input, 3 no store, 4 write
+    failed, 128+n stopped by signal n (a batch is whole or absent).
+    """
+
+
+@main.command("open")
+@click.argument("store_path", metavar="[STORE]", required=False, default=None)
+@click.option("--store", "store", metavar="PATH", default=None, help="Store directory.")
+@click.option("--demo", is_flag=True, help="Open a fresh copy of the demo store.")
+@handles_errors
+def open_command(store_path: str | None, store: str | None, demo: bool) -> None:
+    """Open the terminal explorer on a store (the default command).
+
+    Without a store found (--store, KGAI_STORE, the project's .kgai/store), it
+    opens a temporary copy of the bundled demo store; nothing in the install
+    changes.
+
+    Example: kgai-tui ~/work/shop/.kgai/store
+    """
+    from pathlib import Path
+
+    from kgai_tui.core.errors import StoreNotFoundError
+
+    explicit = store_path or store
+    location = resolve_location(explicit)
+    if demo or (not explicit and not location.exists):
+        from kgai_tui.demo import open_copy
+
+        root, label = open_copy(), "demo store (a temporary copy)"
+    elif not location.exists:
+        raise StoreNotFoundError(
+            f"no kgai store at {location.root} (no log/ directory)"
+        )
+    else:
+        root, label = Path(location.root), str(location.root)
+    from kgai_tui.ui.app import make_app
+
+    make_app(root, label=label).run()
+
+
+@main.command()
+@STORE_OPTION
+@JSON_OPTION
+@click.option("--about", default="", help="Only elements whose name contains this.")
+@handles_errors
+def conflicts(store: str | None, as_json: bool, about: str) -> None:
+    """List elements with two or more decisions in force.
+
+    Example: kgai-tui conflicts --about invoice --json
+    """
+    obj = conflicts_obj(open_engine(store).projection, about)
+    _out(obj, as_json, render_conflicts)
+
+
+@main.command()
+@STORE_OPTION
+@JSON_OPTION
+@click.argument("element", required=False, default=None)
+@handles_errors
+def heads(store: str | None, as_json: bool, element: str | None) -> None:
+    """Show the decisions in force, for one element or for all.
+
+    Example: kgai-tui heads feature:Invoice
+    """
+    obj = heads_obj(open_engine(store).projection, element)
+    _out(obj, as_json, render_heads)
+
+
+@main.command()
+@STORE_OPTION
+@JSON_OPTION
+@click.argument("element", nargs=-1, required=True)
+@handles_errors
+def history(store: str | None, as_json: bool, element: tuple[str, ...]) -> None:
+    """Show every decision that shaped ELEMENT (kind:name or id), oldest first.
+
+    Example: kgai-tui history feature:Invoice
+    """
+    obj = history_obj(open_engine(store).projection, " ".join(element))
+    _out(obj, as_json, render_history)
+
+
+@main.command()
+@STORE_OPTION
+@JSON_OPTION
+@click.argument("ref", nargs=-1, required=True)
+@handles_errors
+def resolve(store: str | None, as_json: bool, ref: tuple[str, ...]) -> None:
+    """Resolve KIND:NAME to its element id, existence and heads.
+
+    Example: kgai-tui resolve service:Billing
+    """
+    obj = resolve_obj(open_engine(store).projection, " ".join(ref))
+    _out(obj, as_json, render_resolve)
+
+
+def _context(
+    store: str | None, as_json: bool, paths: str, about: str, max_: int
+) -> None:
+    path_list = [p.strip() for p in paths.split(",") if p.strip()]
+    obj = context_obj(
+        open_engine(store).projection, paths=path_list, about=about, limit=max_
+    )
+    if as_json:
+        emit_json(obj, floats=True)
+    else:
+        click.echo(render_context(obj))
+
+
+_CONTEXT_OPTIONS = [
+    click.option("--paths", default="", help="Comma-separated file paths or globs."),
+    click.option("--about", default="", help="A topic in words."),
+    click.option(
+        "--max", "max_", type=int, default=15, help="At most this many elements."
+    ),
+]
+
+
+def _with_context_options(func: Any) -> Any:
+    for option in reversed(_CONTEXT_OPTIONS):
+        func = option(func)
+    return func
+
+
+@main.command()
+@STORE_OPTION
+@JSON_OPTION
+@_with_context_options
+@handles_errors
+def context(
+    store: str | None, as_json: bool, paths: str, about: str, max_: int
+) -> None:
+    """Recall the decisions in force for the elements in play.
+
+    Example: kgai-tui context --paths src/billing/pdf.go --about invoices --json
+    """
+    _context(store, as_json, paths, about, max_)
+
+
+@main.command()
+@STORE_OPTION
+@JSON_OPTION
+@_with_context_options
+@handles_errors
+def recall(store: str | None, as_json: bool, paths: str, about: str, max_: int) -> None:
+    """Alias of ``context``.
+
+    Example: kgai-tui recall --about "invoice rendering"
+    """
+    _context(store, as_json, paths, about, max_)
+
+
+@main.command("as-of")
+@STORE_OPTION
+@JSON_OPTION
+@click.argument("timestamp")
+@handles_errors
+def as_of(store: str | None, as_json: bool, timestamp: str) -> None:
+    """Show the graph, heads and conflicts as they stood at TIMESTAMP.
+
+    TIMESTAMP is RFC3339, or YYYY-MM-DD meaning the end of that day (UTC).
+
+    Example: kgai-tui as-of 2026-03-31
+    """
+    cut = parse_as_of(timestamp)
+    engine = open_engine(store)
+    obj = as_of_obj(as_of_view(engine, cut), cut)
+    _out(obj, as_json, render_as_of)
+
+
+@main.command()
+@STORE_OPTION
+@click.option("--canonical", is_flag=True, help="Add the replay digest.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Accepted for symmetry; export is JSON."
+)
+@handles_errors
+def export(store: str | None, canonical: bool, as_json: bool) -> None:
+    """Print the whole projection as JSON (with --canonical, its digest).
+
+    Example: kgai-tui export --canonical
+    """
+    emit_json(export_obj(open_engine(store).projection, canonical=canonical))
+
+
+@main.command()
+@STORE_OPTION
+@JSON_OPTION
+@handles_errors
+def status(store: str | None, as_json: bool) -> None:
+    """Summarise the store: writers, events, elements, decisions, conflicts.
+
+    Example: kgai-tui status --json
+    """
+    obj = status_obj(open_engine(store))
+    _out(obj, as_json, render_status)
+
+
+@main.command()
+@STORE_OPTION
+@JSON_OPTION
+@handles_errors
+def doctor(store: str | None, as_json: bool) -> None:
+    """Check every shard; exit 1 when anything is wrong.
+
+    Reports bad hashes, decision ids that do not match, broken parent chains,
+    malformed, over-long and torn lines, each with its shard and line.
+
+    Example: kgai-tui doctor
+    """
+    obj = doctor_obj(open_engine(store, cache=False))
+    _out(obj, as_json, render_doctor)
+    if not obj["ok"]:
+        sys.exit(1)
+
+
+from kgai_tui.cli.write import init_command, record_command, resolve_conflict_command  # noqa: E402
+
+main.add_command(init_command)
+main.add_command(record_command)
+main.add_command(resolve_conflict_command)
+
+from kgai_tui.cli.agents import mcp_command, sync_command  # noqa: E402
+
+main.add_command(mcp_command)
+main.add_command(sync_command)
+
+from kgai_tui.cli.search import bench_group, search_command  # noqa: E402
+
+main.add_command(search_command)
+main.add_command(bench_group)
+
+from kgai_tui.cli.onboard import diff_command, import_group, report_command  # noqa: E402
+
+main.add_command(import_group)
+main.add_command(diff_command)
+main.add_command(report_command)
+
+from benchmarks.bench_run import bench_run_command  # noqa: E402
+
+bench_group.add_command(bench_run_command)
+
+
+def entry() -> None:
+    """The ``kgai-tui`` command: run, flush, and leave without tearing down.
+
+    A store of a million decisions is millions of objects; letting the interpreter
+    free them one by one at exit costs over a second after the answer is printed.
+    Nothing is left to clean up by then (files are closed, temporary directories
+    removed by their context managers), so the process ends directly. Text output
+    is guarded first (:func:`~kgai_tui.cli.support.guard_terminal_streams`).
+    """
+    code: int = 0
+    guard_terminal_streams()
+    try:
+        main()
+    except SystemExit as exc:
+        if isinstance(exc.code, int):
+            code = exc.code
+        elif exc.code is not None:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:
+        code = code or 1
+    os._exit(code)

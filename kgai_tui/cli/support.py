@@ -1,0 +1,190 @@
+"""Shared plumbing for CLI commands: output, exit codes and store opening.
+
+Exit codes (documented in docs/cli.md):
+
+* 0: success.
+* 1: the command ran and its answer is a failure (doctor found problems, no such
+  element, nothing to resolve).
+* 2: bad usage or bad input (arguments, timestamps, ingest JSON).
+* 3: no store where discovery looked (nothing is created).
+* 4: a write could not be completed (read-only store, full disk, lock held too long);
+  nothing was half-written.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, Final, NoReturn, ParamSpec, TypeVar
+
+import click
+
+from kgai_tui.core.answers.json_reads import error_json, json_bytes
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.errors import (
+    KgaiError,
+    NotFoundError,
+    StoreNotFoundError,
+    UsageError,
+    WriteError,
+)
+from kgai_tui.core.safe_text import visible
+from kgai_tui.core.store.discovery import StoreLocation, locate_store
+
+# The engine the last open_engine returned (see there).
+_HELD: list[Engine] = []
+
+EXIT_OK: Final = 0
+EXIT_FAILED: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_NO_STORE: Final = 3
+EXIT_WRITE: Final = 4
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def exit_code_for(exc: KgaiError) -> int:
+    """Map a core error to its documented exit code."""
+    if isinstance(exc, StoreNotFoundError):
+        return EXIT_NO_STORE
+    if isinstance(exc, UsageError):
+        return EXIT_USAGE
+    if isinstance(exc, WriteError):
+        return EXIT_WRITE
+    if isinstance(exc, NotFoundError):
+        return EXIT_FAILED
+    return EXIT_FAILED
+
+
+def fail(message: str, code: int, *, as_json: bool) -> NoReturn:
+    """Report a failure as one line (and as ``{"error","ok":false}`` with --json)."""
+    first_line = message.strip().splitlines()[0] if message.strip() else "failed"
+    if as_json:
+        sys.stdout.buffer.write(error_json(first_line))
+        sys.stdout.flush()
+    # Messages quote arguments, paths and store text: shown, never obeyed.
+    click.echo(f"kgai-tui: {visible(first_line)}", err=True)
+    sys.exit(code)
+
+
+def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """Turn core errors into a one-line message and the documented exit code."""
+
+    @wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        as_json = bool(kwargs.get("as_json", False))
+        try:
+            return func(*args, **kwargs)
+        except KgaiError as exc:
+            fail(str(exc), exit_code_for(exc), as_json=as_json)
+        except BrokenPipeError:
+            sys.exit(EXIT_OK)
+        except OSError as exc:
+            # Writes turn their OSErrors into WriteError (exit 4) themselves; an
+            # OSError reaching here is a failed read.
+            where = f": {exc.filename}" if exc.filename else ""
+            fail(f"{exc.strerror or exc}{where}", EXIT_FAILED, as_json=as_json)
+
+    return wrapper
+
+
+def emit_json(obj: Any, *, floats: bool = False) -> None:
+    """Print an object as Go's ``MarshalIndent`` output plus a newline.
+
+    The bytes are :func:`kgai_tui.core.answers.json_reads.json_bytes` (the MCP server's too):
+    controls and invisible characters escaped. ``floats`` walks the value to print
+    floats as Go does (``15``, not ``15.0``); outputs without floats skip the
+    walk, which matters for a million-row export.
+    """
+    sys.stdout.buffer.write(json_bytes(obj, floats=floats))
+    sys.stdout.flush()
+
+
+class _GuardedText(io.TextIOWrapper):
+    """A text stream that marks anything that would act on a terminal."""
+
+    def write(self, s: str) -> int:
+        """Write ``s`` with controls made visible; LF and TAB pass."""
+        super().write(visible(s, keep_newlines=True))
+        return len(s)
+
+
+def guard_terminal_streams() -> None:
+    """Route every text write to stdout and stderr through :func:`visible`.
+
+    Defence in depth at the one point all human output passes: each renderer
+    already marks the store text it prints, and the CLI writes no styling of its
+    own, so this changes nothing unless some message forgot to (a notice quoting a
+    file name, say). Bytes written to ``.buffer`` (``--json``, reports) pass
+    untouched; they are escaped where they are made. The explorer draws through
+    ``sys.__stderr__``, which is left alone.
+    """
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if type(stream) is not io.TextIOWrapper:
+            continue  # replaced already (a test runner, an embedding program)
+        stream.flush()
+        setattr(
+            sys,
+            name,
+            _GuardedText(
+                stream.buffer,
+                encoding=stream.encoding,
+                errors=stream.errors,
+                line_buffering=stream.line_buffering,
+                write_through=stream.write_through,
+            ),
+        )
+
+
+def resolve_location(store: str | None) -> StoreLocation:
+    """Find the store for a command (never creates it)."""
+    return locate_store(store)
+
+
+def open_engine(store: str | None, *, cache: bool = True) -> Engine:
+    """Open the discovered store, warning on stderr about skipped lines.
+
+    ``cache=False`` (doctor) reads and verifies every shard byte instead of
+    trusting the warm cache.
+
+    Raises:
+        StoreNotFoundError: nothing is at the discovered location.
+    """
+    location = resolve_location(store)
+    if not location.exists:
+        raise StoreNotFoundError(
+            f"no kgai store at {location.root} (found via {location.source}); "
+            "pass --store PATH or set KGAI_STORE"
+        )
+    # A command answers and exits; a new warm-open cache is written after it.
+    engine = Engine.open(location.root, cache=cache, background_save=cache)
+    # Held until the process ends (cli.entry leaves without teardown): a command
+    # passes the engine as a temporary, and freeing its millions of objects the
+    # moment the answer is computed delays printing it (1.9 s at 1M decisions).
+    _HELD[:] = [engine]
+    skipped = len(engine.problems)
+    if skipped:
+        click.echo(
+            f"kgai-tui: warning: {skipped} problem line(s) in "
+            f"{visible(str(Path(location.root) / 'log'))} "
+            "(run `kgai-tui doctor` for details)",
+            err=True,
+        )
+    return engine
+
+
+STORE_OPTION = click.option(
+    "--store",
+    "store",
+    metavar="PATH",
+    default=None,
+    help="Store directory (default: $KGAI_STORE, else <project>/.kgai/store).",
+)
+JSON_OPTION = click.option(
+    "--json", "as_json", is_flag=True, help="Print JSON (the kg shape) instead of text."
+)

@@ -1,0 +1,1 @@
+"""Opening a store: the Engine value, the cold open and the warm cache."""

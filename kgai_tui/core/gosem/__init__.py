@@ -1,0 +1,1 @@
+"""Go's string and JSON semantics (case mapping, white space, RFC3339, escaping)."""

@@ -1,0 +1,106 @@
+"""Go ``encoding/json`` output, byte for byte (spec 2.7).
+
+orjson already escapes exactly as Go does except for Go's HTML-safe escapes (``<``,
+``>``, ``&``) and U+2028/U+2029. None of those bytes can appear in JSON syntax outside a
+string, so a plain byte replacement after orjson gives Go's bytes at C speed. Key order
+is the caller's: build dicts in Go struct order, or sorted for Go maps.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Final
+
+import orjson
+
+from kgai_tui.core.gosem.gotext import go_string
+
+_FIXUPS: Final = (
+    (b"<", b"\\u003c"),
+    (b">", b"\\u003e"),
+    (b"&", b"\\u0026"),
+    ("\u2028".encode(), b"\\u2028"),
+    ("\u2029".encode(), b"\\u2029"),
+)
+_FIX_PROBE: Final = (b"<", b">", b"&", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+
+
+def go_escape_fixup(raw: bytes) -> bytes:
+    """Apply Go's HTML-safe and line-separator escapes to orjson output."""
+    for probe, (old, new) in zip(_FIX_PROBE, _FIXUPS, strict=True):
+        if probe in raw:
+            raw = raw.replace(old, new)
+    return raw
+
+
+def go_float(value: float) -> bytes:
+    """Format a float64 as Go's encoding/json does (``15``, ``1e-7``, ``1e+21``)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"unsupported float value: {value!r}")
+    if value == 0:
+        return b"-0" if str(value).startswith("-") else b"0"
+    magnitude = abs(value)
+    if magnitude < 1e-6 or magnitude >= 1e21:
+        mantissa, _, exp = repr(value).partition("e")
+        if not exp:  # repr chose positional form; force exponent form
+            mantissa, _, exp = f"{value:e}".partition("e")
+            mantissa = repr(float(mantissa))
+        if mantissa.endswith(".0"):
+            mantissa = mantissa[:-2]
+        sign = "-" if exp.startswith("-") else "+"
+        digits = exp.lstrip("+-").lstrip("0") or "0"
+        if len(digits) < 2 and sign == "+":
+            digits = digits.rjust(2, "0")
+        return f"{mantissa}e{sign}{digits}".encode()
+    text = format(Decimal(repr(value)), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text.encode()
+
+
+def go_float_fragment(value: float) -> orjson.Fragment:
+    """Wrap a float so that orjson writes it in Go's format."""
+    return orjson.Fragment(go_float(value))
+
+
+def with_go_floats(value: Any) -> Any:
+    """Return a copy of a JSON-like value whose floats will print in Go's format."""
+    if type(value) is float:
+        return go_float_fragment(value)
+    if type(value) is dict:
+        return {k: with_go_floats(v) for k, v in value.items()}
+    if type(value) is list:
+        return [with_go_floats(v) for v in value]
+    return value
+
+
+def _without_surrogates(value: Any) -> Any:
+    """Replace lone surrogates with U+FFFD everywhere: Go writes invalid UTF-8 so."""
+    if type(value) is str:
+        return go_string(value)
+    if type(value) is dict:
+        return {
+            _without_surrogates(k): _without_surrogates(v) for k, v in value.items()
+        }
+    if type(value) in (list, tuple):
+        return [_without_surrogates(v) for v in value]
+    return value
+
+
+def _dumps(value: Any, option: int | None = None) -> bytes:
+    try:
+        return orjson.dumps(value, option=option)
+    except TypeError:
+        # orjson refuses lone surrogates (e.g. an undecodable file name); retry
+        # once with them replaced, which is what Go's encoder would print.
+        return orjson.dumps(_without_surrogates(value), option=option)
+
+
+def marshal(value: Any) -> bytes:
+    """Return Go ``json.Marshal`` bytes for dicts, lists and scalars."""
+    return go_escape_fixup(_dumps(value))
+
+
+def marshal_indent(value: Any) -> bytes:
+    """Return Go ``json.MarshalIndent(v, "", "  ")`` bytes plus the CLI's newline."""
+    return go_escape_fixup(_dumps(value, orjson.OPT_INDENT_2)) + b"\n"

@@ -1,0 +1,1 @@
+"""Importing existing ADRs into a store (scan, parse, map, plan, import)."""

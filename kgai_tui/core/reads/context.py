@@ -1,0 +1,206 @@
+"""Recall: the head set for the elements in play, for a path or a topic (spec 6.4).
+
+One deliberate fix (spec 13.1): relevance alone decides the filter. The reference adds
+``0.001 × lamport`` before the ``score >= 1`` cut, so from lamport 1000 on every
+recently decided element passes any filter; here recency only orders elements whose
+relevance is equal, and the printed ``score`` is the relevance.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from kgai_tui.core.reads.kg import when_of
+from kgai_tui.core.recall.scoring import (
+    about_score,
+    decision_about_score,
+    glob_match,
+    one_line,
+    split_paths,
+    tokenize,
+)
+from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.wire.props import parse_props
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from kgai_tui.core.replay.projection_view import ProjectionView
+
+DEFAULT_MAX: Final = 15
+WHY_CAP: Final = 4
+PATH_WEIGHT: Final = 10.0
+ABOUT_WEIGHT: Final = 6.0
+DECISION_WEIGHT: Final = 5.0
+
+
+def decision_boost(p: ProjectionView, q_toks: list[str]) -> dict[str, float]:
+    """Score every decision's text against the topic; each element keeps its best."""
+    boost: dict[str, float] = {}
+    for idx, shaped in enumerate(p.dec_shapes):
+        if not shaped:
+            continue
+        score = decision_about_score(
+            q_toks, p.dec_title[idx], p.dec_rationale[idx], p.dec_summary[idx]
+        )
+        if score <= 0:
+            continue
+        for eid in shaped:
+            if score > boost.get(eid, 0.0):
+                boost[eid] = score
+    return boost
+
+
+def element_links(p: ProjectionView, eid: str) -> list[dict[str, str]]:
+    """Out-links then in-links, each ordered by kind, neighbour name, neighbour id."""
+    graph = p.graph
+    outs = sorted(
+        (k, graph.nodes[t]["name"], t) for _, t, k in graph.out_edges(eid, keys=True)
+    )
+    ins = sorted(
+        (k, graph.nodes[f]["name"], f) for f, _, k in graph.in_edges(eid, keys=True)
+    )
+    return [{"dir": "out", "kind": k, "neighbor": n} for k, n, _ in outs] + [
+        {"dir": "in", "kind": k, "neighbor": n} for k, n, _ in ins
+    ]
+
+
+def relevance(
+    p: ProjectionView,
+    eid: str,
+    paths: list[str],
+    q_toks: list[str],
+    boost: dict[str, float],
+) -> float:
+    """Return the path and topic score of one element (no recency term)."""
+    kind, name, blob = p.element(eid) or ("", "", "")
+    score = 0.0
+    if paths:
+        stored = split_paths(parse_props(blob).get("paths", ""))
+        for query in paths:
+            if any(glob_match(s, query) for s in stored):
+                score += PATH_WEIGHT
+    if q_toks:
+        score += ABOUT_WEIGHT * about_score(q_toks, kind, name, blob)
+        score += DECISION_WEIGHT * boost.get(eid, 0.0)
+    return score
+
+
+def _relevances(
+    p: ProjectionView, paths: list[str], q_toks: list[str]
+) -> Iterable[tuple[str, float]]:
+    """Every element with its relevance: from the recall index when there is one.
+
+    A live projection keeps a :class:`RecallIndex` (built on first use, exactly
+    equal to the scan below); a point-in-time view is small enough to scan.
+    """
+    if isinstance(p, Projection) and (paths or q_toks):
+        ids, rel = p.recall_index().relevance_array(paths, q_toks)
+        return zip(ids, rel.tolist(), strict=True)
+    boost = decision_boost(p, q_toks) if q_toks else {}
+    return ((eid, relevance(p, eid, paths, q_toks, boost)) for eid in p.graph.nodes)
+
+
+def _order(row: tuple[float, int, str]) -> tuple[float, int, str]:
+    """Recall's order: relevance, then the latest authority's lamport, then the id."""
+    return (-row[0], -row[1], row[2])
+
+
+def _first_from_index(
+    p: Projection, paths: list[str], q_toks: list[str], limit: int
+) -> tuple[list[tuple[float, int, str]], int]:
+    """The first ``limit`` elements in recall's order and how many pass the filter,
+    from the recall index's relevance array.
+
+    Every element is scored (10,000 at 1M decisions), but only those that can be
+    among the first are ordered in Python: numpy ranks the rest by relevance and
+    lamport, and the cut is widened over the whole group tied with the last one
+    kept, so the id settles those ties exactly as a full sort would.
+    """
+    ids, rel = p.recall_index().relevance_array(paths, q_toks)
+    keep = np.flatnonzero(rel >= 1)
+    total = len(keep)
+    kept_rel = rel[keep]
+    lamport = p.max_authority_lamport
+    kept_lam = np.fromiter(
+        (lamport(ids[k]) for k in keep.tolist()), dtype=np.int64, count=total
+    )
+    ranked = np.lexsort((kept_lam, kept_rel))[::-1]  # relevance, lamport: descending
+    end = min(limit, total)
+    if 0 < end < total:
+        last = ranked[end - 1]
+        tied = (kept_rel[ranked[end:]] == kept_rel[last]) & (
+            kept_lam[ranked[end:]] == kept_lam[last]
+        )
+        end += int(np.argmin(tied)) if not tied.all() else len(tied)
+    rows = [
+        (float(kept_rel[j]), int(kept_lam[j]), ids[int(keep[j])])
+        for j in ranked[:end].tolist()
+    ]
+    rows.sort(key=_order)
+    return rows[:limit], total
+
+
+def context_obj(
+    p: ProjectionView, *, paths: list[str], about: str, limit: int = DEFAULT_MAX
+) -> dict[str, Any]:
+    """Return the recall payload ``{ok, items, shown, omitted, total, note?}``."""
+    limit = limit if limit > 0 else DEFAULT_MAX
+    q_toks = tokenize(about) if about else []
+    filtered = bool(paths) or bool(about)
+    if isinstance(p, Projection) and (paths or q_toks):
+        first, total = _first_from_index(p, paths, q_toks, limit)
+    else:
+        scored: list[tuple[float, int, str]] = []
+        for eid, rel in _relevances(p, paths, q_toks):
+            if filtered and rel < 1:
+                continue
+            scored.append((rel, p.max_authority_lamport(eid), eid))
+        scored.sort(key=_order)
+        first, total = scored[:limit], len(scored)
+    items = [_item(p, eid, rel) for rel, _, eid in first]
+    omitted = max(total - limit, 0)
+    out: dict[str, Any] = {
+        "ok": True,
+        "items": items,
+        "shown": len(items),
+        "omitted": omitted,
+        "total": total,
+    }
+    note = ""
+    if omitted > 0:
+        note = (
+            f"{omitted} more element(s) omitted — narrow with --paths/--about "
+            "or raise --max"
+        )
+    if not filtered:
+        note = ("no filters — showing whole element graph. " + note).strip()
+    if note:
+        out["note"] = note
+    return out
+
+
+def _item(p: ProjectionView, eid: str, rel: float) -> dict[str, Any]:
+    kind, name, blob = p.element(eid) or ("", "", "")
+    item: dict[str, Any] = {"element_id": eid, "name": name, "kind": kind}
+    props = parse_props(blob)
+    if props:
+        item["props"] = dict(sorted(props.items()))
+    links = element_links(p, eid)
+    if links:
+        item["links"] = links
+    why = []
+    for idx in p.heads_of(eid)[:WHY_CAP]:
+        entry: dict[str, Any] = {"title": p.dec_title[idx]}
+        rationale = one_line(p.dec_rationale[idx])
+        if rationale:
+            entry["rationale"] = rationale
+        entry["when"] = when_of(p, idx)
+        entry["is_head"] = True
+        why.append(entry)
+    if why:
+        item["why"] = why
+    item["score"] = rel
+    return item

@@ -1,0 +1,275 @@
+"""What changed between two moments, and which decision made each change.
+
+``diff FROM TO`` replays the store as of FROM and as of TO (exactly ``as-of``, spec
+6.6) and compares the two projections: elements, their kind/name and props, links,
+decisions, supersessions and conflicts. Each change carries the decision behind it,
+found by :mod:`kgai_tui.core.reads.diff_attrib` over the events of the TO replay: the last
+event, in canonical order, that gave the thing its state at TO. Because a replay as of
+TO applies a superset of FROM's events, that event is one recorded in (FROM, TO].
+
+Every list is sorted, so the output is a function of the store alone (the order of
+shard files and of lines does not matter):
+
+* ``elements_added``, ``elements_removed``, ``elements_changed``: by element id;
+* ``props_changed``: by element id, then key;
+* ``links_added``, ``links_retired``: by from id, link kind, to id;
+* ``decisions_recorded``: by recorded time, lamport, decision id (history order);
+* ``decisions_superseded``: the superseded decision in history order; its ``by``
+  list in history order too;
+* ``conflicts_opened``, ``conflicts_resolved``: by element id; heads newest first.
+
+Arrays are always arrays (``[]`` when empty), never null.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from kgai_tui.core.errors import UsageError
+from kgai_tui.core.gosem.gotext import format_rfc3339
+from kgai_tui.core.reads.as_of import events_as_of
+from kgai_tui.core.reads.diff_attrib import Attribution, LinkKey, attribute
+from kgai_tui.core.reads.kg import history_order, when_of
+from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.store.shards import ShardRead
+from kgai_tui.core.wire.model import Event
+from kgai_tui.core.wire.props import parse_props
+
+_END_OF_TIME: Final = datetime.max.replace(tzinfo=UTC)
+SECTIONS: Final = (
+    "decisions_recorded",
+    "decisions_superseded",
+    "elements_added",
+    "elements_removed",
+    "elements_changed",
+    "props_changed",
+    "links_added",
+    "links_retired",
+    "conflicts_opened",
+    "conflicts_resolved",
+)
+
+Obj = dict[str, Any]
+
+
+def label(p: Projection, eid: str) -> str:
+    """``kind:name`` of an element, its name without a kind, else its id."""
+    kind, name, _ = p.element(eid) or ("", "", "")
+    if kind and name:
+        return f"{kind}:{name}"
+    return name or eid
+
+
+def because_event(ev: Event | None) -> Obj | None:
+    """The decision of an event as ``{id, title, author, when, rationale}``."""
+    if ev is None or ev.decision is None:
+        return None
+    d = ev.decision
+    return {
+        "id": d.id,
+        "title": d.title,
+        "author": d.author,
+        "when": ev.recorded_at,
+        "rationale": d.rationale,
+    }
+
+
+def because_decision(p: Projection, idx: int) -> Obj:
+    """A projected decision as ``{id, title, author, when, rationale}``."""
+    return {
+        "id": p.dec_id[idx],
+        "title": p.dec_title[idx],
+        "author": p.dec_author[idx],
+        "when": when_of(p, idx),
+        "rationale": p.dec_rationale[idx],
+    }
+
+
+def _element(p: Projection, eid: str, by: Event | None) -> Obj:
+    kind, name, _ = p.element(eid) or ("", "", "")
+    return {"element_id": eid, "kind": kind, "name": name, "by": because_event(by)}
+
+
+def _elements(before: Projection, after: Projection, why: Attribution) -> Obj:
+    old, new = set(before.graph.nodes), set(after.graph.nodes)
+    changed = []
+    for eid in sorted(old & new):
+        was = before.element(eid) or ("", "", "")
+        now = after.element(eid) or ("", "", "")
+        if was[:2] != now[:2]:
+            row = _element(after, eid, why.created.get(eid))
+            row["was_kind"], row["was_name"] = was[0], was[1]
+            changed.append(row)
+    return {
+        "elements_added": [
+            _element(after, e, why.created.get(e)) for e in sorted(new - old)
+        ],
+        "elements_removed": [_element(before, e, None) for e in sorted(old - new)],
+        "elements_changed": changed,
+    }
+
+
+def _props(before: Projection, after: Projection, why: Attribution) -> list[Obj]:
+    rows: list[Obj] = []
+    for eid in sorted(set(before.graph.nodes) | set(after.graph.nodes)):
+        old = parse_props((before.element(eid) or ("", "", ""))[2])
+        new = parse_props((after.element(eid) or ("", "", ""))[2])
+        for key in sorted(set(old) | set(new)):
+            if old.get(key) == new.get(key):
+                continue
+            ev = why.prop_set.get((eid, key)) if key in new else None
+            rows.append(
+                {
+                    "element_id": eid,
+                    "element": label(after if eid in after.graph else before, eid),
+                    "key": key,
+                    "old": old.get(key),
+                    "new": new.get(key),
+                    "by": because_event(ev),
+                }
+            )
+    return rows
+
+
+def _link_rows(
+    p: Projection, keys: Iterable[LinkKey], why: dict[LinkKey, Event]
+) -> list[Obj]:
+    return [
+        {
+            "from_id": f,
+            "from": label(p, f),
+            "kind": k,
+            "to_id": t,
+            "to": label(p, t),
+            "by": because_event(why.get((f, k, t))),
+        }
+        for f, k, t in sorted(keys)
+    ]
+
+
+def _links(before: Projection, after: Projection, why: Attribution) -> Obj:
+    old = {(f, k, t) for f, t, k in before.graph.edges(keys=True)}
+    new = {(f, k, t) for f, t, k in after.graph.edges(keys=True)}
+    return {
+        "links_added": _link_rows(after, new - old, why.link_added),
+        "links_retired": _link_rows(after, old - new, why.link_retired),
+    }
+
+
+def _decisions(before: Projection, after: Projection) -> Obj:
+    def real_before(dec_id: str) -> bool:
+        idx = before.dec_index.get(dec_id)
+        return idx is not None and bool(before.dec_hash[idx])
+
+    recorded = [
+        i
+        for i in range(len(after.dec_id))
+        if after.dec_hash[i] and not real_before(after.dec_id[i])
+    ]
+    rows = []
+    for i in history_order(after, recorded):
+        row = because_decision(after, i)
+        row["elements"] = sorted(label(after, e) for e in after.dec_shapes[i])
+        rows.append(row)
+    old_edges = {
+        (before.dec_id[s], before.dec_id[o])
+        for s in range(len(before.dec_id))
+        for o in before.dec_supersedes[s]
+    }
+    superseded: dict[int, list[int]] = {}
+    for s in range(len(after.dec_id)):
+        for o in after.dec_supersedes[s]:
+            if (after.dec_id[s], after.dec_id[o]) not in old_edges:
+                superseded.setdefault(o, []).append(s)
+    gone = []
+    for o in history_order(after, list(superseded)):
+        row = because_decision(after, o)
+        del row["rationale"]
+        row["by"] = [
+            because_decision(after, s) for s in history_order(after, superseded[o])
+        ]
+        gone.append(row)
+    return {"decisions_recorded": rows, "decisions_superseded": gone}
+
+
+def _conflicts(before: Projection, after: Projection) -> Obj:
+    opened = []
+    for eid in sorted(after.contested - before.contested):
+        kind, name, _ = after.element(eid) or ("", "", "")
+        heads = [because_decision(after, i) for i in after.heads_of(eid)]
+        opened.append({"element_id": eid, "kind": kind, "name": name, "heads": heads})
+    resolved = []
+    for eid in sorted(before.contested - after.contested):
+        kind, name, _ = after.element(eid) or before.element(eid) or ("", "", "")
+        was = [
+            {"id": before.dec_id[i], "title": before.dec_title[i]}
+            for i in before.heads_of(eid)
+        ]
+        old_ids = {before.dec_id[i] for i in before.heads_of(eid)}
+        by = [
+            because_decision(after, i)
+            for i in after.heads_of(eid)
+            if after.dec_id[i] not in old_ids
+        ]
+        resolved.append(
+            {
+                "element_id": eid,
+                "kind": kind,
+                "name": name,
+                "heads_before": was,
+                "by": by,
+            }
+        )
+    return {"conflicts_opened": opened, "conflicts_resolved": resolved}
+
+
+def diff_projections(
+    before: Projection, after: Projection, why: Attribution
+) -> dict[str, list[Obj]]:
+    """Every section of the diff between two projections (see the module docstring)."""
+    out: Obj = {}
+    out.update(_decisions(before, after))
+    out.update(_elements(before, after, why))
+    out["props_changed"] = _props(before, after, why)
+    out.update(_links(before, after, why))
+    out.update(_conflicts(before, after))
+    return {key: out[key] for key in SECTIONS}
+
+
+def _moment(cut: datetime | None, none: str) -> str:
+    return none if cut is None else format_rfc3339(cut)
+
+
+def diff_obj(
+    shards: Iterable[ShardRead], start: datetime | None, end: datetime | None
+) -> Obj:
+    """``diff FROM TO``: ``{ok, from, to, counts, <sections>}``.
+
+    ``start`` ``None`` is the empty store before the first event; ``end`` ``None``
+    is every verified event (as of the end of time).
+
+    Raises:
+        UsageError: ``start`` is after ``end``.
+    """
+    if start is not None and end is not None and start > end:
+        raise UsageError(
+            f"FROM ({format_rfc3339(start)}) is after TO ({format_rfc3339(end)}); "
+            "swap them"
+        )
+    shard_list = list(shards)
+    before = Projection()
+    if start is not None:
+        before.apply_all(events_as_of(shard_list, start))
+    events = events_as_of(shard_list, end or _END_OF_TIME)
+    after = Projection()
+    after.apply_all(events)
+    sections = diff_projections(before, after, attribute(events))
+    return {
+        "ok": True,
+        "from": _moment(start, "beginning"),
+        "to": _moment(end, "now"),
+        "counts": {key: len(rows) for key, rows in sections.items()},
+        **sections,
+    }

@@ -1,0 +1,126 @@
+"""``status`` and ``doctor``: what a store holds, and whether it is sound (6.8)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kgai_tui import __version__
+
+if TYPE_CHECKING:
+    from kgai_tui.core.engine.engine import Engine
+
+
+def read_config(root: Path | None) -> dict[str, Any]:
+    """Read ``kg.config.json`` if present and well-formed; ``{}`` otherwise."""
+    if root is None:
+        return {}
+    try:
+        data = json.loads((root / "kg.config.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def redact(url: str) -> str:
+    """Hide credentials in a remote URL: ``scheme://***@host``."""
+    scheme_end = url.find("://")
+    at = url.rfind("@")
+    if scheme_end >= 0 and at > scheme_end:
+        return url[: scheme_end + 3] + "***" + url[at:]
+    return url
+
+
+def _transport(remote: str) -> str:
+    if remote.startswith("s3://"):
+        return "s3"
+    if remote.startswith("kgai://"):
+        return "kgai-cloud"
+    return "git" if remote else "none"
+
+
+def status_obj(engine: Engine) -> dict[str, Any]:
+    """Return the status report in the reference's struct order, plus log counts."""
+    cfg = read_config(engine.root)
+    p = engine.projection
+    remote = str(cfg.get("remote") or "")
+    if remote == "none":
+        remote = ""
+    out: dict[str, Any] = {"version": __version__, "root": str(engine.root or "")}
+    out["install_id"] = str(cfg.get("install_id") or "")
+    out["actor"] = str(cfg.get("actor") or "")
+    if cfg.get("machine"):
+        out["machine"] = str(cfg["machine"])
+    out["schema_version"] = int(cfg.get("schema_version") or 1)
+    if remote:
+        out["remote"] = redact(remote)
+        out["remote_source"] = "session"
+    out["remote_configured"] = bool(remote)
+    out["sync_transport"] = _transport(remote)
+    out["cloud_configured"] = bool(cfg.get("cloud_url") and cfg.get("cloud_token"))
+    summary = engine.summary()
+    out["events"] = summary.events
+    out["elements"] = p.graph.number_of_nodes()
+    out["decisions"] = len(p.dec_id)
+    out["conflicts"] = len(p.contested)
+    retired = cfg.get("retired_installs")
+    if isinstance(retired, list) and retired:
+        out["retired_installs"] = len(retired)
+    out["shards"] = summary.shards
+    out["skipped_lines"] = summary.skipped
+    out["ok"] = True
+    return out
+
+
+def doctor_problems(engine: Engine) -> list[str]:
+    """List every problem in every shard, each with shard and line."""
+    problems = [prob.describe() for prob in engine.problems]
+    for scan in engine.scans:
+        for i in scan.chain_breaks:
+            problems.append(
+                f"log/{scan.name}:{scan.lines[i]}: broken hash-chain at lamport "
+                f"{scan.lamports[i]}"
+            )
+    for ev_hash, op in engine.projection.unknown_ops:
+        problems.append(
+            f"{engine.where(ev_hash)}: unknown mutation op {json.dumps(op)} (ignored)"
+        )
+    if engine.root is not None:  # a config every write would refuse (bad install id)
+        from kgai_tui.core.store.config_file import config_problems
+
+        problems.extend(config_problems(engine.root))
+    return problems
+
+
+def doctor_obj(engine: Engine) -> dict[str, Any]:
+    """Return the doctor report; ``ok`` is false when any problem was found.
+
+    Doctor is the integrity check, so it never trusts a cache: an engine that came
+    from one (warm, or warm plus appended lines) is replaced by a cold open, which
+    reads and verifies every byte of every shard. The caches' fingerprint trusts
+    an append-only log (docs/determinism.md); this is where that is checked.
+    """
+    if engine.root is not None and engine.how != "cold":
+        from kgai_tui.core.engine.engine import Engine
+
+        engine = Engine.open(engine.root, cache=False)
+    cfg = read_config(engine.root)
+    p = engine.projection
+    problems = doctor_problems(engine)
+    out: dict[str, Any] = {
+        "root": str(engine.root or ""),
+        "install_id": str(cfg.get("install_id") or ""),
+        "actor": str(cfg.get("actor") or ""),
+    }
+    remote = str(cfg.get("remote") or "")
+    if remote and remote != "none":
+        out["remote"] = redact(remote)
+    out["schema_version"] = int(cfg.get("schema_version") or 1)
+    out["events"] = engine.summary().events
+    out["elements"] = p.graph.number_of_nodes()
+    out["decisions"] = len(p.dec_id)
+    out["conflicts"] = len(p.contested)
+    out["problems"] = problems or None
+    out["ok"] = not problems
+    return out

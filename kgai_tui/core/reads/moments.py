@@ -1,0 +1,126 @@
+"""The store over time: the moments a slider can stop at, and what changed between two.
+
+A moment is a ``recorded_at`` second at which at least one hash-verified event was
+recorded. The projection at a moment is exactly ``as-of`` at that moment (spec 6.6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from kgai_tui.core.gosem.gotext import epoch_to_datetime, parse_rfc3339
+
+if TYPE_CHECKING:
+    from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.replay.projection_view import ProjectionView
+    from kgai_tui.core.store.shards import ShardRead
+    from kgai_tui.core.timeindex.index import TimeIndex
+
+
+def moments(shards: Iterable[ShardRead]) -> list[datetime]:
+    """Return every distinct recorded second of a verified event, ascending."""
+    seen: set[datetime] = set()
+    for shard in shards:
+        for item in shard.events:
+            if item.decoded.hash_ok:
+                moment = parse_rfc3339(item.decoded.event.recorded_at)
+                if moment is not None:
+                    seen.add(moment)
+    return sorted(seen)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphDelta:
+    """Elements and links that appeared or disappeared between two projections."""
+
+    elements_added: tuple[str, ...]
+    elements_removed: tuple[str, ...]
+    links_added: tuple[tuple[str, str, str], ...]
+    links_retired: tuple[tuple[str, str, str], ...]
+
+    @property
+    def empty(self) -> bool:
+        """Whether nothing changed."""
+        return not (
+            self.elements_added
+            or self.elements_removed
+            or self.links_added
+            or self.links_retired
+        )
+
+    def describe(self) -> str:
+        """Summarise the change in a few words, e.g. ``+2 elements, -1 link``."""
+        parts = []
+        for count, sign, noun in (
+            (len(self.elements_added), "+", "element"),
+            (len(self.elements_removed), "-", "element"),
+            (len(self.links_added), "+", "link"),
+            (len(self.links_retired), "-", "link"),
+        ):
+            if count:
+                parts.append(f"{sign}{count} {noun}{'s' if count != 1 else ''}")
+        return ", ".join(parts) if parts else "no graph changes"
+
+
+def graph_delta(before: ProjectionView, after: ProjectionView) -> GraphDelta:
+    """Compare the element graphs of two projections."""
+    old_nodes, new_nodes = set(before.graph.nodes), set(after.graph.nodes)
+    old_links = {(f, k, t) for f, t, k in before.graph.edges(keys=True)}
+    new_links = {(f, k, t) for f, t, k in after.graph.edges(keys=True)}
+    return GraphDelta(
+        elements_added=tuple(sorted(new_nodes - old_nodes)),
+        elements_removed=tuple(sorted(old_nodes - new_nodes)),
+        links_added=tuple(sorted(new_links - old_links)),
+        links_retired=tuple(sorted(old_links - new_links)),
+    )
+
+
+class TimeCursor:
+    """Views of the store at slider moments, read from a time index (no replay)."""
+
+    def __init__(self, index: TimeIndex, *, cache_size: int = 64) -> None:
+        """Take the moments from a store's time index."""
+        self.index = index
+        self.moments = index_moments(index)
+        self._cache: dict[datetime, ProjectionView] = {}
+        self._cache_size = cache_size
+        self._version = index.version
+
+    @classmethod
+    def of_engine(cls, engine: Engine) -> TimeCursor:
+        """A cursor over the engine's time index (see :func:`as_of.time_index_of`)."""
+        from kgai_tui.core.reads.as_of import time_index_of
+
+        return cls(time_index_of(engine))
+
+    def at(self, cut: datetime) -> ProjectionView:
+        """Return the store as of ``cut`` (equal to ``as-of``)."""
+        cut = cut.astimezone(UTC)
+        if self._version != self.index.version:  # events were added since
+            self._cache.clear()
+            self._version = self.index.version
+            self.moments = index_moments(self.index)
+        cached = self._cache.get(cut)
+        if cached is not None:
+            return cached
+        view = self.index.at(cut)
+        if len(self._cache) >= self._cache_size:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[cut] = view
+        return view
+
+
+def index_moments(index: TimeIndex) -> list[datetime]:
+    """Every distinct recorded second in the index, ascending (as :func:`moments`)."""
+    out: list[datetime] = []
+    last = None
+    for stamp in index.times:
+        if stamp != last:
+            last = stamp
+            moment = epoch_to_datetime(stamp)
+            if moment is not None:
+                out.append(moment)
+    return out

@@ -1,0 +1,1 @@
+"""Recall relevance: the reference tokenizer and scorer, and the exact recall index."""

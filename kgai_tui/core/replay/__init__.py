@@ -1,0 +1,1 @@
+"""Replay: the projection (the fold of events) and the read-only view it meets."""

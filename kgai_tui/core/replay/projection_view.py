@@ -1,0 +1,152 @@
+"""The read side of a projection, shared by the live projection and as-of views.
+
+:class:`~kgai_tui.core.replay.projection.Projection` satisfies this protocol structurally (its
+plain lists and dicts are read-only here), and so does the point-in-time view a
+:class:`~kgai_tui.core.timeindex.index.TimeIndex` returns, so every reader that only reads
+can accept either. Members are read-only properties so that ``list[str]`` satisfies
+``Sequence[str]`` and ``dict[str, set[int]]`` satisfies ``Mapping[str, AbstractSet[int]]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+
+class ProjectionView(Protocol):
+    """What readers may use of a projection (the element graph and decision plane)."""
+
+    @property
+    def graph(self) -> nx.MultiDiGraph[str]:
+        """Elements (``kind``, ``name``, ``props``) and links (``created_by``)."""
+        ...
+
+    @property
+    def applied_count(self) -> int:
+        """Number of distinct events replayed."""
+        ...
+
+    @property
+    def dec_index(self) -> Mapping[str, int]:
+        """Decision id to decision index."""
+        ...
+
+    @property
+    def dec_id(self) -> Sequence[str]:
+        """Decision ids by index."""
+        ...
+
+    @property
+    def dec_title(self) -> Sequence[str]:
+        """Titles (``""`` for a stub)."""
+        ...
+
+    @property
+    def dec_rationale(self) -> Sequence[str]:
+        """Rationales."""
+        ...
+
+    @property
+    def dec_author(self) -> Sequence[str]:
+        """Authors."""
+        ...
+
+    @property
+    def dec_refs(self) -> Sequence[str]:
+        """Refs."""
+        ...
+
+    @property
+    def dec_summary(self) -> Sequence[str]:
+        """Summaries."""
+        ...
+
+    @property
+    def dec_time(self) -> Sequence[int | None]:
+        """Recorded time in Unix seconds (``None`` for a stub or the zero time)."""
+        ...
+
+    @property
+    def dec_lamport(self) -> Sequence[int]:
+        """Lamport clocks (0 for a stub)."""
+        ...
+
+    @property
+    def dec_install(self) -> Sequence[str]:
+        """Install ids."""
+        ...
+
+    @property
+    def dec_hash(self) -> Sequence[str]:
+        """Event hashes (``""`` for a stub)."""
+        ...
+
+    @property
+    def dec_shapes(self) -> Sequence[Sequence[str]]:
+        """Element ids each decision shapes, in SHAPES creation order."""
+        ...
+
+    @property
+    def dec_supersedes(self) -> Sequence[Sequence[int]]:
+        """Decisions each decision supersedes."""
+        ...
+
+    @property
+    def dec_superseded_by(self) -> Sequence[Sequence[int]]:
+        """Decisions that supersede each decision."""
+        ...
+
+    @property
+    def el_shapes(self) -> Mapping[str, Mapping[int, bool]]:
+        """Per element: decision index to authority, in SHAPES creation order."""
+        ...
+
+    @property
+    def heads(self) -> Mapping[str, AbstractSet[int]]:
+        """Per element: the decisions in force (an entry may be empty)."""
+        ...
+
+    @property
+    def contested(self) -> AbstractSet[str]:
+        """Elements with two or more heads."""
+        ...
+
+    @property
+    def unknown_ops(self) -> Sequence[tuple[str, str]]:
+        """``(event hash, op)`` of every mutation with an unknown op."""
+        ...
+
+    def element(self, eid: str) -> tuple[str, str, str] | None:
+        """Return ``(kind, name, props_blob)`` of an element, or ``None``."""
+        ...
+
+    def head_order(self, indices: Iterable[int]) -> list[int]:
+        """Order decision indices newest first: lamport descending, then id."""
+        ...
+
+    def heads_of(self, eid: str) -> list[int]:
+        """Return the heads of an element, newest first."""
+        ...
+
+    def max_authority_lamport(self, eid: str) -> int:
+        """Return the largest lamport of a decision with authority on the element."""
+        ...
+
+
+def element_of(graph: nx.MultiDiGraph[str], eid: str) -> tuple[str, str, str] | None:
+    """``(kind, name, props_blob)`` of an element of ``graph``, or ``None``."""
+    if eid not in graph:
+        return None
+    node = graph.nodes[eid]
+    return (node["kind"], node["name"], node["props"])
+
+
+def newest_first(
+    lamports: Sequence[int], ids: Sequence[str], indices: Iterable[int]
+) -> list[int]:
+    """Decision indices newest first: lamport descending, then id (the head order)."""
+    return sorted(indices, key=lambda i: (-lamports[i], ids[i]))

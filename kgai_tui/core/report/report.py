@@ -1,0 +1,185 @@
+"""The store at a moment, as a story for a newcomer (the model behind ``report``).
+
+:func:`build_report` reads one projection and returns plain data; the Markdown and
+HTML renderers turn it into a document. Everything is sorted explicitly, nothing
+depends on shard names, file order, the machine or the clock, so the same store gives
+the same bytes:
+
+* kinds by name (byte order), the kind-less stub elements last;
+* elements by name, then id; props by key; links by kind, then the other end's label;
+* decisions in force on an element newest first (lamport, then id), as ``heads``;
+* conflicts by element id;
+* the story: the last N decisions in history order (recorded time, lamport, id).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final
+
+from kgai_tui.core.gosem.gotext import format_rfc3339
+from kgai_tui.core.reads.kg import history_order, when_of
+from kgai_tui.core.replay.projection_view import ProjectionView
+from kgai_tui.core.wire.props import parse_props
+
+DEFAULT_LAST: Final = 20
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionEntry:
+    """One decision as the report shows it."""
+
+    id: str
+    title: str
+    author: str
+    when: str
+    rationale: str
+    elements: tuple[str, ...]
+    replaces: tuple[str, ...]
+    replaced_by: tuple[str, ...]
+    in_force: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ElementEntry:
+    """One element: its props, links and the decisions in force on it."""
+
+    element_id: str
+    kind: str
+    name: str
+    label: str
+    props: tuple[tuple[str, str], ...]
+    links_out: tuple[tuple[str, str, str], ...]  # (kind, label, element id)
+    links_in: tuple[tuple[str, str, str], ...]
+    in_force: tuple[DecisionEntry, ...]
+    earlier: int  # decisions in its history that are not in force
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictEntry:
+    """An element with two or more decisions in force."""
+
+    element_id: str
+    label: str
+    heads: tuple[DecisionEntry, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Everything a rendered report shows."""
+
+    at: str
+    latest: bool  # ``at`` is the latest decision's time (no --as-of given)
+    elements: int
+    decisions: int
+    in_force: int
+    kinds: tuple[tuple[str, tuple[ElementEntry, ...]], ...]
+    conflicts: tuple[ConflictEntry, ...]
+    story: tuple[DecisionEntry, ...]
+    last: int
+
+
+def element_label(p: ProjectionView, eid: str) -> str:
+    """``kind:name``, the name alone without a kind, else the id."""
+    kind, name, _ = p.element(eid) or ("", "", "")
+    if kind and name:
+        return f"{kind}:{name}"
+    return name or eid
+
+
+def _title(p: ProjectionView, idx: int) -> str:
+    return p.dec_title[idx] or f"(decision {p.dec_id[idx]}, not recorded here)"
+
+
+def _decision(p: ProjectionView, idx: int, heads: set[int]) -> DecisionEntry:
+    return DecisionEntry(
+        id=p.dec_id[idx],
+        title=_title(p, idx),
+        author=p.dec_author[idx],
+        when=when_of(p, idx),
+        rationale=p.dec_rationale[idx],
+        elements=tuple(sorted(element_label(p, e) for e in p.dec_shapes[idx])),
+        replaces=tuple(_title(p, o) for o in history_order(p, p.dec_supersedes[idx])),
+        replaced_by=tuple(
+            _title(p, o) for o in history_order(p, p.dec_superseded_by[idx])
+        ),
+        in_force=idx in heads,
+    )
+
+
+def _links(
+    p: ProjectionView, eid: str, *, out: bool
+) -> tuple[tuple[str, str, str], ...]:
+    edges = (
+        p.graph.out_edges(eid, keys=True) if out else p.graph.in_edges(eid, keys=True)
+    )
+    rows = {
+        (kind, element_label(p, t if out else f), t if out else f)
+        for f, t, kind in edges
+    }
+    return tuple(sorted(rows))
+
+
+def _element(p: ProjectionView, eid: str, heads: set[int]) -> ElementEntry:
+    kind, name, blob = p.element(eid) or ("", "", "")
+    in_force = p.heads_of(eid)
+    return ElementEntry(
+        element_id=eid,
+        kind=kind,
+        name=name,
+        label=element_label(p, eid),
+        props=tuple(sorted(parse_props(blob).items())),
+        links_out=_links(p, eid, out=True),
+        links_in=_links(p, eid, out=False),
+        in_force=tuple(_decision(p, i, heads) for i in in_force),
+        earlier=len(p.el_shapes.get(eid, {})) - len(in_force),
+    )
+
+
+def _kinds(
+    p: ProjectionView, heads: set[int]
+) -> tuple[tuple[str, tuple[ElementEntry, ...]], ...]:
+    by_kind: dict[str, list[ElementEntry]] = {}
+    for eid in p.graph.nodes:
+        entry = _element(p, eid, heads)
+        by_kind.setdefault(entry.kind, []).append(entry)
+    order = sorted(by_kind, key=lambda k: (k == "", k))
+    return tuple(
+        (k, tuple(sorted(by_kind[k], key=lambda e: (e.name, e.element_id))))
+        for k in order
+    )
+
+
+def build_report(
+    p: ProjectionView, at: datetime | None, last: int = DEFAULT_LAST
+) -> Report:
+    """Describe a projection; ``at`` is the --as-of moment (``None``: the latest)."""
+    heads = {i for hs in p.heads.values() for i in hs}
+    recorded = [i for i in range(len(p.dec_id)) if p.dec_hash[i]]
+    ordered = history_order(p, recorded)
+    if at is not None:
+        moment = format_rfc3339(at)
+    else:
+        timed = [i for i in ordered if p.dec_time[i] is not None]
+        moment = when_of(p, timed[-1]) if timed else ""
+    conflicts = tuple(
+        ConflictEntry(
+            eid,
+            element_label(p, eid),
+            tuple(_decision(p, i, heads) for i in p.heads_of(eid)),
+        )
+        for eid in sorted(p.contested)
+    )
+    story = ordered[-last:] if last > 0 else []
+    return Report(
+        at=moment,
+        latest=at is None,
+        elements=p.graph.number_of_nodes(),
+        decisions=len(recorded),
+        in_force=len(heads),
+        kinds=_kinds(p, heads),
+        conflicts=conflicts,
+        story=tuple(_decision(p, i, heads) for i in story),
+        last=last,
+    )

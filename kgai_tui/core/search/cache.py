@@ -1,0 +1,244 @@
+"""Where the search index lives, and how it decides it is still valid (no tantivy here).
+
+The index is a disposable cache in the user cache directory
+(``platformdirs.user_cache_dir("kgai-tui")/search/<key>``), keyed by a hash of the
+resolved store path; nothing is ever written inside the store.
+
+* A **fingerprint** of the log is, per shard file, the one :mod:`shard_print` defines
+  (name, size, inode, change and modification times, SHA-256 of the first and last
+  64 KiB). Comparing the recorded fingerprint with the current one says whether the
+  log is unchanged, only appended to (every old shard still holds the same first and
+  last bytes at its old size, new shards may appear), or changed in any other way
+  (rebuild).
+* The **state file** records the fingerprint, the index directories with their file
+  sizes and document counts, a version stamp and a SHA-256 over all of that. A state
+  that is missing, unparsable, from another version or store, or whose digest or file
+  manifest does not match, is not trusted: the index is rebuilt. So is a state file
+  that is not a regular file or is larger than 64 MiB (never followed, never read).
+* One writer at a time: index updates happen under an exclusive ``flock`` on
+  ``<key>/lock``. Readers take no lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+import platformdirs
+
+from kgai_tui.core.errors import WriteError
+from kgai_tui.core.store.regular_file import read_regular
+from kgai_tui.core.store.shard_print import ShardPrint
+from kgai_tui.core.store.shard_print import prints_from_disk as _prints_in
+from kgai_tui.core.store.shards import shard_names
+
+__all__ = [
+    "IndexState",
+    "PartState",
+    "cache_dir_for",
+    "dir_manifest",
+    "load_state",
+    "prints_from_disk",
+    "save_state",
+    "write_lock",
+]
+
+_STATE_NAME: Final = "state.json"
+_STATE_MAX: Final = 64 * 1024 * 1024
+_LOCK_NAME: Final = "lock"
+
+
+def cache_dir_for(root: Path, base: Path | None = None) -> Path:
+    """Return the cache directory of a store (not created).
+
+    Args:
+        root: The store directory.
+        base: Override for the cache base (default: ``KGAI_TUI_CACHE_DIR``, as
+            for the engine cache, else the user cache dir).
+
+    Returns:
+        ``<base>/search/<sha256(resolved store path)[:32]>``.
+    """
+    if base is None:
+        env = os.environ.get("KGAI_TUI_CACHE_DIR")
+        base = Path(env) if env else Path(platformdirs.user_cache_dir("kgai-tui"))
+    key = hashlib.sha256(os.fsencode(root.resolve())).hexdigest()[:32]
+    return base / "search" / key
+
+
+def prints_from_disk(root: Path) -> tuple[ShardPrint, ...]:
+    """Fingerprint every shard as it is on disk now (line counts unknown)."""
+    log = root / "log"
+    return tuple(_prints_in(log, shard_names(log)))
+
+
+def dir_manifest(path: Path) -> dict[str, int]:
+    """List an index directory's files with their sizes (tantivy lock files skipped).
+
+    Raises:
+        OSError: the directory cannot be listed.
+    """
+    out = {}
+    for entry in os.scandir(path):
+        name = entry.name
+        if name.startswith(".tantivy-") and name.endswith(".lock"):
+            continue
+        if entry.is_file(follow_symlinks=False):
+            out[name] = entry.stat(follow_symlinks=False).st_size
+    return dict(sorted(out.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class PartState:
+    """One index directory as recorded: name, document count, file sizes."""
+
+    dir: str
+    docs: int
+    files: dict[str, int] = field(default_factory=dict)
+    digest: str = ""
+
+    def to_obj(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "dir": self.dir,
+            "docs": self.docs,
+            "files": self.files,
+            "digest": self.digest,
+        }
+
+    @classmethod
+    def from_obj(cls, obj: Any) -> PartState:
+        """Parse, raising ``TypeError``/``KeyError`` on anything unexpected."""
+        files = obj["files"]
+        if not isinstance(files, dict) or not all(
+            isinstance(k, str) and type(v) is int for k, v in files.items()
+        ):
+            raise TypeError("files")
+        if not (isinstance(obj["dir"], str) and type(obj["docs"]) is int):
+            raise TypeError("part")
+        if not isinstance(obj["digest"], str):
+            raise TypeError("digest")
+        return cls(obj["dir"], obj["docs"], dict(files), obj["digest"])
+
+
+@dataclass(frozen=True, slots=True)
+class IndexState:
+    """What the cache holds, as recorded after the last successful write.
+
+    Attributes:
+        stamp: The format/version stamp the index was written with.
+        store: The resolved store path it belongs to.
+        shards: The fingerprint of the log it reflects.
+        history: The append-only index of every decision event.
+        live: The index of the current elements and decisions in force.
+    """
+
+    stamp: str
+    store: str
+    shards: tuple[ShardPrint, ...]
+    history: PartState
+    live: PartState
+
+    def body(self) -> dict[str, Any]:
+        """The recorded content, without the digest."""
+        return {
+            "stamp": self.stamp,
+            "store": self.store,
+            "shards": [p.to_list() for p in self.shards],
+            "history": self.history.to_obj(),
+            "live": self.live.to_obj(),
+        }
+
+
+def _digest(body: dict[str, Any]) -> str:
+    return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def load_state(cache_dir: Path, stamp: str, store: str) -> IndexState | None:
+    """Read and check the state file; ``None`` when it cannot be trusted.
+
+    Args:
+        cache_dir: The store's cache directory.
+        stamp: The version stamp the caller writes (a different one is foreign).
+        store: The resolved store path (a different one is foreign).
+
+    Returns:
+        The state, or ``None`` if missing, corrupt, foreign or tampered with.
+    """
+    try:
+        obj = orjson.loads(read_regular(cache_dir / _STATE_NAME, _STATE_MAX))
+        body = obj["body"]
+        if obj["digest"] != _digest(body):
+            return None
+        if body["stamp"] != stamp or body["store"] != store:
+            return None
+        shards = tuple(ShardPrint.from_list(row) for row in body["shards"])
+        return IndexState(
+            stamp,
+            store,
+            shards,
+            PartState.from_obj(body["history"]),
+            PartState.from_obj(body["live"]),
+        )
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def save_state(cache_dir: Path, state: IndexState) -> None:
+    """Write the state file atomically (temp file, fsync, rename).
+
+    Raises:
+        OSError: the cache directory is not writable.
+    """
+    body = state.body()
+    data = orjson.dumps({"body": body, "digest": _digest(body)})
+    tmp = cache_dir / f".{_STATE_NAME}.{os.getpid()}.tmp"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)  # whatever was planted there: a FIFO would block the open
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, cache_dir / _STATE_NAME)
+
+
+@contextlib.contextmanager
+def write_lock(cache_dir: Path, timeout: float = 600.0) -> Iterator[None]:
+    """Hold the cache directory's exclusive write lock (one index writer at a time).
+
+    Args:
+        cache_dir: The store's cache directory (created if needed).
+        timeout: Seconds to wait for another process's update to finish.
+
+    Raises:
+        WriteError: the lock was not released within ``timeout``.
+    """
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(cache_dir / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise WriteError(
+                        f"search index in {cache_dir} is locked by another process"
+                    ) from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

@@ -1,0 +1,1 @@
+"""A store on disk: shards, scanning, fingerprints, discovery, config and scaffold."""

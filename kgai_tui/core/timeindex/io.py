@@ -1,0 +1,164 @@
+"""Storage of a :class:`~kgai_tui.core.timeindex.index.TimeIndex` (the warm-open cache).
+
+``marshal`` of plain containers, with every ``array`` as its raw bytes: loading is a
+few large copies. When the index shares an equal projection's decision lists, they
+are not stored; :func:`load_index` takes them from the projection given.
+
+At a million decisions the arrays hold ~200 MB, so neither side keeps two copies of
+them: ``marshal`` writes an ``array`` (a buffer) as bytes without ``tobytes()``, and
+loading turns each bytes object into its array and drops it before the next.
+"""
+
+from __future__ import annotations
+
+import marshal
+from array import array
+from typing import TYPE_CHECKING, Any, Final
+
+from kgai_tui.core.timeindex.index import TimeIndex
+
+if TYPE_CHECKING:
+    from kgai_tui.core.replay.projection import Projection
+
+_FORMAT: Final = 2
+
+
+def dump_index(self: TimeIndex) -> bytes:
+    """Serialise an index (``marshal`` of plain containers and array bytes)."""
+    self.refresh()
+    shared = self.shared is not None
+    dec: Any = None
+    if not shared:
+        dec = (
+            self.d_id,
+            self.d_title,
+            self.d_rationale,
+            self.d_author,
+            self.d_refs,
+            self.d_summary,
+            self.d_time,
+            self.d_lamport,
+            self.d_install,
+            self.d_hash,
+            self.d_shapes,
+        )
+    state = (
+        _FORMAT,
+        (
+            self.events,
+            self.skipped,
+            self.ungated,
+            self.prop_seq,
+            len(self.d_exist),
+            self.touch_seq,
+            self.last_key,
+        ),
+        dec,
+        self.d_id[-1] if self.d_id else "",
+        [
+            a  # marshal writes a buffer as bytes: no tobytes() copy
+            for a in (
+                self.times,
+                self.d_exist,
+                self.d_stable,
+                self.d_ctime,
+                self.d_cpos,
+                self.d_in,
+                self.d_out,
+                self.e_src,
+                self.e_dst,
+                self.e_time,
+                self.e_ord,
+                self.e_nin,
+                self.e_nout,
+                self.prefmax,
+                self.sufmin,
+            )
+        ],
+        self.d_carry,
+        self.e_more,
+        self.pairs,
+        self.pair_more,
+        self.touch,
+        self.props,  # key -> [times, seqs, lines, sufmin]: arrays as bytes
+        self.raw_lines,
+        self.links,
+        self.unknown,
+        self.exceptions,
+        self.versions,
+        self.vmulti,
+    )
+    return marshal.dumps(state)
+
+
+def load_index(
+    data: bytes | memoryview, projection: Projection | None = None
+) -> TimeIndex:
+    """Rebuild an index from :meth:`dumps` (``projection`` when it was shared).
+
+    ``data`` may be any buffer (a view of the mapped cache file: no copy needed).
+
+    Raises:
+        ValueError: the bytes are of another format, or the projection does not
+            match the one the index shared.
+    """
+    state = marshal.loads(data)
+    if not isinstance(state, tuple) or state[0] != _FORMAT:
+        raise ValueError("not a time index of this format")
+    ix = TimeIndex()
+    ix._recs = None
+    ix.events, ix.skipped, ix.ungated, ix.prop_seq, n, ix.touch_seq, last = state[1]
+    ix.last_key = None if last is None else (last[0], last[1])
+    dec, last_id = state[2], state[3]
+    if dec is None:
+        if (
+            projection is None
+            or len(projection.dec_id) != n
+            or (n and projection.dec_id[-1] != last_id)
+        ):
+            raise ValueError("time index was shared with another projection")
+        ix._share(projection)
+    else:
+        (ix.d_id, ix.d_title, ix.d_rationale, ix.d_author, ix.d_refs) = dec[:5]
+        (ix.d_summary, ix.d_time, ix.d_lamport, ix.d_install, ix.d_hash) = dec[5:10]
+        ix.d_shapes = dec[10]
+        ix.d_index = {d: i for i, d in enumerate(ix.d_id)}
+    blobs: list[bytes] = state[4]
+    arrays = []
+    while blobs:  # each bytes object goes as soon as its array exists
+        arrays.append(_frombytes(blobs.pop(0)))
+    (ix.times, ix.d_exist, ix.d_stable, ix.d_ctime, ix.d_cpos, ix.d_in) = arrays[:6]
+    (ix.d_out, ix.e_src, ix.e_dst, ix.e_time, ix.e_ord, ix.e_nin) = arrays[6:12]
+    ix.e_nout, ix.prefmax, ix.sufmin = arrays[12:15]
+    ix.d_carry, ix.e_more = state[5], state[6]
+    # The loaded dicts are converted in place (same keys, same order).
+    pairs: dict[str, Any] = state[7]
+    for k, v in pairs.items():
+        pairs[k] = _frombytes(v)
+    ix.pairs = pairs
+    ix.pair_more, ix.touch = state[8], state[9]
+    props: dict[str, dict[str, Any]] = state[10]
+    for keys in props.values():
+        for k, (t, s, lines, m) in keys.items():
+            keys[k] = [
+                _frombytes(t),
+                _frombytes(s),
+                lines,
+                None if m is None else _frombytes(m),
+            ]
+    ix.props = props
+    ix.raw_lines, ix.links, ix.unknown, ix.exceptions = state[11:15]
+    versions: dict[str, Any] = state[15]
+    for e, (t, v) in versions.items():
+        versions[e] = (_frombytes(t), _frombytes(v))
+    ix.versions = versions
+    ix.vmulti = state[16]
+    ix._dirty = set()
+    ix._stale = False
+    return ix
+
+
+def _frombytes(data: bytes) -> array[int]:
+    out: array[int] = array("q")
+    out.frombytes(data)
+    return out

@@ -1,0 +1,1 @@
+"""The wire format: events, ids, props and the canonical line codec and checks."""

@@ -1,0 +1,70 @@
+"""Content-derived ids: element ids, decision ids, event hashes (spec 2.4-2.6)."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING
+
+from kgai_tui.core.gosem.gotext import go_string, go_trim_space, normalize
+
+if TYPE_CHECKING:
+    from kgai_tui.core.wire.model import Decision
+
+
+def element_id(kind: str, name: str) -> str:
+    """Return ``el_`` + 20 hex of sha256(Normalize(kind) NUL Normalize(name))."""
+    digest = hashlib.sha256(
+        (normalize(kind) + "\x00" + normalize(name)).encode("utf-8")
+    ).hexdigest()
+    return "el_" + digest[:20]
+
+
+def decision_id_from_parts(
+    title: str, rationale: str, author: str, mutations_json: bytes
+) -> str:
+    """Return the decision id for already-marshalled mutations (the fast path)."""
+    head = (
+        normalize(title)
+        + "\x00"
+        + go_string(rationale)
+        + "\x00"
+        + normalize(author)
+        + "\x00"
+    )
+    digest = hashlib.sha256(head.encode("utf-8") + mutations_json).hexdigest()
+    return "d_" + digest[:24]
+
+
+def decision_id(decision: Decision) -> str:
+    """Return ``DecisionID(d)``: title, raw rationale, author and mutations only."""
+    from kgai_tui.core.wire.codec import marshal_mutations
+
+    return decision_id_from_parts(
+        decision.title,
+        decision.rationale,
+        decision.author,
+        marshal_mutations(decision.mutations),
+    )
+
+
+def event_hash_of(canonical_without_hash: bytes) -> str:
+    """Return ``sha256:`` + hex over Go-marshalled event bytes whose hash is ``""``."""
+    return "sha256:" + hashlib.sha256(canonical_without_hash).hexdigest()
+
+
+def resolve_ref(token: str) -> tuple[str, str, str]:
+    """Resolve an element reference ``kind:name`` (or a bare name) as spec 5.2 does.
+
+    Returns:
+        ``(kind, name, element_id)``; an empty token gives ``("", "", "")``.
+    """
+    token = go_trim_space(token)
+    if not token:
+        return ("", "", "")
+    colon = token.find(":")
+    if colon > 0:
+        kind = go_trim_space(token[:colon])
+        name = go_trim_space(token[colon + 1 :])
+    else:
+        kind, name = "concept", token
+    return (kind, name, element_id(kind, name))

@@ -1,0 +1,1 @@
+"""The write path: kg ingest semantics, validation, the lock and durable appends."""

@@ -1,0 +1,590 @@
+"""The write path as a library: ``init_store``, ``record`` and ``resolve_conflict``.
+
+Each write takes the store lock, re-reads ``kg.config.json`` (applying the machine
+binding), repairs a torn tail of this install's shard, replays the log, and then
+validates and stamps every event of the request before appending any of them: bad
+input writes nothing (a deliberate fix of spec 13 item 10). Events get
+``lamport = 1 + max(tail lamport of every shard)`` and chain to this shard's tail.
+
+The terminal app, the CLI and the MCP server all call these functions.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final
+
+from kgai_tui.core import clock
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.errors import (
+    NotFoundError,
+    RefusedError,
+    StoreNotFoundError,
+    UsageError,
+    write_error,
+)
+from kgai_tui.core.gosem.gotext import format_rfc3339
+from kgai_tui.core.interrupts import Interrupted
+from kgai_tui.core.reads.kg import find_element
+from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.store.config_file import (
+    StoreConfig,
+    bind_machine,
+    ensure_identity,
+    load_config,
+    save_config,
+)
+from kgai_tui.core.store.install_ids import check_install_id
+from kgai_tui.core.store.scaffold import (
+    check_scaffold_ownership,
+    ensure_git,
+    ensure_project_gitignore,
+    ensure_scaffold,
+)
+from kgai_tui.core.wire.codec import MAX_LINE_BYTES, compute_hash, marshal_event
+from kgai_tui.core.wire.model import Decision, Event, Mutation, MutOp
+from kgai_tui.core.write.appender import append_lines, repair_torn_tail
+from kgai_tui.core.write.ingest import (
+    BuiltDecision,
+    build_decision,
+    check_title,
+    finish_decision,
+    parse_decision_date,
+    short_title,
+)
+from kgai_tui.core.write.ingest_input import parse_ingest
+from kgai_tui.core.write.lock import store_lock
+
+Notice = Callable[[str], None]
+
+#: Larger input is refused before it is parsed (a shard line holds at most 16 MiB).
+MAX_INPUT_BYTES: Final = 64 * 1024 * 1024
+#: Entries a directory may already hold for ``init`` to make it a store (spec 1.2).
+_STORE_ENTRIES: Final = (
+    "log",
+    ".kg.lock",
+    "kg.config.json",
+    ".kg.config.json.tmp",
+    ".gitignore",
+    ".gitattributes",
+    ".git",
+    ".autosync-stamp",
+    "last-autosync.json",
+)
+
+
+def _ignore(_: str) -> None:
+    return None
+
+
+def own_shard(root: Path, install_id: str) -> Path:
+    """The shard this install appends to: ``<root>/log/<install_id>.ndjson``.
+
+    The id is checked again here, where it becomes a path, whatever checked it
+    before: no id can name a file outside ``log/``.
+
+    Raises:
+        ConfigError: ``install_id`` is not of the install-id shape.
+    """
+    check_install_id(install_id, f"{root / 'kg.config.json'}: install_id")
+    return root / "log" / f"{install_id}.ndjson"
+
+
+# ---------------------------------------------------------------------- session
+
+
+class WriteSession:
+    """The state of one locked write: config, replayed store, next lamport, tail.
+
+    ``stage`` stamps an event and applies it to the projection at once, so later
+    decisions of the same request see earlier ones; ``commit`` appends everything
+    staged in one all-or-nothing batch.
+    """
+
+    def __init__(self, root: Path, config: StoreConfig, engine: Engine) -> None:
+        """Derive the lamport clock and the parent from the log as read."""
+        self.root = root
+        self.config = config
+        self.engine = engine
+        self.shard = own_shard(root, config.install_id)
+        self.shard_name = self.shard.name
+        self.staged: list[tuple[Event, bytes]] = []
+        #: Set once the staged events are durable (what an interruption reports).
+        self.committed = False
+        # Go's NextLamport reads the last line of each shard; a torn or malformed
+        # last line is skipped here instead of blocking every write (spec 13.9).
+        self.next_lamport = 1 + engine.max_tail_lamport()
+        own = engine.tail_of(self.shard_name)
+        self.tail_hash = None if own is None else own[1]
+
+    @property
+    def projection(self) -> Projection:
+        """The projection, with every staged event applied."""
+        return self.engine.projection
+
+    def stage(self, decision: Decision, recorded_at: datetime) -> Event:
+        """Stamp a decision into the next event of this shard and project it.
+
+        Raises:
+            UsageError: the event line would exceed the 16 MiB every reader accepts.
+        """
+        event = Event(
+            hash="",
+            op="assert",
+            actor=self.config.actor,
+            install_id=self.config.install_id,
+            lamport=self.next_lamport,
+            recorded_at=format_rfc3339(recorded_at),
+            parents=None if self.tail_hash is None else (self.tail_hash,),
+            decision=decision,
+        )
+        event = replace(event, hash=compute_hash(event))
+        line = marshal_event(event)
+        if len(line) + 1 > MAX_LINE_BYTES:
+            raise UsageError(
+                f"decision {short_title(decision.title)} would be a {len(line)}-byte "
+                "line; shard lines must stay under 16 MiB (no engine reads longer ones)"
+            )
+        self.staged.append((event, line))
+        self.next_lamport += 1
+        self.tail_hash = event.hash
+        self.engine.projection.apply(event)
+        return event
+
+    def commit(self) -> None:
+        """Append every staged event durably (all or nothing).
+
+        Raises:
+            WriteError: the shard could not be written; it is as it was.
+            Interrupted: a signal arrived first; the shard is as it was.
+        """
+        append_lines(self.shard, [line for _, line in self.staged])
+        self.committed = True
+
+
+def _require_store(root: Path) -> None:
+    if not (root / "log").is_dir():
+        raise StoreNotFoundError(
+            f"no kgai store at {root}; run `kgai-tui init --store {root}` first "
+            "(writes never create a store)"
+        )
+
+
+def _locked_config(root: Path, on_notice: Notice) -> StoreConfig:
+    """Re-read the config under the lock, complete it and apply the machine binding."""
+    loaded = load_config(root)
+    cfg = (
+        loaded if loaded is not None and loaded.install_id else ensure_identity(loaded)
+    )
+    cfg, notice = bind_machine(cfg)
+    if notice:
+        on_notice(notice)
+    if cfg != loaded:
+        save_config(root, cfg)
+    return cfg
+
+
+@contextmanager
+def write_session(
+    root: Path,
+    *,
+    dry_run: bool = False,
+    lock_timeout: float | None = None,
+    on_notice: Notice = _ignore,
+) -> Iterator[WriteSession]:
+    """Open a store for writing: lock, config, torn-tail repair, replay.
+
+    With ``dry_run`` nothing is locked, repaired or saved; the session can stage
+    events (to report what would happen) but must not commit.
+
+    Raises:
+        StoreNotFoundError: ``root`` holds no store (nothing is created).
+        ConfigError: ``kg.config.json`` is unreadable or holds a bad install id.
+        LockTimeoutError: another writer held the lock for the whole wait.
+        WriteError: the store cannot be written.
+    """
+    _require_store(root)
+    if dry_run:
+        cfg = ensure_identity(load_config(root))
+        yield WriteSession(root, cfg, Engine.open(root))
+        return
+    with store_lock(root, lock_timeout):
+        cfg = _locked_config(root, on_notice)
+        repaired = repair_torn_tail(own_shard(root, cfg.install_id))
+        if repaired:
+            on_notice(repaired)
+        yield WriteSession(root, cfg, Engine.open(root))
+
+
+def _stale_cache_notice(root: Path, on_notice: Notice) -> None:
+    # The Go engine trusts its graph.kuzu cache and never re-reads the log (spec 12).
+    if (root / "graph.kuzu").exists():
+        on_notice("the kg engine's cache does not see these events until `kg rebuild`")
+
+
+# ---------------------------------------------------------------------- init
+
+
+@dataclass(frozen=True, slots=True)
+class InitResult:
+    """What ``init_store`` did."""
+
+    root: Path
+    install_id: str
+    actor: str
+    remote: str
+    created: bool
+    written: tuple[str, ...]
+    notices: tuple[str, ...]
+
+    def to_obj(self) -> dict[str, Any]:
+        """The ``kg init`` JSON shape (a Go map: sorted keys)."""
+        return {
+            "actor": self.actor,
+            "install_id": self.install_id,
+            "ok": True,
+            "remote": self.remote,
+            "root": str(self.root),
+        }
+
+
+def _check_init_target(root: Path) -> None:
+    """Refuse to turn a directory of unrelated files into a store (spec 1.8)."""
+    if root.resolve() == Path.home().resolve():
+        raise RefusedError(f"refusing to make the home directory {root} a store")
+    if not root.is_dir() or (root / "kg.config.json").exists():
+        return
+    foreign = sorted(
+        name
+        for name in os.listdir(root)
+        if name not in _STORE_ENTRIES
+        and not name.startswith("graph.kuzu")
+        and not name.endswith(".so")
+    )
+    if foreign:
+        raise RefusedError(
+            f"refusing to make {root} a store: it already holds other files "
+            f"({', '.join(foreign[:3])}{'…' if len(foreign) > 3 else ''}); "
+            "choose an empty directory or an existing store"
+        )
+
+
+def init_store(
+    root: Path, actor: str | None = None, *, lock_timeout: float | None = None
+) -> InitResult:
+    """Create the store at ``root``, or bring an existing one up to date (spec 1.2-1.4).
+
+    Idempotent: a second run changes nothing unless ``actor`` differs. Scaffold
+    files kgai did not write are never overwritten.
+
+    Raises:
+        RefusedError: ``.gitignore``/``.gitattributes`` exist without kgai's marker,
+            or ``root`` holds unrelated files.
+        WriteError: the store cannot be written.
+        LockTimeoutError: another writer held the lock for the whole wait.
+    """
+    _check_init_target(root)
+    check_scaffold_ownership(root)  # before anything is created
+    created = not (root / "log").is_dir()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        (root / "log").mkdir(mode=0o755, exist_ok=True)
+    except OSError as exc:
+        raise write_error(exc, f"the store at {root}") from exc
+    notices: list[str] = []
+    with store_lock(root, lock_timeout):
+        loaded = load_config(root)
+        cfg = ensure_identity(loaded, actor)
+        cfg, notice = bind_machine(cfg)
+        if notice:
+            notices.append(notice)
+        if cfg != loaded:
+            save_config(root, cfg)
+        written = ensure_scaffold(root)
+        if ensure_git(root):
+            written.append(".git")
+        if ensure_project_gitignore(root):
+            written.append("project .gitignore")
+    return InitResult(
+        root=root.absolute(),
+        install_id=cfg.install_id,
+        actor=cfg.actor,
+        remote=cfg.remote,
+        created=created,
+        written=tuple(written),
+        notices=tuple(notices),
+    )
+
+
+# ---------------------------------------------------------------------- record
+
+
+def _entry(
+    built: BuiltDecision, event: Event | None, *, dry_run: bool
+) -> dict[str, Any]:
+    """One ``decisions[]`` entry of the ingest result, in struct order."""
+    d = built.decision
+    out: dict[str, Any] = {"id": d.id, "title": d.title}
+    if event is not None and not dry_run:
+        out["event_hash"] = event.hash
+        out["lamport"] = event.lamport
+    out["shapes"] = list(d.shapes)
+    if d.supersedes:
+        out["supersedes"] = list(d.supersedes)
+    return out
+
+
+def ingest_result(
+    entries: list[dict[str, Any]],
+    elements: dict[str, str],
+    warnings: list[str],
+    *,
+    dry_run: bool,
+) -> dict[str, Any]:
+    """The ``IngestResult`` shape of spec 5.5 (struct order; elements sorted)."""
+    out: dict[str, Any] = {
+        "ok": True,
+        "dry_run": dry_run,
+        "decisions": entries,
+        "elements": dict(sorted(elements.items())),
+    }
+    if warnings:
+        out["warnings"] = warnings
+    return out
+
+
+def record(
+    root: Path,
+    payload: bytes | str,
+    *,
+    dry_run: bool = False,
+    lock_timeout: float | None = None,
+    on_notice: Notice = _ignore,
+) -> dict[str, Any]:
+    """Record the decisions of a ``kg ingest`` document; return the 5.5 result.
+
+    Every decision is built, dated and checked before the first byte is written,
+    so bad input leaves the log byte-identical. A decision whose id is already in
+    the store is reported with a warning and not written again. A dry run reports
+    exactly what a real run would write (decisions later in the batch see earlier
+    ones), without locking or writing.
+
+    Raises:
+        UsageError: malformed input, a bad decision or date, input over 64 MiB.
+        StoreNotFoundError: no store at ``root`` (none is created).
+        ConfigError: ``kg.config.json`` is unreadable or holds a bad install id
+            (exit 1); nothing is written.
+        LockTimeoutError: another writer held the lock for the whole wait.
+        WriteError: the shard cannot be written; nothing was written.
+        Interrupted: SIGINT, SIGTERM or SIGHUP stopped it (under
+            :func:`kgai_tui.core.interrupts.raising`, or between lines of the
+            batch); its ``written`` says whether the batch is whole or absent.
+    """
+    sessions: list[WriteSession] = []
+    try:
+        return _record(root, payload, dry_run, lock_timeout, on_notice, sessions)
+    except Interrupted as exc:
+        raise exc.settled(any(s.committed for s in sessions)) from None
+
+
+def _record(
+    root: Path,
+    payload: bytes | str,
+    dry_run: bool,
+    lock_timeout: float | None,
+    on_notice: Notice,
+    sessions: list[WriteSession],
+) -> dict[str, Any]:
+    """The body of :func:`record`; ``sessions`` gets the session once it is open."""
+    if len(payload) > MAX_INPUT_BYTES:
+        raise UsageError(f"input is larger than {MAX_INPUT_BYTES >> 20} MiB; refusing")
+    _require_store(root)
+    inputs = parse_ingest(payload)
+    entries: list[dict[str, Any]] = []
+    elements: dict[str, str] = {}
+    warnings: list[str] = []
+    with write_session(
+        root, dry_run=dry_run, lock_timeout=lock_timeout, on_notice=on_notice
+    ) as session:
+        sessions.append(session)
+        for inp in inputs:
+            built = build_decision(inp, session.projection, session.config.actor)
+            elements.update(built.elements)
+            warnings.extend(built.warnings)
+            if built.decision.id in session.projection.dec_index:
+                warnings.append(f"decision already recorded (no-op): {inp.title}")
+                entries.append(_entry(built, None, dry_run=dry_run))
+                continue
+            moment = parse_decision_date(inp.title, inp.date) or clock.now()
+            event = session.stage(built.decision, moment)
+            entries.append(_entry(built, event, dry_run=dry_run))
+        if not dry_run:
+            session.commit()
+    if not dry_run and session.staged:
+        _stale_cache_notice(root, on_notice)
+    return ingest_result(entries, elements, warnings, dry_run=dry_run)
+
+
+# ---------------------------------------------------------------------- resolve
+
+
+def element_label(projection: Projection, eid: str) -> str:
+    """``kind:name`` of an element, its name when it has no kind, else its id."""
+    kind, name, _ = projection.element(eid) or ("", "", "")
+    if kind and name:
+        return f"{kind}:{name}"
+    return name or eid
+
+
+def _pick_head(keep: str, head_ids: list[str], label: str) -> str:
+    """Match ``--keep`` against the heads: the full id or a unique prefix."""
+    exact = [h for h in head_ids if h == keep]
+    matches = exact or [h for h in head_ids if len(keep) >= 4 and h.startswith(keep)]
+    if len(matches) == 1:
+        return matches[0]
+    raise UsageError(
+        f"{keep!r} is not {'a unique prefix of ' if matches else ''}one of the "
+        f"decisions in force on {label}: {', '.join(head_ids)}"
+    )
+
+
+def _kept_decision(engine: Engine, dec_id: str) -> Decision:
+    """The decision record as first applied in canonical order (its own event)."""
+    p = engine.projection
+    idx = p.dec_index.get(dec_id)
+    if idx is not None and p.dec_hash[idx]:
+        ev = engine.event_for(p.dec_hash[idx])
+        if ev is not None and ev.decision is not None and ev.decision.id == dec_id:
+            return ev.decision
+    for ev in engine.events:  # a decision first seen as a placeholder: rare, slow
+        if ev.decision is not None and ev.decision.id == dec_id:
+            return ev.decision
+    raise NotFoundError(f"decision {dec_id} has no event in the log")
+
+
+def _mutation_summary(projection: Projection, mutations: tuple[Mutation, ...]) -> str:
+    """Describe restated mutations in the words of spec 5.6, with element labels."""
+    parts: list[str] = []
+    for m in mutations:
+        if m.op == MutOp.UPSERT_ELEMENT:
+            parts.append(f"element {m.name}")
+        elif m.op == MutOp.SET_PROP:
+            parts.append(f"set {element_label(projection, m.element_id)}.{m.key}")
+        elif m.op in (MutOp.ADD_LINK, MutOp.RETIRE_LINK):
+            word = "link" if m.op == MutOp.ADD_LINK else "retire"
+            parts.append(
+                f"{word} {element_label(projection, m.from_id)}-{m.link_kind}->"
+                f"{element_label(projection, m.to_id)}"
+            )
+    return "; ".join(parts)
+
+
+def resolve_conflict(
+    root: Path,
+    element: str,
+    *,
+    keep: str | None = None,
+    title: str | None = None,
+    rationale: str | None = None,
+    lock_timeout: float | None = None,
+    on_notice: Notice = _ignore,
+) -> dict[str, Any]:
+    """End a conflict: one decision with authority on the element supersedes every head.
+
+    With ``keep``, the new decision restates the kept decision (its title, its
+    rationale plus a line naming the winner and the losers, and its mutations of
+    this element, so the element's props and links are the kept side's again).
+    Otherwise it records ``title``/``rationale`` (``None`` is empty) with no
+    mutations, exactly what ``kg ingest`` writes for ``{"title": …,
+    "rationale": …, "supersedes_on": ["kind:name"]}``. ``rationale`` is ignored
+    with ``keep``. ``element`` is ``kind:name`` or an element id.
+    History keeps both sides; running the command again finds no conflict.
+
+    Returns:
+        The 5.5 ingest result for the one new decision.
+
+    Raises:
+        UsageError: neither or both of ``keep`` and ``title``; ``keep`` is not a head.
+        NotFoundError: no such element.
+        RefusedError: the element has fewer than two decisions in force, or this
+            exact resolution is already recorded.
+        StoreNotFoundError, LockTimeoutError, WriteError, ConfigError,
+            Interrupted: as for :func:`record`.
+    """
+    if (keep is None) == (title is None):
+        raise UsageError("give exactly one of --keep DECISION_ID or --title TEXT")
+    if title is not None:
+        check_title(title)
+    sessions: list[WriteSession] = []
+    try:
+        return _resolve(
+            root, element, keep, title, rationale, lock_timeout, on_notice, sessions
+        )
+    except Interrupted as exc:
+        raise exc.settled(any(s.committed for s in sessions)) from None
+
+
+def _resolve(
+    root: Path,
+    element: str,
+    keep: str | None,
+    title: str | None,
+    rationale: str | None,
+    lock_timeout: float | None,
+    on_notice: Notice,
+    sessions: list[WriteSession],
+) -> dict[str, Any]:
+    """The body of :func:`resolve_conflict`; ``sessions`` gets the open session."""
+    with write_session(root, lock_timeout=lock_timeout, on_notice=on_notice) as session:
+        sessions.append(session)
+        p = session.projection
+        eid = find_element(p, element)
+        if eid not in p.graph:
+            raise NotFoundError(f"no element {element!r} in the store at {root}")
+        label = element_label(p, eid)
+        head_ids = [p.dec_id[i] for i in p.heads_of(eid)]
+        if len(head_ids) < 2:
+            raise RefusedError(
+                f"no conflict on {label}: {len(head_ids)} decision(s) in force"
+                f"{' (' + head_ids[0] + ')' if head_ids else ''}; nothing to resolve"
+            )
+        mutations: tuple[Mutation, ...] = ()
+        if keep is not None:
+            kept_id = _pick_head(keep, head_ids, label)
+            kept = _kept_decision(session.engine, kept_id)
+            others = ", ".join(h for h in head_ids if h != kept_id)
+            note = f"Resolved conflict on {label}: kept {kept_id} over {others}."
+            title = kept.title
+            rationale = f"{kept.rationale}\n\n{note}" if kept.rationale else note
+            mutations = tuple(m for m in kept.mutations or () if m.element_id == eid)
+        assert title is not None
+        shapes = {eid} | {m.to_id for m in mutations if m.to_id}
+        decision = finish_decision(
+            p,
+            title=title,
+            rationale=rationale or "",
+            author=session.config.actor,
+            refs="",
+            summary=_mutation_summary(p, mutations),
+            mutations=mutations,
+            shapes=shapes,
+            targets={eid},
+        )
+        if decision.id in p.dec_index:
+            raise RefusedError(
+                f"this resolution is already recorded as {decision.id}; change the "
+                "title or rationale to record another"
+            )
+        event = session.stage(decision, clock.now())
+        session.commit()
+    _stale_cache_notice(root, on_notice)
+    name = (p.element(eid) or ("", "", ""))[1]
+    built = BuiltDecision(decision, {name or eid: eid})
+    return ingest_result(
+        [_entry(built, event, dry_run=False)], built.elements, [], dry_run=False
+    )

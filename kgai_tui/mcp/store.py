@@ -1,0 +1,93 @@
+"""The store behind a long-running reader (the MCP server): re-opened when it changes.
+
+A server lives for a whole agent session while people, ``kg`` and other agents keep
+appending to the log. Every call therefore checks the shard fingerprint of :mod:`shard_print` (name,
+size, inode, change and modification times, first and last 64 KiB) and opens the
+store again only when it changed, so an answer always reflects the log as it is on
+disk at the moment of the call.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.errors import StoreNotFoundError
+from kgai_tui.core.store.discovery import StoreLocation, locate_store
+from kgai_tui.core.store.shard_print import LogPrint, log_print
+
+if TYPE_CHECKING:
+    from kgai_tui.core.search.index import SearchIndex
+
+
+def shard_fingerprint(root: Path) -> LogPrint:
+    """The log's fingerprint (:func:`shard_print.log_print`): it changes with every
+    append, rewrite, replacement or ``touch`` of a shard, so the server never answers
+    from an engine older than the log."""
+    return log_print(root / "log")
+
+
+class LiveStore:
+    """One store, opened on demand and replayed again whenever its shards change.
+
+    Thread-safe: the MCP SDK runs synchronous tools on worker threads.
+    """
+
+    def __init__(self, explicit: str | None = None) -> None:
+        """Locate the store once (``--store``, ``KGAI_STORE`` or the project's).
+
+        Args:
+            explicit: the ``--store`` value, or ``None`` for discovery.
+        """
+        self.location: StoreLocation = locate_store(explicit)
+        self._lock = threading.Lock()
+        self._engine: Engine | None = None
+        self._fingerprint: LogPrint | None = None
+        self._index: SearchIndex | None = None
+        self._index_engine: Engine | None = None
+
+    @property
+    def root(self) -> Path:
+        """The store directory (it may not exist yet)."""
+        return self.location.root
+
+    def engine(self) -> Engine:
+        """Return an engine over the log as it is now.
+
+        Raises:
+            StoreNotFoundError: there is no store at the location (the message is
+                the CLI's, so the MCP error matches ``kgai-tui … --json``).
+        """
+        location = self.location
+        if not location.exists:
+            raise StoreNotFoundError(
+                f"no kgai store at {location.root} (found via {location.source}); "
+                "pass --store PATH or set KGAI_STORE"
+            )
+        with self._lock:
+            current = shard_fingerprint(location.root)
+            if self._engine is None or current != self._fingerprint:
+                self._engine = Engine.open(location.root)
+                self._fingerprint = current
+            return self._engine
+
+    def search_index(self) -> SearchIndex:
+        """Return the search index of the store as it is now (built or updated once).
+
+        The index lives in the user cache directory and is shared with
+        ``kgai-tui search``; it is reopened only when the log changed.
+
+        Raises:
+            StoreNotFoundError: there is no store at the location.
+            WriteError: another process held the index lock for too long.
+        """
+        from kgai_tui.core.search.index import SearchIndex
+
+        engine = self.engine()
+        with self._lock:
+            if self._index is None or self._index_engine is not engine:
+                self._index = SearchIndex.for_engine(engine)
+                self._index_engine = engine
+            return self._index

@@ -1,0 +1,1 @@
+"""kgai-tui sync: share a store's shards through git, append-only."""

@@ -1,0 +1,297 @@
+"""The git transport of ``kg sync`` (spec 7.1), hardened so a remote can only add lines.
+
+The reference merges ``origin/main`` into the store's working tree, which lets a
+remote delete our shard, replace ``kg.config.json`` or plant ``.gitattributes`` and
+symlinks. Here git never writes the working tree with remote content:
+
+1. Stage only ``.gitignore``, ``.gitattributes`` and ``log/<install-id>.ndjson``
+   regular files, untracking everything else (``kg.config.json`` holds the cloud
+   token); commit as the actor with ``kgai@local`` when the tree changed.
+2. No remote: stop, committed locally only.
+3. Point ``origin`` at the remote; ``git fetch``. A failure is a detail (offline).
+4. List ``origin/main``'s tree without checking it out (:mod:`kgai_tui.sync.tree`);
+   for each foreign shard that differs from ours, read its blob and append its new
+   verified, chained lines to our copy (:mod:`kgai_tui.sync.shard`). Every other
+   path, and every shard this install wrote, is refused and reported.
+5. Record our tree as a merge of ``HEAD`` and ``origin/main`` (or fast-forward when
+   the trees are equal), so the push is a fast-forward and our copy of every file
+   wins on the remote too.
+6. ``git branch -M main``; ``git push -u origin main``. A failure is a detail.
+
+Never a rebase, never a force push. The caller holds the store lock and has put
+the scaffold back.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from kgai_tui.core.store.install_ids import shard_install_id
+from kgai_tui.core.store.scaffold import MERGE_DRIVER
+from kgai_tui.sync.refusal import Refusal
+from kgai_tui.sync.run import NETWORK_TIMEOUT, SyncError, git, must
+from kgai_tui.sync.shard import held_bytes, take_foreign
+from kgai_tui.sync.tree import (
+    MAX_REMOTE_SHARD,
+    OWN_SHARD,
+    RemoteShard,
+    Vetted,
+    list_tree,
+    vet_tree,
+)
+
+__all__ = ["GitOutcome", "SyncError", "git_sync"]
+
+COMMIT_EMAIL: Final = "kgai@local"
+NO_REMOTE: Final = "no remote configured; committed locally only"
+SCAFFOLD: Final = (".gitignore", ".gitattributes")
+_REMOTE: Final = "refs/remotes/origin/main"
+
+Notice = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class GitOutcome:
+    """What the transport did.
+
+    ``pulled``: foreign lines were appended; ``pushed``; ``committed``: this
+    install's changes were committed. ``detail`` explains a soft failure (no
+    remote, offline, push refused); the sync is still ``ok`` then. ``refused``
+    lists (the first 100 of ``refused_total``) paths or lines not taken.
+    """
+
+    pulled: bool = False
+    pushed: bool = False
+    committed: bool = False
+    detail: str = ""
+    refused: tuple[Refusal, ...] = ()
+    refused_total: int = 0
+
+
+def _prepare(root: Path, actor: str) -> None:
+    """Check the store's own repository; set the identity and the union driver."""
+    if not (root / ".git").exists():
+        # Without its own .git, git would walk up into the project's repository.
+        raise SyncError(
+            f"{root} has no git repository of its own; run `kgai-tui init --store "
+            f"{root}` (it needs git installed)"
+        )
+    must(root, "config", "user.name", actor or "kgai")
+    must(root, "config", "user.email", COMMIT_EMAIL)
+    if not git(root, "config", "--get", "merge.union.driver").ok:
+        must(root, "config", "merge.union.driver", MERGE_DRIVER)
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _shareable(root: Path) -> list[str]:
+    """The files this transport commits: the scaffold and the shards (regular files)."""
+    names = [n for n in SCAFFOLD if _is_regular(root / n)]
+    try:
+        listed = sorted(os.listdir(root / "log"))
+    except OSError:
+        listed = []
+    names += [
+        f"log/{n}"
+        for n in listed
+        if shard_install_id(n) is not None and _is_regular(root / "log" / n)
+    ]
+    return names
+
+
+def _stage(root: Path) -> str:
+    """Make the index hold exactly the shareable files; return its tree id."""
+    keep = _shareable(root)
+    if keep:
+        must(
+            root,
+            "add",
+            "-A",
+            "--force",  # the list is exact: an ignore rule elsewhere cannot drop a shard
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+            stdin=b"\0".join(p.encode() for p in keep),
+        )
+    wanted = {p.encode() for p in keep}
+    tracked = must(root, "ls-files", "-z").out.split(b"\0")
+    extra = sorted({p for p in tracked if p and p not in wanted})
+    if extra:
+        must(
+            root,
+            "update-index",
+            "--force-remove",
+            "-z",
+            "--stdin",
+            stdin=b"\0".join(extra) + b"\0",
+        )
+    return must(root, "write-tree").text.strip()
+
+
+def _rev(root: Path, rev: str) -> str:
+    run = git(root, "rev-parse", "-q", "--verify", rev)
+    return run.text.strip() if run.ok else ""
+
+
+def _is_ancestor(root: Path, older: str, newer: str) -> bool:
+    return git(root, "merge-base", "--is-ancestor", older, newer).ok
+
+
+def _commit_tree(root: Path, tree: str, parents: list[str], message: str) -> None:
+    """Make ``HEAD`` a new commit of ``tree`` (no hooks, no signing prompt)."""
+    args = ["commit-tree", "--no-gpg-sign", tree, "-m", message]
+    for parent in parents:
+        args += ["-p", parent]
+    commit = must(root, *args).text.strip()
+    head = parents[0] if parents else ""
+    must(root, "update-ref", "-m", message, "HEAD", commit, head)
+
+
+def _commit(root: Path) -> bool:
+    """Stage the shareable files; commit ``kg sync`` when the tree changed."""
+    tree = _stage(root)
+    head = _rev(root, "HEAD")
+    if head and _rev(root, "HEAD^{tree}") == tree:
+        return False
+    _commit_tree(root, tree, [head] if head else [], "kg sync")
+    return True
+
+
+def _record(root: Path, remote: str) -> None:
+    """Record our tree as the merge of ``HEAD`` and ``remote``; fast-forward if equal."""
+    tree = _stage(root)
+    head = _rev(root, "HEAD")
+    merged = bool(head) and _is_ancestor(root, remote, head)
+    if merged and _rev(root, "HEAD^{tree}") == tree:
+        return
+    behind = not head or _is_ancestor(root, head, remote)
+    if behind and _rev(root, f"{remote}^{{tree}}") == tree:
+        must(root, "update-ref", "-m", "kg sync: fast-forward", "HEAD", remote, head)
+        return
+    parents = ([head] if head else []) + ([] if merged else [remote])
+    message = "kg sync merge" if len(parents) == 2 else "kg sync"
+    _commit_tree(root, tree, parents, message)
+
+
+def _held(root: Path) -> dict[bytes, tuple[str, str]]:
+    """Our committed tree (``HEAD``, just committed): path -> ``(mode, blob id)``."""
+    if not _rev(root, "HEAD"):
+        return {}
+    return {e.path: (e.mode, e.oid) for e in list_tree(root, "HEAD")}
+
+
+def _blob(root: Path, oid: str) -> bytes:
+    return must(root, "cat-file", "blob", oid).out
+
+
+def _own_differs(root: Path, shard: RemoteShard) -> bool:
+    """Whether the remote's copy of our shard is anything but a prefix of ours.
+
+    A prefix is our last push, not yet updated: not worth a word.
+    """
+    if shard.size > MAX_REMOTE_SHARD:
+        return True
+    try:
+        local = held_bytes(root / shard.path)
+    except OSError:
+        return True
+    return not local.startswith(_blob(root, shard.oid))
+
+
+def _pull(root: Path, vetted: Vetted, on_notice: Notice) -> bool:
+    """Append the foreign shards' new lines; return whether any line was appended."""
+    for shard in vetted.own:
+        if _own_differs(root, shard):
+            vetted.refuse(shard.path, OWN_SHARD)
+    appended = 0
+    for shard in vetted.foreign:
+        take = take_foreign(
+            root / "log" / shard.name, _blob(root, shard.oid), shard.install_id
+        )
+        if take.note:
+            on_notice(take.note)
+        if take.reason():
+            vetted.refuse(shard.path, take.reason())
+        appended += take.appended
+    return appended > 0
+
+
+def _ignore(_: str) -> None:
+    return None
+
+
+def git_sync(
+    root: Path,
+    url: str,
+    *,
+    actor: str,
+    ours: frozenset[str],
+    on_notice: Notice = _ignore,
+) -> GitOutcome:
+    """Commit, fetch, take foreign lines, record the merge and push (spec 7.1).
+
+    Args:
+        root: the store directory (its own git repository).
+        url: the remote; ``""`` commits locally only.
+        actor: the committer name (``kgai`` when empty).
+        ours: this install's id and its retired ids; nothing is taken for them.
+        on_notice: receives notices (a repaired torn tail of a foreign shard).
+
+    Raises:
+        SyncError: no git, no repository, a failed git step.
+        WriteError: a foreign shard could not be appended to (it is as it was).
+    """
+    _prepare(root, actor)
+    committed = _commit(root)
+    if not url:
+        return GitOutcome(committed=committed, detail=NO_REMOTE)
+    _point_origin(root, url)
+    fetched = git(
+        root,
+        "fetch",
+        "-q",
+        "--no-tags",
+        "--prune",
+        "--no-recurse-submodules",
+        "origin",
+        timeout=NETWORK_TIMEOUT,
+    )
+    if not fetched.ok:
+        return GitOutcome(
+            committed=committed,
+            detail=f"fetch failed (offline?): {fetched.why(url)}",
+        )
+    vetted = Vetted()
+    pulled = False
+    remote = _rev(root, _REMOTE)
+    if remote:
+        vetted = vet_tree(list_tree(root, remote), ours, _held(root))
+        pulled = _pull(root, vetted, on_notice)
+        _record(root, remote)
+    git(root, "branch", "-M", "main")
+    pushed = git(root, "push", "-q", "-u", "origin", "main", timeout=NETWORK_TIMEOUT)
+    return GitOutcome(
+        pulled=pulled,
+        pushed=pushed.ok,
+        committed=committed,
+        detail="" if pushed.ok else f"push failed: {pushed.why(url)}",
+        refused=tuple(vetted.refused),
+        refused_total=vetted.refused_total,
+    )
+
+
+def _point_origin(root: Path, url: str) -> None:
+    current = git(root, "remote", "get-url", "origin")
+    if not current.ok:
+        must(root, "remote", "add", "origin", url)
+    elif current.text.strip() != url:
+        must(root, "remote", "set-url", "origin", url)

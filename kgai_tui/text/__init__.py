@@ -1,0 +1,1 @@
+"""Plain-text renderers shared by the CLI and the UI."""

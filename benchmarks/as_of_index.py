@@ -149,10 +149,10 @@ def main() -> None:
     print(f"dumps {t3 - t:.2f} s, loads {t4 - t3:.2f} s, {len(data) / 2**20:.1f} MB")
     del again
     if "--replay" in sys.argv:
-        from kgai_tui.core.engine.engine import Engine
+        from kgai_tui.core.engine.open import open_engine
         from kgai_tui.core.reads.as_of import project_as_of
 
-        engine = Engine.open(root)
+        engine = open_engine(root)
         for frac in (0.2, 1.0):
             cut = epoch_to_datetime(lo + int((hi - lo) * frac))
             assert cut is not None

@@ -44,14 +44,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from kgai_tui.core.engine.cache import engine_cache_path
 from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.gosem.gotext import format_rfc3339
 from kgai_tui.core.reads.as_of import as_of_obj, as_of_view
 from kgai_tui.core.reads.context import context_obj
 from kgai_tui.core.reads.kg import conflicts_obj, history_obj, when_of
+from kgai_tui.core.recall.index import recall_index_of
 from kgai_tui.core.recall.scoring import STOPWORDS, split_paths, tokenize
 from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.store.cache_file import engine_cache_path
 from kgai_tui.core.wire.props import parse_props
 
 __all__ = [
@@ -513,7 +515,7 @@ def _run(root: Path, cache: Path, opts: RunOptions) -> dict[str, Any]:
 
     say("Engine.open in process (warm cache) ...")
     t0 = time.perf_counter()
-    engine = Engine.open(root, cache_base=engine_cache)
+    engine = open_engine(root, cache_base=engine_cache)
     open_ms = (time.perf_counter() - t0) * 1000
     rows["engine_open"] = _value_row(
         "engine_open", open_ms, "ms", f"path: {engine.how}"
@@ -550,7 +552,7 @@ def _run(root: Path, cache: Path, opts: RunOptions) -> dict[str, Any]:
 
     say("recall index ...")
     t0 = time.perf_counter()
-    p.recall_index()
+    recall_index_of(p)
     rows["recall_index_build"] = _value_row(
         "recall_index_build", (time.perf_counter() - t0) * 1000, "ms"
     )

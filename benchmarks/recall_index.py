@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads.context import decision_boost, relevance
 from kgai_tui.core.recall.index import RecallIndex
 from kgai_tui.core.recall.scoring import tokenize
@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
     root = Path(argv[0])
     brute = "--no-brute" not in argv
     t = time.perf_counter()
-    p = Engine.open(root).projection
+    p = open_engine(root).projection
     print(f"open {time.perf_counter() - t:.1f}s, {len(p.dec_id)} decisions")
     t = time.perf_counter()
     ix = RecallIndex.from_projection(p)

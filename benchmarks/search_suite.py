@@ -39,6 +39,7 @@ from typing import Any
 from benchmarks.genlog import GenParams, append_store, install_id
 from kgai_tui.core.engine.cache import refresh
 from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.recall.scoring import STOPWORDS, ScanScorer, scan_corpus
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.search.cache import cache_dir_for
@@ -304,7 +305,7 @@ def _run(
 
     say("opening the engine (replay) ...")
     t0 = time.perf_counter()
-    engine = Engine.open(root, cache_base=base)
+    engine = open_engine(root, cache_base=base)
     r["engine_open_s"] = round(time.perf_counter() - t0, 2)
     p = engine.projection
     r["decisions"], r["elements"] = len(p.dec_id), len(p.graph)

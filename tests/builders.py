@@ -6,8 +6,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from kgai_tui.core.wire.codec import compute_hash, marshal_event
-from kgai_tui.core.wire.ids import decision_id, element_id
+from kgai_tui.core.wire.codec import compute_hash, decision_id, marshal_event
+from kgai_tui.core.wire.ids import element_id
 from kgai_tui.core.wire.model import Decision, Event, Mutation
 
 

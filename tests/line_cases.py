@@ -11,8 +11,7 @@ from dataclasses import replace
 from builders import decision, link, set_prop, upsert
 from hypothesis import strategies as st
 
-from kgai_tui.core.wire.codec import compute_hash
-from kgai_tui.core.wire.ids import decision_id
+from kgai_tui.core.wire.codec import compute_hash, decision_id
 from kgai_tui.core.wire.model import Decision, Event, Mutation
 
 # Strings that stress each shortcut: empty, escapes, HTML-safe escapes, U+2028,

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import UsageError
 from kgai_tui.core.onboarding.adr_import import import_adrs
 from kgai_tui.core.onboarding.adr_map import parse_adr_map
@@ -83,13 +83,13 @@ def test_thirty_records_import_and_the_broken_one_is_skipped(
     assert skipped.file.endswith(f"madr/{BROKEN}")
     assert skipped.line == 4
     assert "unterminated flow list" in skipped.message
-    engine = Engine.open(store)
+    engine = open_engine(store)
     assert len([d for d in engine.projection.dec_hash if d]) == 30
 
 
 def test_supersession_chain_reads_in_date_order(imported: tuple[Path, Any]) -> None:
     store, _ = imported
-    p = Engine.open(store).projection
+    p = open_engine(store).projection
     history = history_obj(p, "adr:ADR-0003")["decisions"]
     assert _titles(history) == ["ADR-0003", "ADR-0011", "ADR-0019"]
     assert [r["when"][:10] for r in history] == [
@@ -109,7 +109,7 @@ def test_supersession_chain_reads_in_date_order(imported: tuple[Path, Any]) -> N
 
 def test_no_conflicts_and_every_event_verifies(imported: tuple[Path, Any]) -> None:
     store, _ = imported
-    engine = Engine.open(store)
+    engine = open_engine(store)
     assert conflicts_obj(engine.projection) == {
         "conflicts": None,
         "count": 0,
@@ -125,7 +125,7 @@ def test_no_conflicts_and_every_event_verifies(imported: tuple[Path, Any]) -> No
 
 def test_amendments_touch_without_replacing(imported: tuple[Path, Any]) -> None:
     store, _ = imported
-    p = Engine.open(store).projection
+    p = open_engine(store).projection
     rows = history_obj(p, "adr:ADR-0005")["decisions"]
     assert _titles(rows) == ["ADR-0005", "ADR-0009", "ADR-0023"]
     assert [r["is_head"] for r in rows] == [True, False, False]
@@ -139,7 +139,7 @@ def test_authors_dates_refs_and_statuses(imported: tuple[Path, Any]) -> None:
     assert by_label["ADR-0023"].author == "Tomás Ferreira, Priya Nair"  # flow list
     assert by_label["ADR-0025"].author == "Priya Nair, Jonas Berg, Mei Lin"  # block
     assert by_label["ADR-0016"].author == "Priya Nair, Jonas Berg"  # MADR 2 bullet
-    engine = Engine.open(store)
+    engine = open_engine(store)
     p = engine.projection
     adr1 = history_obj(p, "adr:ADR-0001")["decisions"][0]
     assert adr1["author"] == "importer"  # no decision makers, no git: the actor
@@ -229,7 +229,7 @@ def test_map_touches_domain_elements_without_authority(
         "import", "adr", str(adr_dir), "--store", str(store), "--map", str(mapping)
     )
     assert done.returncode == 0, done.stderr
-    p = Engine.open(store).projection
+    p = open_engine(store).projection
     rows = history_obj(p, "service:Labels")["decisions"]
     assert [r["title"] for r in rows] == [
         "ADR-0007: Shipping labels are rendered as ZPL",
@@ -276,10 +276,10 @@ def test_git_supplies_author_and_date(store: Path, tmp_path: Path) -> None:
     result = import_adrs(store, adr)
     (row,) = result.adrs
     assert (row.author, row.date) == ("Fay Doe", "2021-05-04T10:00:00+02:00")
-    p = Engine.open(store).projection
+    p = open_engine(store).projection
     (dec,) = history_obj(p, "adr:ADR-0001")["decisions"]
     assert (dec["author"], dec["when"]) == ("Fay Doe", "2021-05-04T08:00:00Z")
-    event = Engine.open(store).events[0]
+    event = open_engine(store).events[0]
     assert event.decision is not None
     assert event.decision.refs == "adr:doc/adr/0001-use-git.md"  # relative to the repo
 

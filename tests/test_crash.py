@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads.health import doctor_problems
 from kgai_tui.core.wire.codec import marshal_event
 from kgai_tui.core.write.writes import init_store, record
@@ -79,7 +80,7 @@ def _kill_and_collect(pid: int, read_end: int) -> list[str]:
 
 def _assert_sound(root: Path, acked: list[str]) -> Engine:
     """Every acknowledged decision verifies; only a torn tail may be wrong."""
-    engine = Engine.open(root)
+    engine = open_engine(root)
     verified = {
         item.decoded.event.decision.id
         for item in engine.all_shard_events()
@@ -142,7 +143,7 @@ def test_sigkill_inside_a_large_write_leaves_a_torn_tail_the_next_record_repairs
         data = shard.read_bytes()
         if not data.endswith(b"\n"):
             torn_seen += 1
-            assert any(TORN in p.reason for p in Engine.open(root).problems)
+            assert any(TORN in p.reason for p in open_engine(root).problems)
         _assert_sound(root, acked)
         if torn_seen >= 2:
             break
@@ -183,7 +184,7 @@ def test_whole_event_missing_only_its_newline_is_kept(tmp_path: Path) -> None:
     init_store(root, actor="crash")
     record(root, _doc("one"))
     (shard,) = (root / "log").glob("*.ndjson")
-    event = Engine.open(root).events[0]
+    event = open_engine(root).events[0]
     shard.write_bytes(marshal_event(event))  # the same event, without "\n"
     record(root, _doc("two"))
     assert not list((root / "log").glob("*.torn-*"))

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import UsageError
 from kgai_tui.core.gosem.gotext import parse_rfc3339
 from kgai_tui.core.reads.as_of import events_as_of, project_as_of
@@ -146,7 +147,7 @@ def _check_pair(engine: Engine, start: datetime, end: datetime) -> dict[str, Any
 
 
 def test_diff_between_month_ends_equals_two_replays(demo_store: Path) -> None:
-    engine = Engine.open(demo_store)
+    engine = open_engine(demo_store)
     cuts = [parse_as_of(d) for d in MONTH_ENDS]
     total = 0
     for start, end in itertools.pairwise(cuts):
@@ -158,7 +159,7 @@ def test_diff_between_month_ends_equals_two_replays(demo_store: Path) -> None:
 
 
 def test_diff_between_every_pair_of_neighbouring_moments(demo_store: Path) -> None:
-    engine = Engine.open(demo_store)
+    engine = open_engine(demo_store)
     stops = moments(engine.shards)
     seen = set()
     for start, end in itertools.pairwise(stops):
@@ -168,7 +169,7 @@ def test_diff_between_every_pair_of_neighbouring_moments(demo_store: Path) -> No
 
 
 def test_output_is_sorted_as_documented(demo_store: Path) -> None:
-    obj = diff_obj(Engine.open(demo_store).shards, None, None)
+    obj = diff_obj(open_engine(demo_store).shards, None, None)
     assert [r["element_id"] for r in obj["elements_added"]] == sorted(
         r["element_id"] for r in obj["elements_added"]
     )
@@ -188,7 +189,7 @@ def test_cli_json_and_text(demo_store: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     expected = diff_obj(
-        Engine.open(demo_store).shards,
+        open_engine(demo_store).shards,
         parse_as_of("2026-02-28"),
         parse_as_of("2026-03-31"),
     )
@@ -207,8 +208,8 @@ def test_cli_json_and_text(demo_store: Path) -> None:
 
 def test_same_moment_is_an_empty_diff(demo_store: Path) -> None:
     cut = parse_as_of("2026-02-28")
-    obj = diff_obj(Engine.open(demo_store).shards, cut, cut)
+    obj = diff_obj(open_engine(demo_store).shards, cut, cut)
     assert not any(obj["counts"].values())
     assert render_diff(obj).endswith("nothing changed")
     with pytest.raises(UsageError):
-        diff_obj(Engine.open(demo_store).shards, cut, parse_as_of("2026-01-01"))
+        diff_obj(open_engine(demo_store).shards, cut, parse_as_of("2026-01-01"))

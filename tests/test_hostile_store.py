@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from builders import ShardWriter, decision, link, set_prop, upsert, write_store
 
-from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads.export import export_digest, export_parts
 from kgai_tui.core.wire.codec import compute_hash, event_obj, marshal_event
 from kgai_tui.core.wire.model import Event
@@ -248,8 +248,8 @@ def run(*args: str) -> subprocess.CompletedProcess[bytes]:
 
 def test_every_valid_event_loads(hostile: Hostile) -> None:
     """Engine.open projects exactly the valid events: same digest as the clean store."""
-    engine = Engine.open(hostile.root)
-    clean = Engine.open(hostile.clean)
+    engine = open_engine(hostile.root)
+    clean = open_engine(hostile.clean)
     assert not clean.problems
     got = export_parts(engine.projection)
     assert got == export_parts(clean.projection)
@@ -259,7 +259,7 @@ def test_every_valid_event_loads(hostile: Hostile) -> None:
 
 def test_invalid_utf8_that_go_decodes_to_fffd_still_verifies(hostile: Hostile) -> None:
     """A raw 0xFF byte decodes to U+FFFD as in Go; a hash over that text verifies."""
-    titles = set(Engine.open(hostile.root).projection.dec_title)
+    titles = set(open_engine(hostile.root).projection.dec_title)
     assert "Byte \ufffd title" in titles
     assert "Tampared" not in titles and "Tampered" not in titles
     assert "Wrong id" not in titles
@@ -268,7 +268,7 @@ def test_invalid_utf8_that_go_decodes_to_fffd_still_verifies(hostile: Hostile) -
 def test_problems_name_every_bad_line(hostile: Hostile) -> None:
     """Each bad line is one problem located by shard and line; no valid line is named."""
     problems = [
-        (p.shard, p.line, p.reason.lower()) for p in Engine.open(hostile.root).problems
+        (p.shard, p.line, p.reason.lower()) for p in open_engine(hostile.root).problems
     ]
     for plan in hostile.plans:
         for line, category in plan.bad.items():
@@ -397,7 +397,7 @@ def test_recorded_at_at_the_edges_of_time_does_not_break_reads(tmp_path: Path) -
             recorded_at=stamp,
         )
     root = write_store(tmp_path / "store", {"i-a.ndjson": writer.to_bytes()})
-    engine = Engine.open(root)  # must not raise
+    engine = open_engine(root)  # must not raise
     assert len(engine.projection.dec_id) == 3
     for args in (["export", "--canonical"], ["history", "concept:E2"], ["heads"]):
         proc = run(*args, "--json", "--store", str(root))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads.kg import parse_as_of
 from kgai_tui.core.report.html import render_html
 from kgai_tui.core.report.markdown import md, render_markdown
@@ -64,7 +64,7 @@ def reshuffled(tmp_path: Path, demo_store: Path) -> Path:
 
 
 def _render(store: Path, fmt: str, as_of: str | None = None) -> str:
-    engine = Engine.open(store)
+    engine = open_engine(store)
     cut = None if as_of is None else parse_as_of(as_of)
     if cut is None:
         projection = engine.projection

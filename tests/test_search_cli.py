@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from search_stores import relevance_store
 
 from kgai_tui.cli.main import main
-from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.gosem.gojson import marshal_indent, with_go_floats
 from kgai_tui.core.search.index import SearchIndex
 from kgai_tui.core.search.model import search_obj
@@ -37,7 +37,7 @@ def test_json_output_is_kg_shaped_and_equals_the_library(store: Path) -> None:
     first = obj["hits"][0]
     assert list(first)[:3] == ["kind", "id", "name"] and "snippet" in first
     expected = search_obj(
-        SearchIndex.for_engine(Engine.open(store)).search("invoice rendering")
+        SearchIndex.for_engine(open_engine(store)).search("invoice rendering")
     )
     assert out.encode() == marshal_indent(with_go_floats(expected))
     # The second run reuses the cache without reading the log, same bytes.

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads.kg import conflicts_obj, history_obj
 from kgai_tui.core.write.writes import init_store, record
 
@@ -469,7 +469,7 @@ def _conflicted(tmp_path: Path) -> tuple[Path, str, str]:
     )
     for shard in (b / "log").glob("*.ndjson"):
         shutil.copy(shard, a / "log" / shard.name)  # what a sync does
-    conflicts = conflicts_obj(Engine.open(a).projection)
+    conflicts = conflicts_obj(open_engine(a).projection)
     assert conflicts["count"] == 1
     return a, ra["decisions"][0]["id"], rb["decisions"][0]["id"]
 
@@ -492,7 +492,7 @@ def test_resolve_keep_ends_the_conflict_and_restates_the_kept_side(
     out = json.loads(done.stdout)
     new_id = out["decisions"][0]["id"]
     assert out["decisions"][0]["supersedes"] == sorted([kept, lost])
-    engine = Engine.open(root)
+    engine = open_engine(root)
     p = engine.projection
     assert conflicts_obj(p) == {"conflicts": None, "count": 0, "ok": True}
     rows = {r["id"]: r for r in history_obj(p, "feature:Invoice")["decisions"]}
@@ -551,7 +551,7 @@ def test_resolve_title_writes_what_kg_ingest_supersedes_on_writes(
     assert done.stdout.startswith(
         "✓ resolved the conflict on feature:Invoice\n✓ recorded"
     )
-    p = Engine.open(root).projection
+    p = open_engine(root).projection
     assert same_as_ingest["id"] in p.dec_index
     assert same_as_ingest["supersedes"] == sorted([kept, lost])
     assert conflicts_obj(p)["count"] == 0

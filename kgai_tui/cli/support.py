@@ -24,6 +24,7 @@ import click
 
 from kgai_tui.core.answers.json_reads import error_json, json_bytes
 from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine as open_store
 from kgai_tui.core.errors import (
     KgaiError,
     NotFoundError,
@@ -162,7 +163,7 @@ def open_engine(store: str | None, *, cache: bool = True) -> Engine:
             "pass --store PATH or set KGAI_STORE"
         )
     # A command answers and exits; a new warm-open cache is written after it.
-    engine = Engine.open(location.root, cache=cache, background_save=cache)
+    engine = open_store(location.root, cache=cache, background_save=cache)
     # Held until the process ends (cli.entry leaves without teardown): a command
     # passes the engine as a temporary, and freeing its millions of objects the
     # moment the answer is computed delays printing it (1.9 s at 1M decisions).

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import StoreNotFoundError
 from kgai_tui.core.store.discovery import StoreLocation, locate_store
 from kgai_tui.core.store.shard_print import LogPrint, log_print
@@ -69,7 +70,7 @@ class LiveStore:
         with self._lock:
             current = shard_fingerprint(location.root)
             if self._engine is None or current != self._fingerprint:
-                self._engine = Engine.open(location.root)
+                self._engine = open_engine(location.root)
                 self._fingerprint = current
             return self._engine
 

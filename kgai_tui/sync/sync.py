@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import KgaiError, RefusedError, UsageError
 from kgai_tui.core.reads.health import redact
 from kgai_tui.core.reads.kg import conflict_groups
@@ -210,7 +211,7 @@ def sync_store(
             ours=frozenset((cfg.install_id, *cfg.retired_installs)),
             on_notice=note,
         )
-        after = Engine.open(root)
+        after = open_engine(root)
     applied = len(after.projection.applied - before.projection.applied)
     if applied:
         _catch_up_search(after)

@@ -266,10 +266,10 @@ class KgaiApp(App[None]):
         # The present first. The time index (built once per log, then cached) is
         # read only after the first view is on screen (see _present): threads share
         # one GIL, so reading it now would slow the first paint down.
-        from kgai_tui.core.engine.engine import Engine
+        from kgai_tui.core.engine.open import open_engine
         from kgai_tui.core.reads.health import doctor_problems
 
-        engine = Engine.open(self.root)
+        engine = open_engine(self.root)
         problems = doctor_problems(engine)
         self.call_from_thread(self._loaded, engine, problems, keep_moment)
 

@@ -23,8 +23,9 @@ from benchmarks.genlog import GenParams
 from benchmarks.genlog import write_store as write_generated
 from kgai_tui.core.engine import cold_open
 from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.store.logscan import scan_file
-from kgai_tui.core.wire.ids import decision_id
+from kgai_tui.core.wire.codec import decision_id
 
 
 @pytest.fixture
@@ -89,7 +90,7 @@ def _sequential(root: Path) -> Engine:
 def test_the_parallel_open_fills_every_column_as_a_sequential_replay_does(
     store: Path, parallel: list[str]
 ) -> None:
-    engine = Engine.open(store, cache=False)
+    engine = open_engine(store, cache=False)
     assert parallel == ["verified"]
     reference = _sequential(store).projection
     got = engine.projection
@@ -115,7 +116,7 @@ def test_a_verifier_without_columns_falls_back_to_the_exact_replay(
         return scan
 
     monkeypatch.setattr(cold_open, "_with_hashes", with_hashes)
-    engine = Engine.open(store, cache=False)
+    engine = open_engine(store, cache=False)
     assert parallel == ["verified"]  # every line passed, yet the columns are missing
     assert engine.projection.to_state() == _sequential(store).projection.to_state()
 
@@ -158,7 +159,7 @@ def test_without_a_scratch_directory_results_come_through_the_pipe(
         raise OSError("no space left on device")
 
     monkeypatch.setattr(cold_open.tempfile, "TemporaryDirectory", refuse)
-    engine = Engine.open(store, cache=False)
+    engine = open_engine(store, cache=False)
     assert parallel == ["verified"]
     assert engine.projection.to_state() == _sequential(store).projection.to_state()
 

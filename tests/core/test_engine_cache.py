@@ -15,21 +15,22 @@ import orjson
 import pytest
 
 from benchmarks.genlog import GenParams, append_store, write_store
-from kgai_tui.core.engine import cache as engine_cache
 from kgai_tui.core.engine import cold_open
-from kgai_tui.core.engine.cache import (
-    FORMAT,
-    engine_cache_path,
-    refresh,
-    time_index_path,
-)
+from kgai_tui.core.engine.cache import refresh
 from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.gosem.gotext import epoch_to_datetime
 from kgai_tui.core.reads.as_of import as_of_obj, project_as_of
 from kgai_tui.core.reads.context import context_obj
 from kgai_tui.core.reads.export import export_digest, export_parts
 from kgai_tui.core.reads.health import status_obj
 from kgai_tui.core.reads.kg import conflicts_obj, heads_obj, history_obj
+from kgai_tui.core.store.cache_file import (
+    FORMAT,
+    engine_cache_path,
+    time_index_path,
+)
+from kgai_tui.core.timeindex import cache as time_index_cache
 
 PARAMS = GenParams(3000, 5, 200)
 
@@ -68,16 +69,16 @@ def cache(tmp_path: Path) -> Path:
 
 
 def cold(root: Path) -> bytes:
-    return answers(Engine.open(root, cache=False))
+    return answers(open_engine(root, cache=False))
 
 
 def test_cold_then_warm_open_give_identical_answers(store: Path, cache: Path) -> None:
     reference = cold(store)
-    first = Engine.open(store, cache_base=cache)
+    first = open_engine(store, cache_base=cache)
     assert first.how == "cold"
     assert engine_cache_path(store, cache).is_file()
     assert answers(first) == reference
-    second = Engine.open(store, cache_base=cache)
+    second = open_engine(store, cache_base=cache)
     assert second.how == "warm"
     assert answers(second) == reference
 
@@ -85,18 +86,18 @@ def test_cold_then_warm_open_give_identical_answers(store: Path, cache: Path) ->
 def test_appended_events_are_applied_to_the_cached_projection(
     store: Path, cache: Path
 ) -> None:
-    Engine.open(store, cache_base=cache)
+    open_engine(store, cache_base=cache)
     append_store(store, PARAMS, 250)
-    extended = Engine.open(store, cache_base=cache)
+    extended = open_engine(store, cache_base=cache)
     assert extended.how == "append"
     assert answers(extended) == cold(store)
     # a small tail is not worth rewriting the cache: it is applied again next time
-    again = Engine.open(store, cache_base=cache)
+    again = open_engine(store, cache_base=cache)
     assert again.how == "append"
     assert answers(again) == answers(extended)
     append_store(store, PARAMS, 1000)  # a big one is, and the next open is warm
-    assert Engine.open(store, cache_base=cache).how == "append"
-    warm = Engine.open(store, cache_base=cache)
+    assert open_engine(store, cache_base=cache).how == "append"
+    warm = open_engine(store, cache_base=cache)
     assert warm.how == "warm"
     assert answers(warm) == cold(store)
 
@@ -104,7 +105,7 @@ def test_appended_events_are_applied_to_the_cached_projection(
 def test_refresh_of_an_open_engine_equals_a_fresh_open(
     store: Path, cache: Path
 ) -> None:
-    engine = Engine.open(store, cache_base=cache)
+    engine = open_engine(store, cache_base=cache)
     assert refresh(engine, cache) is engine  # nothing changed
     answers(engine)  # the lazily built indexes exist before the append
     append_store(store, PARAMS, 40)
@@ -116,12 +117,12 @@ def test_refresh_of_an_open_engine_equals_a_fresh_open(
 def test_an_event_that_sorts_before_the_last_applied_one_rebuilds(
     store: Path, cache: Path
 ) -> None:
-    Engine.open(store, cache_base=cache)
+    open_engine(store, cache_base=cache)
     shard = sorted((store / "log").iterdir())[0]
     first_line = shard.read_bytes().split(b"\n", 1)[0]
     other = store / "log" / "zz-late.ndjson"
     other.write_bytes(first_line + b"\n")  # a copy of the very first event
-    reopened = Engine.open(store, cache_base=cache)
+    reopened = open_engine(store, cache_base=cache)
     # the copied line has the lowest lamport: applying it last would be wrong
     assert reopened.how == "cold"
     assert answers(reopened) == cold(store)
@@ -135,7 +136,7 @@ def test_a_corrupt_cache_is_rebuilt_never_believed(
     store: Path, cache: Path, damage: str
 ) -> None:
     reference = cold(store)
-    Engine.open(store, cache_base=cache)
+    open_engine(store, cache_base=cache)
     path = engine_cache_path(store, cache)
     data = bytearray(path.read_bytes())
     if damage == "flip-payload-byte":
@@ -150,19 +151,19 @@ def test_a_corrupt_cache_is_rebuilt_never_believed(
     else:
         data = bytearray()
     path.write_bytes(bytes(data))
-    reopened = Engine.open(store, cache_base=cache)
+    reopened = open_engine(store, cache_base=cache)
     assert reopened.how == "cold"
     assert answers(reopened) == reference
-    assert Engine.open(store, cache_base=cache).how == "warm"  # and it was rewritten
+    assert open_engine(store, cache_base=cache).how == "warm"  # and it was rewritten
 
 
 def test_a_rewritten_shard_of_the_same_size_is_seen(store: Path, cache: Path) -> None:
-    Engine.open(store, cache_base=cache)
+    open_engine(store, cache_base=cache)
     shard = sorted((store / "log").iterdir())[1]
     data = bytearray(shard.read_bytes())
     data[-30] ^= 0x01  # same size, different tail bytes: a bad hash now
     shard.write_bytes(bytes(data))
-    reopened = Engine.open(store, cache_base=cache)
+    reopened = open_engine(store, cache_base=cache)
     assert reopened.how == "cold"
     assert answers(reopened) == cold(store)
     assert reopened.problems
@@ -172,8 +173,8 @@ def test_reads_never_write_into_the_store(store: Path, cache: Path) -> None:
     before = sorted(
         (p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in store.rglob("*")
     )
-    Engine.open(store, cache_base=cache)
-    Engine.open(store, cache_base=cache)
+    open_engine(store, cache_base=cache)
+    open_engine(store, cache_base=cache)
     after = sorted(
         (p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in store.rglob("*")
     )
@@ -229,7 +230,7 @@ def scan_columns(root: Path, engine: Engine | None = None) -> list[tuple[object,
 def test_the_parallel_open_equals_the_sequential_one(
     store: Path, parallel: list[str]
 ) -> None:
-    engine = Engine.open(store, cache=False)
+    engine = open_engine(store, cache=False)
     assert answers(engine) == sequential(store)
     assert scan_columns(store, engine) == scan_columns(store)
     assert parallel == ["replayed", "verified"]
@@ -245,7 +246,7 @@ def test_a_bad_line_makes_the_parallel_open_replay_exactly(
     )  # bad hash
     lines[7] = lines[7].replace(b'{"hash":', b'{ "hash":', 1)  # not canonical
     shard.write_bytes(b"\n".join(lines))
-    engine = Engine.open(store, cache=False)
+    engine = open_engine(store, cache=False)
     assert len(engine.problems) >= 1
     assert parallel in (["gave up"], ["replayed", "rejected"])
     assert answers(engine) == sequential(store)
@@ -260,7 +261,7 @@ def test_a_bad_hash_alone_is_caught_after_the_optimistic_replay(
     data = shard.read_bytes()
     cut = data.index(b'"title":"decision') + len(b'"title":"')
     shard.write_bytes(data[:cut] + b"D" + data[cut + 1 :])  # the bytes still look fine
-    engine = Engine.open(store, cache=False)
+    engine = open_engine(store, cache=False)
     assert parallel == ["replayed", "rejected"]
     assert [p.reason.split(":")[0] for p in engine.problems] == ["bad content hash"]
     assert answers(engine) == sequential(store)
@@ -277,7 +278,7 @@ def as_of_answers(engine: Engine) -> bytes:
 
 
 def replayed_as_of(root: Path) -> bytes:
-    engine = Engine.open(root, cache=False)
+    engine = open_engine(root, cache=False)
     times = sorted(t for t in engine.projection.dec_time if t is not None)
     cuts = [epoch_to_datetime(times[k * (len(times) - 1) // 4]) for k in range(5)]
     return orjson.dumps([as_of_obj(project_as_of(engine.shards, c), c) for c in cuts])
@@ -287,26 +288,26 @@ def test_the_time_index_file_is_reused_extended_and_never_believed_when_damaged(
     store: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reference = replayed_as_of(store)
-    assert as_of_answers(Engine.open(store, cache_base=cache)) == reference
+    assert as_of_answers(open_engine(store, cache_base=cache)) == reference
     path = time_index_path(store, cache)
     assert path.is_file()
     built: list[str] = []
-    real_build = engine_cache.build_engine_time_index
+    real_build = time_index_cache.build_engine_time_index
 
     def counting(*args: object, **kwargs: object) -> object:
         built.append("extend" if len(args) > 1 and args[1] is not None else "build")
         return real_build(*args, **kwargs)
 
-    monkeypatch.setattr(engine_cache, "build_engine_time_index", counting)
-    assert as_of_answers(Engine.open(store, cache_base=cache)) == reference
+    monkeypatch.setattr(time_index_cache, "build_engine_time_index", counting)
+    assert as_of_answers(open_engine(store, cache_base=cache)) == reference
     assert built == []  # loaded, not built
     data = bytearray(path.read_bytes())
     data[-50] ^= 0x01
     path.write_bytes(bytes(data))
-    assert as_of_answers(Engine.open(store, cache_base=cache)) == reference
+    assert as_of_answers(open_engine(store, cache_base=cache)) == reference
     assert built == ["build"]  # the damaged file was rebuilt
     append_store(store, PARAMS, 1200)
-    assert as_of_answers(Engine.open(store, cache_base=cache)) == replayed_as_of(store)
+    assert as_of_answers(open_engine(store, cache_base=cache)) == replayed_as_of(store)
     # an index that shares the projection's lists cannot take a longer projection:
     # it is rebuilt; one that does not (ungated events) is extended instead
     assert built[1] in ("build", "extend")
@@ -316,9 +317,9 @@ def test_reading_the_log_back_survives_dropping_its_pages(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The bulk readers release mapped pages as they go; what they read is the same."""
-    import kgai_tui.core.engine.engine as engine_module
+    import kgai_tui.core.replay.order as engine_module
 
-    engine = Engine.open(store, cache=False)
+    engine = open_engine(store, cache=False)
     kept = [(obj, ok) for obj, ok in engine.decision_objs()]
     monkeypatch.setattr(engine_module, "_RELEASE_EVERY", 1)  # release after each line
     drops: list[int] = []
@@ -384,7 +385,7 @@ def test_the_parallel_open_works_when_threads_run(
     other.start()
     try:
         assert threading.active_count() > 1
-        engine = Engine.open(store, cache=False)
+        engine = open_engine(store, cache=False)
     finally:
         stop.set()
         other.join()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.genlog import GenParams, append_store, write_segments, write_store
-from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.wire.codec import decode_line, marshal_event
 
 # From ../shared/fixtures/go-vectors/README.md (the reference genlog, 1000/3/100).
@@ -55,7 +55,7 @@ def test_every_line_verifies_and_is_canonical(tmp_path: Path) -> None:
             assert marshal_event(decoded.event) == raw
             lines += 1
     assert lines == 2000
-    engine = Engine.open(tmp_path)
+    engine = open_engine(tmp_path)
     assert len(engine.projection.dec_id) == 2000
     assert len(engine.projection.graph) == 150
     # One chain per element: exactly one decision in force per element.

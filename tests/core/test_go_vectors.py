@@ -8,18 +8,19 @@ import orjson
 import pytest
 from conftest import GO_VECTORS
 
-from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.gosem.gojson import marshal
 from kgai_tui.core.gosem.gotext import normalize
 from kgai_tui.core.reads.export import export_obj
 from kgai_tui.core.wire.codec import (
     _decision_from_canonical_dict,
     compute_hash,
+    decision_id,
     decision_obj,
     decode_line,
     marshal_event,
 )
-from kgai_tui.core.wire.ids import decision_id, element_id
+from kgai_tui.core.wire.ids import element_id
 
 VECTOR_LINES = GO_VECTORS.joinpath("vectors.ndjson").read_bytes().splitlines()
 SPEC_LINES = [
@@ -128,7 +129,7 @@ def test_fixture_shard_lines_verify(shard: Path) -> None:
 
 def test_fixture_store_replays_to_check_digest() -> None:
     """The three shards replay without a gate failure to the published digest."""
-    engine = Engine.open(GO_VECTORS)
+    engine = open_engine(GO_VECTORS)
     assert engine.problems == []
     assert len(engine.events) == 300
     assert export_obj(engine.projection, canonical=True)["digest"] == CHECK_DIGEST

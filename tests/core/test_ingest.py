@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import UsageError
 from kgai_tui.core.gosem.gojson import marshal
 from kgai_tui.core.gosem.gotext import go_quote
@@ -17,11 +17,12 @@ from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.config_file import StoreConfig, save_config
 from kgai_tui.core.wire.codec import (
     compute_hash,
+    decision_id,
     decode_line,
     marshal_event,
     mutation_obj,
 )
-from kgai_tui.core.wire.ids import decision_id, element_id
+from kgai_tui.core.wire.ids import element_id
 from kgai_tui.core.wire.model import Decision, Event
 from kgai_tui.core.write.ingest import BuiltDecision, build_decision
 from kgai_tui.core.write.ingest_input import (
@@ -349,7 +350,7 @@ def test_vector_2_differs_only_by_the_author_ingest_always_sets(
     record(root, json.dumps(VECTOR1_INPUT))
     monkeypatch.setenv("KGAI_TUI_NOW", "2026-01-02T00:00:00Z")
     record(root, json.dumps({"decision": {"title": "Note \u2028 ü"}}))
-    ours = Engine.open(root).shards[0].events[1].decoded.event
+    ours = open_engine(root).shards[0].events[1].decoded.event
     assert ours.decision is not None and ours.decision.author == "alice"
     without_author = replace(ours.decision, author="")
     without_author = replace(without_author, id=decision_id(without_author))
@@ -392,7 +393,7 @@ def test_vector_4_mutations_match_except_the_implicit_upsert(
         }
     }
     record(root, json.dumps(doc))
-    ours = Engine.open(root).shards[0].events[0].decoded.event.decision
+    ours = open_engine(root).shards[0].events[0].decoded.event.decision
     vector = decode_line(VECTORS[3]).event.decision
     assert ours is not None and vector is not None and ours.mutations is not None
     catalog = element_id("concept", "Catalog")
@@ -441,7 +442,7 @@ def test_every_written_line_verifies(tmp_path: Path) -> None:
     ]
     for doc in docs:
         record(root, json.dumps(doc))
-    engine = Engine.open(root)
+    engine = open_engine(root)
     (shard,) = engine.shards
     assert len(shard.events) == 6 and not shard.problems
     for item in shard.events:
@@ -460,7 +461,7 @@ def test_lamport_follows_shard_tails_and_parent_this_shard(tmp_path: Path) -> No
     go_log = Path(__file__).parent.parent / "fixtures" / "go-vectors" / "log"
     for shard in go_log.glob("*.ndjson"):
         (root / "log" / shard.name).write_bytes(shard.read_bytes())
-    foreign = Engine.open(root).shards
+    foreign = open_engine(root).shards
     tails = [s.events[-1].decoded.event.lamport for s in foreign]
     highest = max(e.decoded.event.lamport for s in foreign for e in s.events)
     assert max(tails) != highest  # these shards are not lamport-ordered: tails decide
@@ -472,7 +473,7 @@ def test_lamport_follows_shard_tails_and_parent_this_shard(tmp_path: Path) -> No
     )
     assert first["decisions"][0]["lamport"] == max(tails) + 1
     assert second["decisions"][0]["lamport"] == max(tails) + 2
-    own = next(s for s in Engine.open(root).shards if s.name.startswith("i00000000"))
+    own = next(s for s in open_engine(root).shards if s.name.startswith("i00000000"))
     events = [e.decoded.event for e in own.events]
     assert events[0].parents is None and events[1].parents == (events[0].hash,)
 

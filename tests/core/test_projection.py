@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from builders import ShardWriter, decision, link, set_prop, upsert
 
-from kgai_tui.core.engine.engine import replay
 from kgai_tui.core.reads.export import export_parts
 from kgai_tui.core.reads.kg import conflicts_obj, history_obj
+from kgai_tui.core.replay.order import replay
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.wire.ids import element_id
 from kgai_tui.core.wire.model import Decision, Event, Mutation

@@ -11,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.genlog import GenParams, write_store
-from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads import context
 from kgai_tui.core.reads.context import context_obj, decision_boost, relevance
 from kgai_tui.core.recall import index as recall_index
 from kgai_tui.core.recall.index import RecallIndex, _Vocab, tokenize_many
-from kgai_tui.core.recall.scoring import _strength, split_paths, tokenize
+from kgai_tui.core.recall.scoring import split_paths, strength, tokenize
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.demo import DEMO_STORE
 
@@ -126,7 +126,7 @@ def test_vocab_matches_every_nonzero_strength(
     for q in queries + [v2 for w in vocab[:3] for v2 in _variants(w)]:
         qb = q.encode()
         got = {back[t]: s for t, s in v.matches(qb)}
-        want = {w.encode(): _strength(qb, w.encode()) for w in words}
+        want = {w.encode(): strength(qb, w.encode()) for w in words}
         assert got == {w: s for w, s in want.items() if s > 0}
 
 
@@ -291,7 +291,7 @@ STORE_QUERIES = [
 
 def test_generated_store_is_exact(tmp_path: Path) -> None:
     write_store(tmp_path / "kg", GenParams(3000, 7, 500))
-    p = Engine.open(tmp_path / "kg").projection
+    p = open_engine(tmp_path / "kg").projection
     ix = RecallIndex.from_projection(p)
     for about in STORE_QUERIES:
         assert_exact(ix, p, tokenize(about))
@@ -302,7 +302,7 @@ def test_generated_store_replayed_in_steps_is_exact(
 ) -> None:
     monkeypatch.setattr(recall_index, "DELTA_MAX", 150)
     write_store(tmp_path / "kg", GenParams(2000, 5, 300))
-    events = Engine.open(tmp_path / "kg").events
+    events = open_engine(tmp_path / "kg").events
     p = Projection()
     p.apply_all(events[:1000])
     ix = RecallIndex.from_projection(p)
@@ -316,7 +316,7 @@ def test_generated_store_replayed_in_steps_is_exact(
 def demo_projection(tmp_path_factory: pytest.TempPathFactory) -> Projection:
     target = tmp_path_factory.mktemp("demo") / "store"
     shutil.copytree(DEMO_STORE, target)
-    return Engine.open(target).projection
+    return open_engine(target).projection
 
 
 def test_demo_store_is_exact(demo_projection: Projection) -> None:

@@ -27,10 +27,11 @@ from builders import ShardWriter, decision, link, set_prop, upsert, write_store
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgai_tui.core.engine.engine import Engine, replay
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads.as_of import as_of_obj, project_as_of
 from kgai_tui.core.reads.export import export_digest, export_parts
 from kgai_tui.core.reads.kg import conflicts_obj, heads_obj
+from kgai_tui.core.replay.order import replay
 from kgai_tui.core.wire.codec import marshal_event
 from kgai_tui.core.wire.ids import element_id
 from kgai_tui.core.wire.model import Decision, Event, Mutation
@@ -293,7 +294,7 @@ def temp_store(files: dict[str, bytes]) -> Iterator[Path]:
 def digest_of(files: dict[str, bytes]) -> str:
     """The canonical export digest of a store holding ``files``."""
     with temp_store(files) as root:
-        return export_digest(export_parts(Engine.open(root).projection))
+        return export_digest(export_parts(open_engine(root).projection))
 
 
 def split_files(
@@ -373,7 +374,7 @@ def test_as_of_is_replay_of_events_recorded_by_then(
     # Read the log with some events repeated: as-of applies each hash once.
     files["dup.ndjson"] = lines(c.subset(gen.all_events(), 30))
     with temp_store(files) as root:
-        shards = Engine.open(root).shards
+        shards = open_engine(root).shards
         for cut in _cuts(gen, c):
             kept = [
                 ev
@@ -397,7 +398,7 @@ def test_as_of_matches_engine_opened_on_filtered_store(
     """as-of(t) equals Engine.open of a store whose files hold only events up to t."""
     c = Chooser(draw=data.draw)
     with temp_store(gen.files()) as root:
-        shards = Engine.open(root).shards
+        shards = open_engine(root).shards
         cut = c.choice(_cuts(gen, c))
         filtered = {
             f"{w}.ndjson": lines(
@@ -410,7 +411,7 @@ def test_as_of_matches_engine_opened_on_filtered_store(
             for w in gen.writers
         }
         with temp_store(filtered) as small:
-            fresh = Engine.open(small).projection
+            fresh = open_engine(small).projection
         at = project_as_of(shards, cut)
         assert export_digest(export_parts(at)) == export_digest(export_parts(fresh))
         assert as_of_obj(at, cut) == as_of_obj(fresh, cut)
@@ -423,7 +424,7 @@ def test_as_of_after_everything_equals_full_replay() -> None:
         if any(m is None for m in gen.moments.values()):
             continue
         with temp_store(gen.files()) as root:
-            engine = Engine.open(root)
+            engine = open_engine(root)
             end = max(m for m in gen.moments.values() if m is not None)
             at = project_as_of(engine.shards, end)
             assert export_parts(at) == export_parts(engine.projection)

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from search_stores import mixed_store, relevance_store
 
 from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import WriteError
 from kgai_tui.core.gosem.gojson import marshal_indent, with_go_floats
 from kgai_tui.core.recall.scoring import ScanScorer, scan_corpus
@@ -31,7 +32,7 @@ from kgai_tui.core.store.shards import read_log
 
 
 def _index(root: Path) -> SearchIndex:
-    return SearchIndex.for_engine(Engine.open(root))
+    return SearchIndex.for_engine(open_engine(root))
 
 
 def _json(hits: list[SearchHit] | None) -> bytes:
@@ -82,7 +83,7 @@ def test_invoice_question_ranks_invoice_first_and_never_checkout(team) -> None:
 
 def test_the_reference_scan_scorer_agrees_on_the_spec_case(team) -> None:
     _, _, root = team
-    scan = ScanScorer(scan_corpus(Engine.open(root).projection))
+    scan = ScanScorer(scan_corpus(open_engine(root).projection))
     hits = scan.search("how is invoice rendering handled in billing")
     assert hits
     assert "invoice" in hits[0]["name"].lower()
@@ -219,7 +220,7 @@ def test_hits_carry_kg_keys_rounded_scores_and_snippet_spans(team) -> None:
 
 
 def _queries(root: Path, n: int) -> list[str]:
-    p = Engine.open(root).projection
+    p = open_engine(root).projection
     rng = random.Random(4)
     names = sorted(a["name"] for _, a in p.graph.nodes(data=True) if a["name"])
     titles = sorted(t for t in p.dec_title if t)
@@ -495,7 +496,7 @@ def test_a_given_projection_at_the_moment_gives_the_same_answer(tmp_path: Path) 
 
     root = tmp_path / "store"
     relevance_store(root)
-    engine = Engine.open(root)
+    engine = open_engine(root)
     cut = datetime(2026, 1, 31, 23, 59, 59, tzinfo=UTC)
     given = SearchIndex.for_engine(engine)
     replayed = SearchIndex.open_cached(root)

@@ -13,6 +13,7 @@ from search_stores import mixed_store
 
 from benchmarks.search_suite import make_queries
 from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.search import index as search
 from kgai_tui.core.search.docs import (
     history_fields,
@@ -28,7 +29,7 @@ from kgai_tui.core.wire.codec import event_from_obj, event_obj
 def mixed(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     root = tmp_path_factory.mktemp("mixed") / "store"
     mixed_store(root)
-    return Engine.open(root)
+    return open_engine(root)
 
 
 def _variants(obj: dict[str, Any]) -> list[dict[str, Any]]:

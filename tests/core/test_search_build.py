@@ -20,6 +20,7 @@ from test_hostile_store import build_hostile
 
 from benchmarks.search_suite import make_queries
 from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.search import build as search_build
 from kgai_tui.core.search import index as search
 from kgai_tui.core.search.index import SearchIndex
@@ -61,7 +62,7 @@ def build(engine: Engine, cache: Path) -> SearchIndex:
 def mixed(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     root = tmp_path_factory.mktemp("mixed") / "store"
     mixed_store(root)
-    return Engine.open(root)
+    return open_engine(root)
 
 
 @pytest.fixture
@@ -117,7 +118,7 @@ def test_lines_off_the_plain_path_stay_with_this_process(
 ) -> None:
     """Non-canonical lines are read by the exact path, never by the helper."""
     hostile = build_hostile(tmp_path / "h")
-    engine = Engine.open(hostile.root)
+    engine = open_engine(hostile.root)
     assert any(scan.slow for scan in engine.scans)
     both = contents(build(engine, tmp_path / "both"))
     monkeypatch.setattr(search_build, "HELPER_MIN", 10**9)

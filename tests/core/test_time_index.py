@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from benchmarks.genlog import GenParams
 from benchmarks.genlog import write_store as gen_store
-from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.gosem.gotext import epoch_to_datetime, format_epoch, rfc3339_epoch
 from kgai_tui.core.reads import kg as reads
 from kgai_tui.core.reads.as_of import _graph_obj, as_of_obj, project_as_of
@@ -162,7 +162,7 @@ def _store(
     root = write_store(
         tmp_path / name, {f"{w.install_id}.ndjson": w.to_bytes() for w in writers}
     )
-    return Engine.open(root).shards
+    return open_engine(root).shards
 
 
 def _random_store(tmp_path: Path, seed: int, n: int = 120) -> list[ShardRead]:
@@ -239,7 +239,7 @@ def _random_store(tmp_path: Path, seed: int, n: int = 120) -> list[ShardRead]:
 def test_generated_store_equals_replay_at_50_instants(tmp_path: Path) -> None:
     root = tmp_path / "gen"
     gen_store(root, GenParams(2000, 7, 150))
-    engine = Engine.open(root)
+    engine = open_engine(root)
     index = build_time_index(engine.shards, engine.projection)
     assert index.shared is not None  # every event gated: the lists are shared
     rng = random.Random(5)
@@ -322,7 +322,7 @@ def test_decision_id_gate_failures_are_in_as_of(tmp_path: Path) -> None:
     _ev(a, good, 1, 10)
     _ev(a, bad, 2, 20)
     shards = _store(tmp_path, [a])
-    engine = Engine.open(tmp_path / "s")
+    engine = open_engine(tmp_path / "s")
     assert "d_not_its_hash" not in engine.projection.dec_index
     index = build_time_index(shards, engine.projection)
     assert index.shared is None  # the projection lacks the ungated decision
@@ -333,7 +333,7 @@ def test_decision_id_gate_failures_are_in_as_of(tmp_path: Path) -> None:
 
 
 def test_demo_store_at_every_moment() -> None:
-    engine = Engine.open(DEMO)
+    engine = open_engine(DEMO)
     index = build_time_index(engine.shards, engine.projection)
     cursor = TimeCursor(index)
     assert cursor.moments == moments(engine.shards)
@@ -378,7 +378,7 @@ def test_dumps_loads_and_live_appends(tmp_path: Path) -> None:
 def test_shared_index_round_trip_and_unshare(tmp_path: Path) -> None:
     root = tmp_path / "gen"
     gen_store(root, GenParams(300, 5, 40))
-    engine = Engine.open(root)
+    engine = open_engine(root)
     objs = _objs(engine.shards)
     index = build_time_index(engine.shards, engine.projection)
     assert index.shared is engine.projection
@@ -448,7 +448,7 @@ def test_an_as_of_view_leaves_no_cyclic_garbage(tmp_path: Path) -> None:
 
     root = tmp_path / "store"
     gen_store(root, GenParams(1500, 4, 120))
-    engine = Engine.open(root, cache=False)
+    engine = open_engine(root, cache=False)
     index = engine.time_index
     times = sorted(t for t in engine.projection.dec_time if t is not None)
     cut = epoch_to_datetime(times[len(times) // 2])
@@ -519,7 +519,7 @@ def test_mirror_keeps_nothing_twice_and_builds_the_same(tmp_path: Path) -> None:
     """Given the store's projection, the build keeps no field record of its own."""
     root = tmp_path / "gen"
     gen_store(root, GenParams(300, 5, 40))
-    engine = Engine.open(root)
+    engine = open_engine(root)
     objs = _objs(engine.shards)
     builder = TimeIndexBuilder(engine.projection)
     for obj, epoch, gated in objs:
@@ -545,8 +545,8 @@ def test_mirror_that_differs_changes_nothing(tmp_path: Path, seed: int) -> None:
     plain = _build(objs)
     _random_store(tmp_path, seed + 100)
     for mirror in (
-        Engine.open(tmp_path / f"r{seed}").projection,  # the same log, replayed
-        Engine.open(tmp_path / f"r{seed + 100}").projection,  # another log
+        open_engine(tmp_path / f"r{seed}").projection,  # the same log, replayed
+        open_engine(tmp_path / f"r{seed + 100}").projection,  # another log
     ):
         _, index = _mirrored(objs, mirror)
         for name in _FIELD_LISTS:

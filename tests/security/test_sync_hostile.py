@@ -25,8 +25,12 @@ from typing import Any
 import pytest
 
 from kgai_tui.core.store.config_file import load_config, save_config
-from kgai_tui.core.wire.codec import compute_hash, decode_line, marshal_event
-from kgai_tui.core.wire.ids import decision_id
+from kgai_tui.core.wire.codec import (
+    compute_hash,
+    decision_id,
+    decode_line,
+    marshal_event,
+)
 
 KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
 MALLORY = (

@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_sync_hostile import Hostile, rehashed
 
-from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads.health import doctor_problems
 from kgai_tui.core.store.config_file import load_config, save_config
 from kgai_tui.core.store.install_ids import shard_install_id
@@ -193,7 +193,7 @@ class World:
             assert stat.S_ISREG(os.lstat(entry.path).st_mode), entry.name
         for planted in ("notes.txt", "passwd", "LOG", ".GIT"):
             assert not os.path.lexists(self.a / planted), planted
-        assert doctor_problems(Engine.open(self.a, cache=False)) == []
+        assert doctor_problems(open_engine(self.a, cache=False)) == []
 
     # ------------------------------------------------------------------ attacks
 

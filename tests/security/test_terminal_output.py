@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from builders import ShardWriter, decision, link, upsert, write_store
 
-from kgai_tui.core.wire.ids import decision_id
+from kgai_tui.core.wire.codec import decision_id
 
 KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
 

@@ -14,7 +14,7 @@ from builders import ShardWriter, decision, link, upsert, write_store
 from textual.pilot import Pilot
 from textual.widgets import Button, ContentSwitcher, OptionList, Static, Tree
 
-from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads.as_of import project_as_of
 from kgai_tui.core.reads.export import export_parts
 from kgai_tui.core.reads.kg import conflicts_obj
@@ -89,7 +89,7 @@ def test_header_counts_match_the_engine(demo_store: Path) -> None:
         header.append(str(app.query_one("#header", Static).render()))
 
     _drive(app, steps)
-    engine = Engine.open(demo_store)
+    engine = open_engine(demo_store)
     p = engine.projection
     assert f"{p.graph.number_of_nodes()} elements" in header[0]
     assert f"{len(p.dec_id)} decisions" in header[0]
@@ -100,7 +100,7 @@ def test_header_counts_match_the_engine(demo_store: Path) -> None:
 
 def test_resolving_a_conflict_end_to_end(demo_store: Path) -> None:
     """Keep one side in the dialog: the event lands in the log, verifies, list updates."""
-    before = conflicts_obj(Engine.open(demo_store).projection)
+    before = conflicts_obj(open_engine(demo_store).projection)
     app = make_app(demo_store, live=False)
     counts: list[int] = []
 
@@ -119,7 +119,7 @@ def test_resolving_a_conflict_end_to_end(demo_store: Path) -> None:
         counts.append(len(app.snapshot.projection.contested))
 
     _drive(app, steps)
-    after = conflicts_obj(Engine.open(demo_store).projection)
+    after = conflicts_obj(open_engine(demo_store).projection)
     assert after["count"] == before["count"] - 1
     assert counts == [after["count"]]
     own = demo_store / "log" / "i0de0000000000001.ndjson"
@@ -151,7 +151,7 @@ def test_slider_shows_the_graph_as_of_that_moment(demo_store: Path) -> None:
         assert slider.moment is None
 
     _drive(app, steps)
-    engine = Engine.open(demo_store)
+    engine = open_engine(demo_store)
     for moment, parts in seen:
         assert moment is not None
         assert parts == export_parts(project_as_of(engine.shards, moment))

@@ -8,7 +8,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads.diff import diff_obj
 from kgai_tui.text.diff import render_diff
 from kgai_tui.ui.app import KgaiApp, make_app
@@ -29,7 +29,7 @@ def _body(app: KgaiApp) -> str:
 
 def test_mark_then_diff_shows_the_cli_diff(demo_store: Path) -> None:
     app = make_app(demo_store, live=False)
-    engine = Engine.open(demo_store)
+    engine = open_engine(demo_store)
 
     async def main() -> None:
         async with app.run_test(size=(120, 40)) as pilot:

@@ -13,7 +13,9 @@ from builders import ShardWriter, decision, link, upsert, write_store
 from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
 
+from kgai_tui.core.engine import open as engine_open
 from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.safe_text import _BREAKS, _SPACES, one_line, visible
 from kgai_tui.core.wire.ids import element_id
 from kgai_tui.ui.app import KgaiApp, make_app
@@ -75,7 +77,7 @@ def test_a_store_that_fails_to_open_says_so(
     def fail(*_: object, **__: object) -> Engine:
         raise RuntimeError("cache unreadable [/]")
 
-    monkeypatch.setattr(Engine, "open", fail)
+    monkeypatch.setattr(engine_open, "open_engine", fail)
     app = make_app(tmp_path, live=False)
 
     async def main() -> None:
@@ -111,7 +113,7 @@ def test_element_rows_group_sort_and_filter(tmp_path: Path) -> None:
     for n, ref in enumerate(names, start=1):
         d = decision(ref[1], [upsert(*ref)])
         w.add(d, lamport=n, recorded_at=f"2026-01-0{n}T00:00:00Z")
-    engine = Engine.open(
+    engine = open_engine(
         write_store(tmp_path / "s", {"i1.ndjson": w.to_bytes()}), cache=False
     )
     rows = element_rows(engine.projection)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads.kg import conflicts_obj
 
 KGAI_TUI = Path(sys.executable).parent / "kgai-tui"
@@ -111,7 +111,7 @@ def test_conflicts_search_and_slider_in_tmux(tmux_app: Tmux, demo_store: Path) -
     tmux_app.wait_for("Keep one side")
     tmux_app.keys("Enter")
     screen = tmux_app.wait_for("1 open conflict ")
-    assert conflicts_obj(Engine.open(demo_store).projection)["count"] == 1
+    assert conflicts_obj(open_engine(demo_store).projection)["count"] == 1
 
     tmux_app.keys("5")
     tmux_app.wait_for("type to search")

@@ -46,6 +46,7 @@ from kgai_tui.core.store.logscan import (
     scan_file,
 )
 from kgai_tui.core.store.regular_file import open_regular
+from kgai_tui.core.store.shards import LineProblem
 
 _ALL_OK: Final = HASH_OK | DECISION_ID_OK | CANONICAL
 _NL: Final = ord("\n")
@@ -88,7 +89,13 @@ class _Keys:
         self.prefix: npt.NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
 
 
-def open_cold(root: Path, names: Sequence[str]) -> Engine:
+def open_cold(
+    root: Path,
+    names: Sequence[str],
+    *,
+    cache_base: Path | None = None,
+    refused: Sequence[LineProblem] = (),
+) -> Engine:
     """Scan and replay a store's shards; the result equals a sequential open.
 
     ``names`` are regular files (:func:`shards.list_log`); one replaced by anything
@@ -99,7 +106,12 @@ def open_cold(root: Path, names: Sequence[str]) -> Engine:
     sizes = [_size(p) for p in paths]
     cores = len(os.sched_getaffinity(0))
     if cores < 2 or len(paths) < 2 or sum(sizes) < PARALLEL_MIN_BYTES:
-        return Engine(root, [scan_file(p) for p in paths])
+        return Engine(
+            root,
+            [scan_file(p) for p in paths],
+            cache_base=cache_base,
+            refused=refused,
+        )
     # fork is cheap but unsafe once other threads run (the app, the MCP server).
     method = "fork" if threading.active_count() == 1 else "spawn"
     order = sorted(range(len(paths)), key=lambda i: -sizes[i])
@@ -141,8 +153,10 @@ def open_cold(root: Path, names: Sequence[str]) -> Engine:
             projection.applied_later(
                 lambda: set(itertools.chain.from_iterable(s.hashes for s in scans))
             )
-            return Engine(root, scans, projection)
-    return Engine(root, scans)
+            return Engine(
+                root, scans, projection, cache_base=cache_base, refused=refused
+            )
+    return Engine(root, scans, cache_base=cache_base, refused=refused)
 
 
 # A clean shard's hashes, as the workers send them: a digest and a count.

@@ -15,20 +15,26 @@ whole log on first use for the few readers that want every event (doctor, diff).
 
 from __future__ import annotations
 
+import copy
 import itertools
-import mmap
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-import orjson
-
-from kgai_tui.core.errors import StoreNotFoundError
 from kgai_tui.core.heap import GcPaused, settle_heap
+from kgai_tui.core.replay.order import (
+    GATES,
+    HASHED,
+    EventObserver,
+    LineSource,
+    LogSummary,
+    apply_in_order,
+    canonical_events,
+    canonical_order,
+    scans_from_shards,
+)
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.logscan import (
-    CANONICAL,
     DECISION_ID_OK,
     HASH_OK,
     ShardScan,
@@ -38,183 +44,14 @@ from kgai_tui.core.store.shards import (
     LineProblem,
     ShardEvent,
     ShardRead,
-    list_log,
     read_shard,
 )
-from kgai_tui.core.wire.codec import decode_line, event_from_obj, event_obj
+from kgai_tui.core.timeindex.cache import load_or_build_time_index
+from kgai_tui.core.wire.codec import decode_line, event_from_obj
 from kgai_tui.core.wire.model import Event
 
 if TYPE_CHECKING:
     from kgai_tui.core.timeindex.index import TimeIndex
-
-GATES = HASH_OK | DECISION_ID_OK
-
-# Called once per hash-verified event in canonical order, duplicates removed:
-# (event dict, passed the decision-id gate too).
-EventObserver = Callable[[dict[str, Any], bool], None]
-
-
-@dataclass(frozen=True, slots=True)
-class LogSummary:
-    """Counts of what was read, for status and warnings."""
-
-    shards: int
-    events: int
-    skipped: int
-
-
-def canonical_events(
-    shards: Sequence[ShardRead], *, check_decision_id: bool = True
-) -> list[Event]:
-    """Return the events that pass the gates, in canonical ``(lamport, hash)`` order."""
-    kept: list[Event] = []
-    for shard in shards:
-        for item in shard.events:
-            d = item.decoded
-            if d.hash_ok and (d.decision_id_ok or not check_decision_id):
-                kept.append(d.event)
-    kept.sort(key=lambda ev: (ev.lamport, ev.hash))
-    return kept
-
-
-def replay(events: Sequence[Event]) -> Projection:
-    """Replay gated, ordered events into a fresh projection."""
-    projection = Projection()
-    projection.apply_all(events)
-    return projection
-
-
-def scans_from_shards(shards: Sequence[ShardRead]) -> list[ShardScan]:
-    """Compact columns for shards already decoded in memory (tests, generators)."""
-    out = []
-    for shard in shards:
-        scan = ShardScan(shard.name, shard.size, shard.newline_count)
-        for i, item in enumerate(shard.events):
-            d = item.decoded
-            scan.offsets.append(-1)
-            scan.lengths.append(0)
-            scan.lines.append(item.line)
-            scan.lamports.append(d.event.lamport)
-            scan.hashes.append(d.event.hash)
-            scan.flags.append(
-                (HASH_OK if d.hash_ok else 0)
-                | (DECISION_ID_OK if d.decision_id_ok else 0)
-                | (CANONICAL if d.canonical else 0)
-            )
-            scan.slow[i] = event_obj(d.event)
-            if i and (not d.event.parents or d.event.parents[0] != scan.hashes[i - 1]):
-                scan.chain_breaks.append(i)
-        scan.problems = list(shard.problems)
-        scan.torn_tail = shard.torn_tail
-        out.append(scan)
-    return out
-
-
-def canonical_order(
-    scans: Sequence[ShardScan], start: Sequence[int] | None = None
-) -> list[tuple[int, str, int, int]]:
-    """``(lamport, hash, shard, event)`` of every hash-verified event, in replay order.
-
-    ``start`` skips each shard's first events (those already applied on a warm open).
-    Equal hashes are adjacent, so a caller drops duplicates by looking one back.
-    """
-    keys: list[tuple[int, str, int, int]] = []
-    for si, scan in enumerate(scans):
-        first = 0 if start is None else start[si]
-        lam, hashes, flags = scan.lamports, scan.hashes, scan.flags
-        keys.extend(
-            (lam[i], hashes[i], si, i)
-            for i in range(first, len(hashes))
-            if flags[i] & HASH_OK
-        )
-    keys.sort()
-    return keys
-
-
-# flags byte -> its HASH_OK bit (bytes.translate picks the hash-verified events).
-_HASHED: Final = bytes(i & HASH_OK for i in range(256))
-# Bytes of lines read between two releases of the mapped pages.
-_RELEASE_EVERY: Final = 32 * 1024 * 1024
-
-
-class LineSource:
-    """Fetch one event's canonical dict by (shard, event), from the files or memory."""
-
-    def __init__(self, log_dir: Path | None, scans: Sequence[ShardScan]) -> None:
-        """Remember where the shards are; files are read on first use."""
-        self.log_dir = log_dir
-        self.scans = scans
-        self._data: dict[int, mmap.mmap | bytes] = {}
-        self._unreleased = 0
-
-    def load(self, si: int, i: int) -> dict[str, Any]:
-        """Return the canonical dict of event ``i`` of shard ``si``."""
-        scan = self.scans[si]
-        slow = scan.slow.get(i)
-        if slow is not None:
-            return slow
-        data = self._data.get(si)
-        if data is None:
-            data = self._data[si] = self._read(scan.name)
-        off = scan.offsets[i]
-        length = scan.lengths[i]
-        obj: dict[str, Any] = orjson.loads(data[off : off + length])
-        self._unreleased += length
-        if self._unreleased > _RELEASE_EVERY:
-            self._drop_pages()
-        return obj
-
-    def _drop_pages(self) -> None:
-        """Let go of the mapped pages read so far (they stay in the page cache).
-
-        A pass over the whole log would otherwise keep every page it touched in
-        this process's RSS: 0.8 GB at a million decisions, on top of the index
-        being built from it (measured: the time index build's peak 2.7 -> 2.0 GB).
-        """
-        self._unreleased = 0
-        for data in self._data.values():
-            if isinstance(data, mmap.mmap):
-                data.madvise(mmap.MADV_DONTNEED)
-
-    def _read(self, name: str) -> mmap.mmap | bytes:
-        """Map a shard read-only (page cache, not private memory).
-
-        Only a regular file, and only up to its size at open (:mod:`regular_file`).
-        """
-        assert self.log_dir is not None
-        with open_regular(self.log_dir / name) as f:
-            return f.map(populate=False)
-
-    def release(self) -> None:
-        """Unmap the shards mapped so far."""
-        for data in self._data.values():
-            if isinstance(data, mmap.mmap):
-                data.close()
-        self._data.clear()
-
-
-def apply_in_order(
-    projection: Projection,
-    scans: Sequence[ShardScan],
-    source: LineSource,
-    keys: Sequence[tuple[int, str, int, int]],
-    observers: Sequence[EventObserver] = (),
-    *,
-    after: tuple[int, str] | None = None,
-) -> None:
-    """Apply ordered events: the gated ones to the projection, every one to observers."""
-    last = after[1] if after is not None else None
-    for _, ev_hash, si, i in keys:
-        if ev_hash == last:
-            continue
-        last = ev_hash
-        obj = source.load(si, i)
-        gated = scans[si].flags[i] & DECISION_ID_OK != 0
-        if gated:
-            projection.apply_obj(obj)
-        for observe in observers:
-            observe(obj, gated)
-    projection.flush_props()
 
 
 class Engine:
@@ -227,15 +64,24 @@ class Engine:
         projection: Projection | None = None,
         shards: Sequence[ShardRead] | None = None,
         observers: Sequence[EventObserver] = (),
+        *,
+        how: str = "cold",
+        cache_base: Path | None = None,
+        refused: Sequence[LineProblem] = (),
     ) -> None:
-        """Build (or adopt) the projection for scanned shards."""
+        """Build (or adopt) the projection for scanned shards.
+
+        ``how`` says how this engine came to be: "cold" (replayed from the log),
+        "warm" (the cache as it was) or "append" (the cache plus appended lines);
+        ``cache_base`` is the cache directory it was opened with (``None``: the
+        user's); ``refused`` the entries of ``log/`` named like shards but not
+        regular files (never read, reported with the problems).
+        """
         self.root = root
         self.scans = list(scans)
         self._shards = None if shards is None else list(shards)
         self._events: list[Event] | None = None
-        # How this engine came to be: "cold" (replayed from the log), "warm" (the
-        # cache as it was) or "append" (the cache plus appended lines).
-        self.how = "cold"
+        self.how = how
         if projection is None:
             projection = Projection()
             source = LineSource(self.log_dir, self.scans)
@@ -249,11 +95,9 @@ class Engine:
                 )
             source.release()
         self.projection = projection
-        # Entries of log/ named like shards but not regular files: never read,
-        # reported with the problems (shards.list_log).
-        self.refused: list[LineProblem] = []
+        self.refused: list[LineProblem] = list(refused)
         self._time_index: TimeIndex | None = None
-        self.cache_base: Path | None = None
+        self.cache_base = cache_base
 
     @property
     def time_index(self) -> TimeIndex:
@@ -264,8 +108,6 @@ class Engine:
         not need it.
         """
         if self._time_index is None:
-            from kgai_tui.core.engine.cache import load_or_build_time_index
-
             self._time_index = load_or_build_time_index(self, self.cache_base)
             settle_heap(self.projection.applied_count)
         return self._time_index
@@ -279,35 +121,13 @@ class Engine:
         """The store's ``log/`` directory (``None`` for an in-memory engine)."""
         return None if self.root is None else self.root / "log"
 
-    @classmethod
-    def open(
-        cls,
-        root: Path,
-        *,
-        cache: bool = True,
-        cache_base: Path | None = None,
-        background_save: bool = False,
-    ) -> Engine:
-        """Open the store at ``root`` read-only; ``cache=False`` ignores the warm cache.
-
-        ``cache_base`` replaces the user cache directory (benchmarks, tests).
-
-        Raises:
-            StoreNotFoundError: ``root/log`` is not a directory.
-        """
-        log_dir = root / "log"
-        if not log_dir.is_dir():
-            raise StoreNotFoundError(f"no kgai store at {root} (no log/ directory)")
-        if cache:
-            from kgai_tui.core.engine.cache import open_cached
-
-            return open_cached(root, cache_base, background=background_save)
-        from kgai_tui.core.engine.cold_open import open_cold
-
-        listing = list_log(log_dir)
-        engine = open_cold(root, listing.names)
-        engine.refused = listing.refused
-        return engine
+    def with_refused(self, refused: Sequence[LineProblem]) -> Engine:
+        """This engine, or a copy of it that reports ``refused`` instead."""
+        if list(refused) == self.refused:
+            return self
+        other = copy.copy(self)
+        other.refused = list(refused)
+        return other
 
     @classmethod
     def from_shards(cls, shards: Sequence[ShardRead]) -> Engine:
@@ -400,7 +220,7 @@ class Engine:
                     itertools.repeat(si),
                     range(len(lam)),
                 )
-                keys.extend(itertools.compress(rows, flags.translate(_HASHED)))
+                keys.extend(itertools.compress(rows, flags.translate(HASHED)))
                 continue
             seen = after_lines.get(scan.name, 0)
             keys.extend(

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import UsageError
 from kgai_tui.core.onboarding.adr_parse import adr_label
 from kgai_tui.core.onboarding.adr_plan import ADR_KIND, PlannedAdr, plan_import
@@ -154,7 +154,7 @@ def import_adrs(
     if not directory.is_dir():
         raise UsageError(f"{directory} is not a directory of ADRs")
     scan = scan_adrs(directory)
-    engine = Engine.open(root)
+    engine = open_engine(root)
     linked = {r.target for a in scan.adrs for r in a.record.relations}
     existing = _existing_numbers(engine.projection, linked)
     plans, warnings = plan_import(list(scan.adrs), existing, mapping or {})

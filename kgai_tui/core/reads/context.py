@@ -13,7 +13,11 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from kgai_tui.core.reads.kg import when_of
+from kgai_tui.core.recall.index import recall_index_of
 from kgai_tui.core.recall.scoring import (
+    ABOUT_WEIGHT,
+    DECISION_WEIGHT,
+    PATH_WEIGHT,
     about_score,
     decision_about_score,
     glob_match,
@@ -31,9 +35,6 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX: Final = 15
 WHY_CAP: Final = 4
-PATH_WEIGHT: Final = 10.0
-ABOUT_WEIGHT: Final = 6.0
-DECISION_WEIGHT: Final = 5.0
 
 
 def decision_boost(p: ProjectionView, q_toks: list[str]) -> dict[str, float]:
@@ -97,7 +98,7 @@ def _relevances(
     equal to the scan below); a point-in-time view is small enough to scan.
     """
     if isinstance(p, Projection) and (paths or q_toks):
-        ids, rel = p.recall_index().relevance_array(paths, q_toks)
+        ids, rel = recall_index_of(p).relevance_array(paths, q_toks)
         return zip(ids, rel.tolist(), strict=True)
     boost = decision_boost(p, q_toks) if q_toks else {}
     return ((eid, relevance(p, eid, paths, q_toks, boost)) for eid in p.graph.nodes)
@@ -119,7 +120,7 @@ def _first_from_index(
     lamport, and the cut is widened over the whole group tied with the last one
     kept, so the id settles those ties exactly as a full sort would.
     """
-    ids, rel = p.recall_index().relevance_array(paths, q_toks)
+    ids, rel = recall_index_of(p).relevance_array(paths, q_toks)
     keep = np.flatnonzero(rel >= 1)
     total = len(keep)
     kept_rel = rel[keep]

@@ -102,9 +102,9 @@ def doctor_obj(engine: Engine) -> dict[str, Any]:
     an append-only log (docs/determinism.md); this is where that is checked.
     """
     if engine.root is not None and engine.how != "cold":
-        from kgai_tui.core.engine.engine import Engine
+        from kgai_tui.core.engine.open import open_engine
 
-        engine = Engine.open(engine.root, cache=False)
+        engine = open_engine(engine.root, cache=False)
     cfg = read_config(engine.root)
     p = engine.projection
     problems = doctor_problems(engine)

@@ -13,7 +13,7 @@ decisions that is tens of seconds. :class:`RecallIndex` gives bit-identical floa
   reach 55%, one ``bytes.find`` scan over the joined vocabulary, and for one edit
   the tokens of length ``lq-1..lq+1`` that keep the first or the second half (an
   edit cannot touch both). Every candidate is then graded with
-  :func:`~kgai_tui.core.recall.scoring._strength` itself, so a loose superset costs time,
+  :func:`~kgai_tui.core.recall.scoring.strength` itself, so a loose superset costs time,
   never exactness.
 * **Postings, vectorised.** Per query token, ``best[d]`` is the largest
   ``strength * weight`` over the matched vocabulary tokens a decision holds; values
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -42,12 +43,16 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import numpy.typing as npt
 
+from kgai_tui.core.heap import settle_heap
 from kgai_tui.core.recall.scoring import (
+    ABOUT_WEIGHT,
+    DECISION_WEIGHT,
+    PATH_WEIGHT,
     STOPWORDS,
-    _strength,
     decision_about_score,
     glob_match,
     split_paths,
+    strength,
     tokenize,
 )
 from kgai_tui.core.wire.props import parse_props
@@ -59,9 +64,6 @@ __all__ = ["RecallIndex", "tokenize_many"]
 
 # The weights of kgai_tui.core.reads.context (not imported: context imports this module).
 # tests/core/test_recall_index.py asserts they are equal.
-PATH_WEIGHT: Final = 10.0
-ABOUT_WEIGHT: Final = 6.0
-DECISION_WEIGHT: Final = 5.0
 
 #: Decisions appended since the last segment are scored by the reference function
 #: until there are this many; then they become a segment of their own.
@@ -349,7 +351,7 @@ class _Vocab:
     def matches(self, qb: bytes) -> list[tuple[int, float]]:
         """Every token with non-zero strength against ``qb``: ``(global id, s)``.
 
-        Candidates are a superset; each is graded by the real ``_strength``.
+        Candidates are a superset; each is graded by the real ``strength``.
         """
         lq = len(qb)
         cand: dict[int, set[int]] = {}
@@ -376,7 +378,7 @@ class _Vocab:
             bucket = self.buckets[ld]
             toks, first = bucket.toks, bucket.first
             for k in sorted(got):
-                s = _strength(qb, bytes(toks[k]))
+                s = strength(qb, bytes(toks[k]))
                 if s > 0:
                     out.append((first + k, s))
         return out
@@ -806,3 +808,15 @@ class RecallIndex:
         """Every element id in ``p.graph.nodes`` -> its exact ``relevance``."""
         ids, rel = self.relevance_array(paths, q_toks)
         return dict(zip(ids, rel.tolist(), strict=True))
+
+
+_BUILT: weakref.WeakKeyDictionary[Projection, RecallIndex] = weakref.WeakKeyDictionary()
+
+
+def recall_index_of(p: Projection) -> RecallIndex:
+    """The recall index of a projection, built on its first use and kept with it."""
+    index = _BUILT.get(p)
+    if index is None:
+        index = _BUILT[p] = RecallIndex.from_projection(p)
+        settle_heap(p.applied_count)
+    return index

@@ -51,6 +51,11 @@ __all__ = [
 ]
 
 #: The engine's stopwords, compared after Go lower-casing (spec 6.5).
+# Relevance weights of recall (spec 6.5): a path glob, the about score, decisions.
+PATH_WEIGHT: Final = 10.0
+ABOUT_WEIGHT: Final = 6.0
+DECISION_WEIGHT: Final = 5.0
+
 STOPWORDS: Final[frozenset[str]] = frozenset(
     {
         "the", "a", "an", "of", "to", "in", "on", "for", "and", "or", "is", "are",
@@ -156,7 +161,7 @@ def tokenize(s: str) -> list[str]:
 # --------------------------------------------------------------------------- scores
 
 
-def _strength(q: bytes, d: bytes) -> float:
+def strength(q: bytes, d: bytes) -> float:
     """Grade query token bytes against document token bytes (see match_strength)."""
     if q == d:
         return 1.0
@@ -205,7 +210,7 @@ def match_strength(q: str, d: str) -> float:
     Returns:
         A strength in ``[0, 1]``.
     """
-    return _strength(_utf8(q), _utf8(d))
+    return strength(_utf8(q), _utf8(d))
 
 
 def fields_score(
@@ -227,7 +232,7 @@ def fields_score(
         best = 0.0
         for weight, toks in encoded:
             for tb in toks:
-                score = _strength(qb, tb) * weight
+                score = strength(qb, tb) * weight
                 if score > best:
                     best = score
         total += best
@@ -642,7 +647,7 @@ class ScanScorer:
                     for tok in toks:
                         s = cache.get(tok)
                         if s is None:
-                            s = cache[tok] = _strength(qb, _utf8(tok))
+                            s = cache[tok] = strength(qb, _utf8(tok))
                         if s * weight > best:
                             best = s * weight
                 if best > 0:

@@ -22,14 +22,12 @@ import numpy as np
 import numpy.typing as npt
 
 from kgai_tui.core.gosem.gotext import recorded_epoch
-from kgai_tui.core.heap import settle_heap
 from kgai_tui.core.replay.element_shapes import Packed, ShapesByElement
 from kgai_tui.core.replay.projection_view import element_of, newest_first
 from kgai_tui.core.wire.codec import event_obj
 from kgai_tui.core.wire.props import CLEAN_KEYS, ElementProps, clean_key
 
 if TYPE_CHECKING:
-    from kgai_tui.core.recall.index import RecallIndex
     from kgai_tui.core.store.decision_fields import Joined
     from kgai_tui.core.wire.model import Event
 
@@ -83,7 +81,6 @@ class Projection:
         self._last_write: dict[str, str] = {}
         # One str object per distinct author, install and element id.
         self._intern: dict[str, str] = {}
-        self._recall: RecallIndex | None = None
         self._max_auth: dict[str, int] | None = None
         # While deferred: per decision index, the line whose fields fill it (-1: none).
         self._fill_at: array[int] | None = None
@@ -483,15 +480,6 @@ class Projection:
         last_write.clear()
 
     # ------------------------------------------------------------------ queries
-
-    def recall_index(self) -> RecallIndex:
-        """The recall index of this projection, built on first use and kept current."""
-        from kgai_tui.core.recall.index import RecallIndex
-
-        if self._recall is None:
-            self._recall = RecallIndex.from_projection(self)
-            settle_heap(self.applied_count)
-        return self._recall
 
     def element(self, eid: str) -> tuple[str, str, str] | None:
         """Return ``(kind, name, props_blob)`` of an element, or ``None``."""

@@ -850,7 +850,7 @@ def _all_history_docs(
 
     ``keys`` (from ``engine.decision_order()``) limits it to those events.
     """
-    from kgai_tui.core.engine.engine import LineSource
+    from kgai_tui.core.replay.order import LineSource
     from kgai_tui.core.store.logscan import DECISION_ID_OK
 
     scans = engine.scans
@@ -1462,11 +1462,11 @@ class SearchIndex:
 
     def _ensure_engine(self) -> Engine:
         if self._engine is None:
-            from kgai_tui.core.engine.engine import Engine
-
             if self._root is None:
                 raise RuntimeError("as_of needs the engine of an in-memory index")
-            self._engine = Engine.open(self._root)
+            from kgai_tui.core.engine.open import open_engine
+
+            self._engine = open_engine(self._root)
         return self._engine
 
 

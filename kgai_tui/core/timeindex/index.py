@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.gosem.gotext import go_trim_space, rfc3339_epoch
 from kgai_tui.core.timeindex.heads import element_versions
+from kgai_tui.core.timeindex.keys import SEQ, Carry
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -47,11 +48,6 @@ if TYPE_CHECKING:
 
 INF: Final = 1 << 62
 _ZERO_TIME: Final = -62135596800  # Go's time.Time{}
-_SEQ: Final = 1 << 20  # edge order key: pos * _SEQ + index in the supersedes list
-
-# A carrying entry: (pos, time, title, rationale, author, refs, summary, lamport,
-# install, hash, dec_time, shapes of that event)
-Carry = tuple[int, int, str, str, str, str, str, int, str, str, int | None, list[str]]
 
 
 # A decision's scalar fields: title, rationale, author, refs, summary, dec_time,
@@ -586,7 +582,7 @@ class TimeIndex:
             e = self.d_out[g]
             while e >= 0 and self.e_dst[e] != p:
                 e = self.e_nout[e]
-            order = pos * _SEQ + min(seq, _SEQ - 1)
+            order = pos * SEQ + min(seq, SEQ - 1)
             if e < 0:
                 e = len(self.e_src)
                 self.e_src.append(g)
@@ -600,7 +596,7 @@ class TimeIndex:
                 continue
             more = self.e_more.get(e)
             last = more[-1][0] if more else self.e_ord[e]
-            if last // _SEQ == pos:
+            if last // SEQ == pos:
                 continue  # the same event lists it twice
             if more is None:
                 more = self.e_more[e] = [(self.e_ord[e], self.e_time[e])]
@@ -759,7 +755,7 @@ class TimeIndex:
         """
         from kgai_tui.core.timeindex.io import load_index
 
-        return load_index(data, projection)
+        return load_index(cls(), data, projection)
 
 
 def _find_pair(quads: array[int], g: int) -> int:

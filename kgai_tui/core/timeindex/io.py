@@ -15,10 +15,9 @@ import marshal
 from array import array
 from typing import TYPE_CHECKING, Any, Final
 
-from kgai_tui.core.timeindex.index import TimeIndex
-
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection import Projection
+    from kgai_tui.core.timeindex.index import TimeIndex
 
 _FORMAT: Final = 2
 
@@ -92,9 +91,9 @@ def dump_index(self: TimeIndex) -> bytes:
 
 
 def load_index(
-    data: bytes | memoryview, projection: Projection | None = None
+    ix: TimeIndex, data: bytes | memoryview, projection: Projection | None = None
 ) -> TimeIndex:
-    """Rebuild an index from :meth:`dumps` (``projection`` when it was shared).
+    """Fill the empty index ``ix`` from :meth:`dumps` (``projection`` when shared).
 
     ``data`` may be any buffer (a view of the mapped cache file: no copy needed).
 
@@ -105,7 +104,6 @@ def load_index(
     state = marshal.loads(data)
     if not isinstance(state, tuple) or state[0] != _FORMAT:
         raise ValueError("not a time index of this format")
-    ix = TimeIndex()
     ix._recs = None
     ix.events, ix.skipped, ix.ungated, ix.prop_seq, n, ix.touch_seq, last = state[1]
     ix.last_key = None if last is None else (last[0], last[1])

@@ -26,7 +26,7 @@ import networkx as nx
 
 from kgai_tui.core.heap import GcPaused as gc_paused
 from kgai_tui.core.replay.projection_view import element_of, newest_first
-from kgai_tui.core.timeindex.index import _SEQ, Carry
+from kgai_tui.core.timeindex.keys import SEQ, Carry
 
 if TYPE_CHECKING:
     from _collections_abc import dict_items, dict_keys, dict_values
@@ -308,7 +308,7 @@ class AsOfView:
         while e >= 0:
             more = ix.e_more.get(e) or [(ix.e_ord[e], ix.e_time[e])]
             for order, t in more:
-                pos = order // _SEQ
+                pos = order // SEQ
                 if t <= cut and (ref < 0 or pos < ref):
                     ref = pos
             e = ix.e_nin[e]

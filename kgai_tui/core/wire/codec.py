@@ -78,6 +78,16 @@ def marshal_mutations(mutations: tuple[Mutation, ...] | None) -> bytes:
     return marshal(mutations_obj(mutations))
 
 
+def decision_id(decision: Decision) -> str:
+    """Return ``DecisionID(d)``: title, raw rationale, author and mutations only."""
+    return decision_id_from_parts(
+        decision.title,
+        decision.rationale,
+        decision.author,
+        marshal_mutations(decision.mutations),
+    )
+
+
 def decision_obj(d: Decision) -> dict[str, Any]:
     """Build a decision in Go field order with Go's omitempty rules."""
     out: dict[str, Any] = {"id": d.id, "title": d.title}

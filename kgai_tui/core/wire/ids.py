@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING
 
 from kgai_tui.core.gosem.gotext import go_string, go_trim_space, normalize
-
-if TYPE_CHECKING:
-    from kgai_tui.core.wire.model import Decision
 
 
 def element_id(kind: str, name: str) -> str:
@@ -33,18 +29,6 @@ def decision_id_from_parts(
     )
     digest = hashlib.sha256(head.encode("utf-8") + mutations_json).hexdigest()
     return "d_" + digest[:24]
-
-
-def decision_id(decision: Decision) -> str:
-    """Return ``DecisionID(d)``: title, raw rationale, author and mutations only."""
-    from kgai_tui.core.wire.codec import marshal_mutations
-
-    return decision_id_from_parts(
-        decision.title,
-        decision.rationale,
-        decision.author,
-        marshal_mutations(decision.mutations),
-    )
 
 
 def event_hash_of(canonical_without_hash: bytes) -> str:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Final
 
 from kgai_tui.core.errors import UsageError
 from kgai_tui.core.gosem.gotext import go_quote, go_trim_space, go_upper, parse_recorded
-from kgai_tui.core.wire.ids import decision_id, element_id, resolve_ref
+from kgai_tui.core.wire.codec import decision_id
+from kgai_tui.core.wire.ids import element_id, resolve_ref
 from kgai_tui.core.wire.model import Decision, Mutation, MutOp
 
 if TYPE_CHECKING:

@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from kgai_tui.core import clock
 from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import (
     NotFoundError,
     RefusedError,
@@ -211,14 +212,14 @@ def write_session(
     _require_store(root)
     if dry_run:
         cfg = ensure_identity(load_config(root))
-        yield WriteSession(root, cfg, Engine.open(root))
+        yield WriteSession(root, cfg, open_engine(root))
         return
     with store_lock(root, lock_timeout):
         cfg = _locked_config(root, on_notice)
         repaired = repair_torn_tail(own_shard(root, cfg.install_id))
         if repaired:
             on_notice(repaired)
-        yield WriteSession(root, cfg, Engine.open(root))
+        yield WriteSession(root, cfg, open_engine(root))
 
 
 def _stale_cache_notice(root: Path, on_notice: Notice) -> None:

@@ -131,9 +131,10 @@ class AgentScreen(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="agent-recall", exit_on_error=False)
     def _compute(self, paths: str, topic: str) -> None:
-        from kgai_tui.core.engine.engine import Engine
 
-        engine = self.engine_source() or Engine.open(self.root)
+        from kgai_tui.core.engine.open import open_engine
+
+        engine = self.engine_source() or open_engine(self.root)
         payload = agent_payload(engine, paths, topic)
         if not get_current_worker().is_cancelled:  # a newer keystroke supersedes it
             self.app.call_from_thread(self._show, payload)

@@ -1,0 +1,194 @@
+"""Replay in canonical order: sort the scanned lines by (lamport, hash) and apply them."""
+
+from __future__ import annotations
+
+import mmap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.store.logscan import (
+    CANONICAL,
+    DECISION_ID_OK,
+    HASH_OK,
+    ShardScan,
+)
+from kgai_tui.core.store.regular_file import open_regular
+from kgai_tui.core.store.shards import (
+    ShardRead,
+)
+from kgai_tui.core.wire.codec import event_obj
+from kgai_tui.core.wire.model import Event
+
+GATES = HASH_OK | DECISION_ID_OK
+
+# Called once per hash-verified event in canonical order, duplicates removed:
+# (event dict, passed the decision-id gate too).
+EventObserver = Callable[[dict[str, Any], bool], None]
+
+
+@dataclass(frozen=True, slots=True)
+class LogSummary:
+    """Counts of what was read, for status and warnings."""
+
+    shards: int
+    events: int
+    skipped: int
+
+
+def canonical_events(
+    shards: Sequence[ShardRead], *, check_decision_id: bool = True
+) -> list[Event]:
+    """Return the events that pass the gates, in canonical ``(lamport, hash)`` order."""
+    kept: list[Event] = []
+    for shard in shards:
+        for item in shard.events:
+            d = item.decoded
+            if d.hash_ok and (d.decision_id_ok or not check_decision_id):
+                kept.append(d.event)
+    kept.sort(key=lambda ev: (ev.lamport, ev.hash))
+    return kept
+
+
+def replay(events: Sequence[Event]) -> Projection:
+    """Replay gated, ordered events into a fresh projection."""
+    projection = Projection()
+    projection.apply_all(events)
+    return projection
+
+
+def scans_from_shards(shards: Sequence[ShardRead]) -> list[ShardScan]:
+    """Compact columns for shards already decoded in memory (tests, generators)."""
+    out = []
+    for shard in shards:
+        scan = ShardScan(shard.name, shard.size, shard.newline_count)
+        for i, item in enumerate(shard.events):
+            d = item.decoded
+            scan.offsets.append(-1)
+            scan.lengths.append(0)
+            scan.lines.append(item.line)
+            scan.lamports.append(d.event.lamport)
+            scan.hashes.append(d.event.hash)
+            scan.flags.append(
+                (HASH_OK if d.hash_ok else 0)
+                | (DECISION_ID_OK if d.decision_id_ok else 0)
+                | (CANONICAL if d.canonical else 0)
+            )
+            scan.slow[i] = event_obj(d.event)
+            if i and (not d.event.parents or d.event.parents[0] != scan.hashes[i - 1]):
+                scan.chain_breaks.append(i)
+        scan.problems = list(shard.problems)
+        scan.torn_tail = shard.torn_tail
+        out.append(scan)
+    return out
+
+
+def canonical_order(
+    scans: Sequence[ShardScan], start: Sequence[int] | None = None
+) -> list[tuple[int, str, int, int]]:
+    """``(lamport, hash, shard, event)`` of every hash-verified event, in replay order.
+
+    ``start`` skips each shard's first events (those already applied on a warm open).
+    Equal hashes are adjacent, so a caller drops duplicates by looking one back.
+    """
+    keys: list[tuple[int, str, int, int]] = []
+    for si, scan in enumerate(scans):
+        first = 0 if start is None else start[si]
+        lam, hashes, flags = scan.lamports, scan.hashes, scan.flags
+        keys.extend(
+            (lam[i], hashes[i], si, i)
+            for i in range(first, len(hashes))
+            if flags[i] & HASH_OK
+        )
+    keys.sort()
+    return keys
+
+
+# flags byte -> its HASH_OK bit (bytes.translate picks the hash-verified events).
+HASHED: Final = bytes(i & HASH_OK for i in range(256))
+# Bytes of lines read between two releases of the mapped pages.
+_RELEASE_EVERY: Final = 32 * 1024 * 1024
+
+
+class LineSource:
+    """Fetch one event's canonical dict by (shard, event), from the files or memory."""
+
+    def __init__(self, log_dir: Path | None, scans: Sequence[ShardScan]) -> None:
+        """Remember where the shards are; files are read on first use."""
+        self.log_dir = log_dir
+        self.scans = scans
+        self._data: dict[int, mmap.mmap | bytes] = {}
+        self._unreleased = 0
+
+    def load(self, si: int, i: int) -> dict[str, Any]:
+        """Return the canonical dict of event ``i`` of shard ``si``."""
+        scan = self.scans[si]
+        slow = scan.slow.get(i)
+        if slow is not None:
+            return slow
+        data = self._data.get(si)
+        if data is None:
+            data = self._data[si] = self._read(scan.name)
+        off = scan.offsets[i]
+        length = scan.lengths[i]
+        obj: dict[str, Any] = orjson.loads(data[off : off + length])
+        self._unreleased += length
+        if self._unreleased > _RELEASE_EVERY:
+            self._drop_pages()
+        return obj
+
+    def _drop_pages(self) -> None:
+        """Let go of the mapped pages read so far (they stay in the page cache).
+
+        A pass over the whole log would otherwise keep every page it touched in
+        this process's RSS: 0.8 GB at a million decisions, on top of the index
+        being built from it (measured: the time index build's peak 2.7 -> 2.0 GB).
+        """
+        self._unreleased = 0
+        for data in self._data.values():
+            if isinstance(data, mmap.mmap):
+                data.madvise(mmap.MADV_DONTNEED)
+
+    def _read(self, name: str) -> mmap.mmap | bytes:
+        """Map a shard read-only (page cache, not private memory).
+
+        Only a regular file, and only up to its size at open (:mod:`regular_file`).
+        """
+        assert self.log_dir is not None
+        with open_regular(self.log_dir / name) as f:
+            return f.map(populate=False)
+
+    def release(self) -> None:
+        """Unmap the shards mapped so far."""
+        for data in self._data.values():
+            if isinstance(data, mmap.mmap):
+                data.close()
+        self._data.clear()
+
+
+def apply_in_order(
+    projection: Projection,
+    scans: Sequence[ShardScan],
+    source: LineSource,
+    keys: Sequence[tuple[int, str, int, int]],
+    observers: Sequence[EventObserver] = (),
+    *,
+    after: tuple[int, str] | None = None,
+) -> None:
+    """Apply ordered events: the gated ones to the projection, every one to observers."""
+    last = after[1] if after is not None else None
+    for _, ev_hash, si, i in keys:
+        if ev_hash == last:
+            continue
+        last = ev_hash
+        obj = source.load(si, i)
+        gated = scans[si].flags[i] & DECISION_ID_OK != 0
+        if gated:
+            projection.apply_obj(obj)
+        for observe in observers:
+            observe(obj, gated)
+    projection.flush_props()

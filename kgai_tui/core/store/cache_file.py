@@ -1,0 +1,122 @@
+"""Cache files in the user cache directory: where they live, header, checked read, atomic write.
+
+A cache file is a magic line, a JSON header (format, Python and kgai-tui versions,
+the store path, the payload's size and SHA-256) and the payload.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+import platformdirs
+
+from kgai_tui import __version__
+from kgai_tui.core.store.regular_file import open_regular
+
+FORMAT: Final = 3  # 2: el_shapes packed as arrays; 3: the whole shard fingerprint
+_MAGIC: Final = b"kgai-tui engine cache\n"
+# The header line's bound: past it, the file is not a cache (a miss).
+_HEADER_MAX: Final = 16 * 1024 * 1024
+
+
+def engine_cache_path(root: Path, base: Path | None = None) -> Path:
+    """Where the cache of the store at ``root`` lives (``KGAI_TUI_CACHE_DIR`` overrides)."""
+    if base is None:
+        env = os.environ.get("KGAI_TUI_CACHE_DIR")
+        base = Path(env) if env else Path(platformdirs.user_cache_dir("kgai-tui"))
+    key = hashlib.sha256(os.fsencode(root.resolve())).hexdigest()[:32]
+    return base / "engine" / f"{key}.bin"
+
+
+def cache_header(root: Path) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "python": sys.version,
+        "kgai_tui": __version__,
+        "root": os.fsdecode(root.resolve()),
+    }
+
+
+def time_index_path(root: Path, base: Path | None = None) -> Path:
+    """Where the time index of the store at ``root`` is kept, beside its engine cache."""
+    return engine_cache_path(root, base).with_suffix(".time.bin")
+
+
+def write_cache_file(path: Path, header: dict[str, Any], payload: bytes) -> None:
+    """Write header and payload to a temporary file, then rename it into place.
+
+    The header gets the payload's size and SHA-256. A failure (a full disk, a
+    read-only cache directory) only costs the next open its time.
+    """
+    header["digest"] = hashlib.sha256(payload).hexdigest()
+    header["size"] = len(payload)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(_MAGIC + orjson.dumps(header) + b"\n")
+                fh.write(payload)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        return
+
+
+def read_cache_file(
+    root: Path, path: Path
+) -> tuple[dict[str, Any], bytes | memoryview] | None:
+    """The header and payload of a cache file that passes every check, else ``None``.
+
+    Checked: the magic line, the format, Python and kgai-tui versions and store path
+    in the header, and the payload's size and SHA-256.
+    """
+    read = read_cache(path)
+    if read is None:
+        return None
+    header, payload = read
+    expected = cache_header(root)
+    if not isinstance(header, dict) or any(
+        header.get(k) != v for k, v in expected.items()
+    ):
+        return None
+    if header.get("size") != len(payload):
+        return None
+    if header.get("digest") != hashlib.sha256(payload).hexdigest():
+        return None
+    return header, payload
+
+
+def read_cache(path: Path) -> tuple[Any, bytes | memoryview] | None:
+    """The header and the payload (mapped, not copied) of a cache file.
+
+    ``None`` for anything but a regular file, and for a header line that does not
+    end within :data:`_HEADER_MAX` bytes; nothing is read past the size at open.
+    """
+    try:
+        with open_regular(path) as f:
+            head = f.read(0, 64 * 1024)
+            if not head.startswith(_MAGIC):
+                return None
+            end = head.find(b"\n", len(_MAGIC))
+            if end < 0 and len(head) < f.size:
+                head = f.read(0, _HEADER_MAX)
+                end = head.find(b"\n", len(_MAGIC))
+            if end < 0:
+                return None
+            header = orjson.loads(head[len(_MAGIC) : end])
+            start = end + 1
+            if f.size == start:
+                return header, b""
+            mapped = f.map()
+    except (OSError, ValueError, orjson.JSONDecodeError):
+        return None
+    return header, memoryview(mapped)[start:]

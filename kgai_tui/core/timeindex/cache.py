@@ -1,0 +1,163 @@
+"""The time index's cache file beside the engine cache: load, extend, or build and save."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kgai_tui.core.gosem.gotext import rfc3339_epoch
+from kgai_tui.core.heap import GcPaused
+from kgai_tui.core.replay.order import LineSource, canonical_order
+from kgai_tui.core.store.cache_file import (
+    cache_header,
+    read_cache_file,
+    time_index_path,
+    write_cache_file,
+)
+from kgai_tui.core.store.logscan import DECISION_ID_OK, HASH_OK, ShardScan
+from kgai_tui.core.store.shard_print import ShardPrint, grew_from
+from kgai_tui.core.timeindex.index import TimeIndex, TimeIndexBuilder
+
+if TYPE_CHECKING:
+    from kgai_tui.core.engine.engine import Engine
+
+
+def _scan_prints(scans: Sequence[ShardScan]) -> list[list[Any]]:
+    """Per shard, its fingerprint and how many of its events the index holds."""
+    return [[s.shard_print().to_list(), len(s)] for s in scans]
+
+
+def load_or_build_time_index(engine: Engine, base: Path | None = None) -> TimeIndex:
+    """The engine's time index: from its cache file when that describes the same log.
+
+    A cached index built from a prefix of the current log (shards only appended to,
+    every new event after the last indexed one) is extended with the new events;
+    otherwise the index is built from the log in one streaming pass and saved.
+    """
+    path = None if engine.root is None else time_index_path(engine.root, base)
+    with GcPaused():
+        index = None if path is None else _load_time_index(engine, path)
+        if index is None:
+            index = build_engine_time_index(engine)
+            if path is not None:
+                _save_time_index(engine, index, path)
+    return index
+
+
+def build_engine_time_index(
+    engine: Engine, index: TimeIndex | None = None, start: Sequence[int] | None = None
+) -> TimeIndex:
+    """Index (or extend an index with) the log's hash-verified events, in replay order."""
+    # Mirroring the projection, the builder stores no second copy of what it holds.
+    builder = TimeIndexBuilder(engine.projection) if index is None else None
+    target = index
+    keys = canonical_order(engine.scans, start)
+    source = LineSource(engine.log_dir, engine.scans)
+    last = ""
+    try:
+        for _, ev_hash, si, i in keys:
+            if ev_hash == last:
+                continue
+            last = ev_hash
+            obj = source.load(si, i)
+            gated = bool(engine.scans[si].flags[i] & DECISION_ID_OK)
+            epoch = rfc3339_epoch(obj["recorded_at"])
+            if builder is not None:
+                builder.add(obj, epoch, gated)
+            else:
+                assert target is not None
+                target.add(obj, epoch, gated)
+    finally:
+        source.release()
+    if builder is not None:
+        return builder.finish(engine.projection)
+    assert target is not None
+    target.refresh()
+    return target
+
+
+def _save_time_index(engine: Engine, index: TimeIndex, path: Path) -> None:
+    assert engine.root is not None
+    header = cache_header(engine.root)
+    header["shards"] = _scan_prints(engine.scans)
+    write_cache_file(path, header, index.dumps())
+
+
+def _load_time_index(engine: Engine, path: Path) -> TimeIndex | None:
+    assert engine.root is not None
+    read = read_cache_file(engine.root, path)
+    if read is None:
+        return None
+    header, payload = read
+    recorded = header.get("shards")
+    now = _scan_prints(engine.scans)
+    if recorded == now:
+        start = None
+    else:
+        assert engine.log_dir is not None
+        start = _appended_start(recorded, engine.scans, engine.log_dir)
+        if start is None:
+            return None
+    try:
+        index = TimeIndex.loads(payload, engine.projection)
+    except (ValueError, TypeError, KeyError, EOFError, IndexError):
+        return None
+    if start is not None:
+        keys = canonical_order(engine.scans, start)
+        assert isinstance(recorded, list)
+        if keys and index.events and _indexed_last(engine, recorded) >= keys[0][:2]:
+            return None
+        build_engine_time_index(engine, index, start)
+        _save_time_index(engine, index, path)
+    return index
+
+
+def _appended_start(
+    recorded: Any, scans: Sequence[ShardScan], log_dir: Path
+) -> list[int] | None:
+    """Per current shard, how many of its events the recorded index already holds.
+
+    ``None`` unless every recorded shard is still there and still holds the same
+    bytes at its recorded size (the log was only appended to).
+    """
+    if not isinstance(recorded, list):
+        return None
+    by_name: dict[str, tuple[ShardPrint, int]] = {}
+    for r in recorded:
+        try:
+            old = ShardPrint.from_list(r[0])
+        except (TypeError, ValueError, IndexError, KeyError):
+            return None
+        if len(r) != 2 or isinstance(r[1], bool) or not isinstance(r[1], int):
+            return None
+        by_name[old.name] = (old, r[1])
+    if len(by_name) != len(recorded):
+        return None
+    start = []
+    for scan in scans:
+        found = by_name.pop(scan.name, None)
+        if found is None:
+            start.append(0)
+            continue
+        old, count = found
+        if old.size > scan.size or count > len(scan):
+            return None
+        if not old.same_file(scan.shard_print()) and not (
+            old.size < scan.size and grew_from(old, log_dir / scan.name)
+        ):
+            return None
+        start.append(count)
+    return None if by_name else start
+
+
+def _indexed_last(engine: Engine, recorded: list[list[Any]]) -> tuple[int, str]:
+    """The largest ``(lamport, hash)`` among the events the recorded index holds."""
+    counts = {r[0][0]: r[1] for r in recorded}
+    best = (-(2**63), "")
+    for scan in engine.scans:
+        n = counts.get(scan.name, 0)
+        for i in range(n):
+            if scan.flags[i] & HASH_OK and (scan.lamports[i], scan.hashes[i]) > best:
+                best = (scan.lamports[i], scan.hashes[i])
+    return best

@@ -9,16 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kgai_tui.core.gosem.gopath import _go_match, go_path_match
 from kgai_tui.core.gosem.gotext import go_lower
 from kgai_tui.core.recall.scoring import (
     STOPWORDS,
-    _go_match,
     _tokenize_runes,
     about_score,
     decision_about_score,
     fields_score,
     glob_match,
-    go_path_match,
     match_strength,
     one_line,
     split_paths,

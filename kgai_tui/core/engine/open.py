@@ -12,12 +12,13 @@ The pipeline::
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kgai_tui.core.engine.cache import open_cached
-from kgai_tui.core.engine.cold_open import open_cold
-from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.errors import StoreNotFoundError
 from kgai_tui.core.store.shards import list_log
+
+if TYPE_CHECKING:
+    from kgai_tui.core.engine.engine import Engine
 
 __all__ = ["open_engine"]
 
@@ -39,7 +40,13 @@ def open_engine(
     log_dir = root / "log"
     if not log_dir.is_dir():
         raise StoreNotFoundError(f"no kgai store at {root} (no log/ directory)")
+    # Imported here: a command that never opens a store does not pay for the
+    # worker pool and the cache (multiprocessing, platformdirs).
     if cache:
+        from kgai_tui.core.engine.cache import open_cached
+
         return open_cached(root, cache_base, background=background_save)
+    from kgai_tui.core.engine.cold_open import open_cold
+
     listing = list_log(log_dir)
     return open_cold(root, listing.names, refused=listing.refused)

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from kgai_tui.core.reads.kg import when_of
-from kgai_tui.core.recall.index import recall_index_of
 from kgai_tui.core.recall.scoring import (
     ABOUT_WEIGHT,
     DECISION_WEIGHT,
@@ -98,6 +97,9 @@ def _relevances(
     equal to the scan below); a point-in-time view is small enough to scan.
     """
     if isinstance(p, Projection) and (paths or q_toks):
+        # The recall index (and numpy under it) loads only for recall.
+        from kgai_tui.core.recall.index import recall_index_of
+
         ids, rel = recall_index_of(p).relevance_array(paths, q_toks)
         return zip(ids, rel.tolist(), strict=True)
     boost = decision_boost(p, q_toks) if q_toks else {}
@@ -120,6 +122,9 @@ def _first_from_index(
     lamport, and the cut is widened over the whole group tied with the last one
     kept, so the id settles those ties exactly as a full sort would.
     """
+    # The recall index (and numpy under it) loads only for recall.
+    from kgai_tui.core.recall.index import recall_index_of
+
     ids, rel = recall_index_of(p).relevance_array(paths, q_toks)
     keep = np.flatnonzero(rel >= 1)
     total = len(keep)

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Final
 
 from kgai_tui.core.errors import RefusedError, write_error
+from kgai_tui.core.gosem.gopath import go_path_match
 from kgai_tui.core.gosem.gotext import go_trim_space
-from kgai_tui.core.recall.scoring import go_path_match
 from kgai_tui.core.store.config_file import fsync_dir, write_all
 from kgai_tui.core.store.discovery import project_root
 from kgai_tui.core.store.git_info import run_git

@@ -70,9 +70,9 @@ def test_every_cli_command_has_help_with_an_example() -> None:
 
 
 def test_ruff_is_clean() -> None:
-    """ruff finds nothing in the package and tests."""
+    """ruff finds nothing in the package, the tests and the benchmarks."""
     out = subprocess.run(
-        [_tool("ruff"), "check", "kgai_tui", "tests"],
+        [_tool("ruff"), "check", "kgai_tui", "tests", "benchmarks"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -101,3 +101,48 @@ def test_import_contracts_hold() -> None:
         [_tool("lint-imports")], cwd=ROOT, capture_output=True, text=True, check=False
     )
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_no_import_cycle_in_the_package() -> None:
+    """No module of kgai_tui reaches itself through imports, deferred ones included.
+
+    Imports under ``if TYPE_CHECKING:`` are annotations, not dependencies (as in the
+    import-linter contracts); imports inside functions count.
+    """
+    import grimp
+
+    graph = grimp.build_graph(
+        "kgai_tui", cache_dir=None, exclude_type_checking_imports=True
+    )
+    cycles = []
+    for module in sorted(graph.modules):
+        for imported in graph.find_modules_directly_imported_by(module):
+            back = graph.find_shortest_chain(importer=imported, imported=module)
+            if back is not None:
+                cycles.append((module, *back))
+    assert cycles == []
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    """``from kgai_tui.x import _name`` never appears: modules meet on public names."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text("utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "kgai_tui"
+            ):
+                found += [
+                    f"{path.relative_to(ROOT)}: {node.module}.{alias.name}"
+                    for alias in node.names
+                    if alias.name.startswith("_") and not alias.name.startswith("__")
+                ]
+    assert found == []
+
+
+def test_the_wheel_holds_no_benchmark_code() -> None:
+    """Benchmarks live outside the package; setuptools only packs kgai_tui*."""
+    names = {p.stem for p in PACKAGE.rglob("*.py")}
+    assert not names & {"engine_bench", "search_bench", "bench_run", "genlog"}
+    text = (ROOT / "pyproject.toml").read_text("utf-8")
+    assert 'include = ["kgai_tui*"]' in text

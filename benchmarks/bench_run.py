@@ -1,20 +1,14 @@
-"""``kgai-tui bench run STORE``: one table of opens, reads, search and memory (issue 6).
+"""The table of ``kgai-tui bench run``: opens, reads, search and memory (issue 6).
 
-The measurements live in :mod:`benchmarks.engine_bench`; this module holds the click
-command and the Markdown rendering, so the table can be pasted into
-``docs/performance.md`` as printed.
+The measurements live in :mod:`benchmarks.engine_bench`; this module renders them as
+Markdown, so the table can be pasted into ``docs/performance.md`` as printed.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import click
-
-from kgai_tui.cli.support import JSON_OPTION, emit_json, handles_errors
-
-__all__ = ["bench_run_command", "format_value", "render_run_report"]
+__all__ = ["format_value", "render_run_report"]
 
 
 def format_value(value: float | None, unit: str) -> str:
@@ -97,57 +91,3 @@ def _probe_line(machine: dict[str, Any]) -> list[str]:
 
 def _load(values: list[float]) -> str:
     return " / ".join(f"{v:.2f}" for v in values)
-
-
-@click.command("run")
-@click.argument("store", type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option(
-    "--iterations",
-    type=click.IntRange(min=1),
-    default=5,
-    show_default=True,
-    help="Passes over each read's cases (best / median / p95 over all samples).",
-)
-@click.option(
-    "--queries",
-    type=click.IntRange(min=200),
-    default=200,
-    show_default=True,
-    help="Search queries drawn from the store (at least 200).",
-)
-@click.option(
-    "--budget",
-    type=click.FloatRange(min=0),
-    default=20.0,
-    show_default=True,
-    help="Seconds after which a row stops repeating (after one full pass).",
-)
-@JSON_OPTION
-@handles_errors
-def bench_run_command(
-    store: Path, iterations: int, queries: int, budget: float, as_json: bool
-) -> None:
-    """Benchmark a store: opens, reads, as-of, search and peak RSS in one table.
-
-    Cold and warm opens are whole `python -m kgai_tui status` processes; the reads
-    run in this process on the open engine. Beside each row: the issue's 1M target,
-    the reference engine's published 1M figure and pass/MISS. The store is only
-    read; the search index is built in a private temporary cache.
-
-    Example: kgai-tui bench run /tmp/kg100k --iterations 5 --json
-    """
-    from benchmarks.engine_bench import RunOptions, run_engine_bench
-
-    report = run_engine_bench(
-        store,
-        RunOptions(
-            iterations=iterations,
-            queries=queries,
-            budget_s=budget,
-            progress=lambda msg: click.echo(msg, err=True),
-        ),
-    )
-    if as_json:
-        emit_json(report, floats=True)
-    else:
-        click.echo(render_run_report(report))

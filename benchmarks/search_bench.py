@@ -9,7 +9,7 @@ Usage:
 
 from __future__ import annotations
 
-from kgai_tui.cli.search import bench_search_command
+from kgai_tui.cli.bench import bench_search_command
 
 if __name__ == "__main__":
     bench_search_command.main(prog_name="search_bench.py")

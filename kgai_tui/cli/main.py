@@ -307,7 +307,8 @@ from kgai_tui.cli.agents import mcp_command, sync_command  # noqa: E402
 main.add_command(mcp_command)
 main.add_command(sync_command)
 
-from kgai_tui.cli.search import bench_group, search_command  # noqa: E402
+from kgai_tui.cli.bench import bench_group  # noqa: E402
+from kgai_tui.cli.search import search_command  # noqa: E402
 
 main.add_command(search_command)
 main.add_command(bench_group)
@@ -317,10 +318,6 @@ from kgai_tui.cli.onboard import diff_command, import_group, report_command  # n
 main.add_command(import_group)
 main.add_command(diff_command)
 main.add_command(report_command)
-
-from benchmarks.bench_run import bench_run_command  # noqa: E402
-
-bench_group.add_command(bench_run_command)
 
 
 def entry() -> None:

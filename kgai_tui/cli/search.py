@@ -1,4 +1,4 @@
-"""``kgai-tui search`` and the ``bench`` group (generate stores, benchmark search).
+"""``kgai-tui search``: ranked hits from the BM25 index.
 
 ``search`` opens the cached index without reading the log when it is current (a stat
 and a 64 KiB tail hash per shard), so a warm search does not replay the store; only a
@@ -7,7 +7,6 @@ changed log, ``--as-of`` or a missing index opens the engine.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -20,7 +19,7 @@ from kgai_tui.cli.support import (
     open_engine,
     resolve_location,
 )
-from kgai_tui.core.errors import StoreNotFoundError, UsageError
+from kgai_tui.core.errors import StoreNotFoundError
 from kgai_tui.core.reads.kg import parse_as_of
 from kgai_tui.core.safe_text import visible_tree
 from kgai_tui.core.search.model import search_obj
@@ -28,7 +27,7 @@ from kgai_tui.core.search.model import search_obj
 if TYPE_CHECKING:
     from kgai_tui.core.search.index import SearchIndex
 
-__all__ = ["bench_group", "render_search", "search_command"]
+__all__ = ["render_search", "search_command"]
 
 
 def render_search(obj: dict[str, Any]) -> str:
@@ -134,89 +133,3 @@ def search_command(
         emit_json(obj, floats=True)
     else:
         click.echo(render_search(obj))
-
-
-@click.group("bench")
-def bench_group() -> None:
-    """Generate benchmark stores and measure search on them.
-
-    Example: kgai-tui bench generate /tmp/kg100k --decisions 100000
-    """
-
-
-@bench_group.command("generate")
-@click.argument("out", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--decisions", type=int, default=100_000, show_default=True)
-@click.option("--writers", type=int, default=30, show_default=True)
-@click.option("--elements", type=int, default=10_000, show_default=True)
-@click.option(
-    "--segments",
-    is_flag=True,
-    help="Write the reference layout segments/<install>/000001-<n>.ndjson instead.",
-)
-@handles_errors
-def generate_command(
-    out: Path, decisions: int, writers: int, elements: int, segments: bool
-) -> None:
-    """Write the reference generator's synthetic store (spec 9.1), byte for byte.
-
-    OUT/log/<install>.ndjson gets one shard per writer (a store kgai-tui and kg
-    open); with --segments, the reference tool's upload layout.
-
-    Example: kgai-tui bench generate /tmp/kg1m --decisions 1000000 --writers 30
-    """
-    from benchmarks.genlog import GenParams, write_segments, write_store
-
-    try:
-        params = GenParams(decisions, writers, elements)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from exc
-    (write_segments if segments else write_store)(out, params)
-    click.echo(f"generated {decisions} decisions across {writers} installs into {out}")
-
-
-@bench_group.command("search")
-@click.argument("store", type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option("--queries", type=int, default=200, show_default=True)
-@click.option(
-    "--scan-queries",
-    type=int,
-    default=None,
-    help="Queries for the scan scorer (default: 50 up to 100k decisions, else 10).",
-)
-@click.option("--no-fts", is_flag=True, help="Skip the SQLite FTS5 comparison.")
-@click.option("--no-scan", is_flag=True, help="Skip the scan-scorer comparison.")
-@JSON_OPTION
-@handles_errors
-def bench_search_command(
-    store: Path,
-    queries: int,
-    scan_queries: int | None,
-    no_fts: bool,
-    no_scan: bool,
-    as_json: bool,
-) -> None:
-    """Benchmark search on a store: the index vs SQLite FTS5 vs the scan scorer.
-
-    Measures the index build (time, size), adding 1,000 events, query latency
-    p50/p95 in process, and a whole warm `kgai-tui search` process. The store is
-    copied first (the 1,000 events are appended to the copy).
-
-    Example: kgai-tui bench search /tmp/kg100k --queries 200
-    """
-    from benchmarks.search_suite import BenchOptions, render_report, run_bench
-
-    report = run_bench(
-        store,
-        BenchOptions(
-            queries=queries,
-            scan_queries=scan_queries,
-            fts=not no_fts,
-            scan=not no_scan,
-            progress=lambda msg: click.echo(msg, err=True),
-        ),
-    )
-    if as_json:
-        emit_json(report, floats=True)
-    else:
-        click.echo(render_report(report))

@@ -18,13 +18,14 @@ from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import WriteError
 from kgai_tui.core.gosem.gojson import marshal_indent, with_go_floats
 from kgai_tui.core.recall.scoring import ScanScorer, scan_corpus
+from kgai_tui.core.search.analysis import query_terms
 from kgai_tui.core.search.cache import (
     cache_dir_for,
     load_state,
     save_state,
     write_lock,
 )
-from kgai_tui.core.search.index import SearchIndex, query_terms
+from kgai_tui.core.search.index import SearchIndex
 from kgai_tui.core.search.model import SearchHit, search_obj
 from kgai_tui.core.store.shards import read_log
 
@@ -473,7 +474,7 @@ def test_bad_lines_are_not_indexed(tmp_path: Path) -> None:
 
 
 def index_stamp() -> str:
-    from kgai_tui.core.search.index import STAMP
+    from kgai_tui.core.search.backend import STAMP
 
     return STAMP
 

@@ -14,7 +14,10 @@ from search_stores import mixed_store
 from benchmarks.search_suite import make_queries
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.search import analysis, writer
+from kgai_tui.core.search import backend as search_backend
 from kgai_tui.core.search import index as search
+from kgai_tui.core.search import plan as search_plan
 from kgai_tui.core.search.docs import (
     history_fields,
     history_record,
@@ -61,7 +64,7 @@ def _variants(obj: dict[str, Any]) -> list[dict[str, Any]]:
 
 def test_history_fields_equal_the_record_path(mixed: Engine) -> None:
     checked = 0
-    for obj, id_ok in search._decision_objs(mixed):
+    for obj, id_ok in writer.decision_objs(mixed):
         for item in [obj, *(_variants(obj) if checked < 50 else [])]:
             for ok in (id_ok, not id_ok):
                 direct = history_fields(item, ok)
@@ -76,8 +79,8 @@ def test_history_fields_equal_the_record_path(mixed: Engine) -> None:
 
 
 def test_full_build_documents_equal_the_plain_path(mixed: Engine) -> None:
-    fast = [doc.to_dict() for doc in search._all_history_docs(mixed)]
-    plain = search._history_docs(search._decision_objs(mixed))
+    fast = [doc.to_dict() for doc in writer.all_history_docs(mixed)]
+    plain = writer.history_docs(writer.decision_objs(mixed))
     assert fast and fast == [doc.to_dict() for doc in plain]
     assert all("doctype" not in doc and "key" in doc for doc in fast)
 
@@ -104,10 +107,10 @@ def _expected_order(
 
 
 def test_decision_objs_follow_the_canonical_order(mixed: Engine) -> None:
-    assert list(search._decision_objs(mixed)) == _expected_order(mixed)
+    assert list(writer.decision_objs(mixed)) == _expected_order(mixed)
     after = {s.name: s.newline_count // 2 for s in mixed.scans}
     tail = _expected_order(mixed, after)
-    assert tail and list(search._decision_objs(mixed, after)) == tail
+    assert tail and list(writer.decision_objs(mixed, after)) == tail
     events = [(event_obj(ev), ok) for ev, ok in mixed.decision_events()]
     assert events == _expected_order(mixed)
 
@@ -128,7 +131,7 @@ def test_bounded_ranking_gives_the_same_answers(
         "bench*",
     ]
     settled = []
-    real = search._bounded_top
+    real = search.bounded_top
 
     def counted(*args: Any) -> Any:
         got = real(*args)
@@ -138,10 +141,10 @@ def test_bounded_ranking_gives_the_same_answers(
     def run() -> list[Any]:
         return [index.search(q, include_all=a) for q in queries for a in (False, True)]
 
-    monkeypatch.setattr(search, "_BOUND_MIN_DOCS", 1 << 62)
+    monkeypatch.setattr(search, "BOUND_MIN_DOCS", 1 << 62)
     plain = run()
-    monkeypatch.setattr(search, "_BOUND_MIN_DOCS", 0)
-    monkeypatch.setattr(search, "_bounded_top", counted)
+    monkeypatch.setattr(search, "BOUND_MIN_DOCS", 0)
+    monkeypatch.setattr(search, "bounded_top", counted)
     assert run() == plain
     assert any(settled)  # the bound did settle some queries
 
@@ -152,10 +155,10 @@ def test_key_ranges_are_exact_whether_narrow_or_wide(
     """``restrict`` (the key walk) adds the ``kbin`` terms only for narrow ranges;
     either way it matches exactly the keys in the range."""
     index = SearchIndex.for_engine(mixed, cache_base=tmp_path)
-    everything = search._Q.all_query()
+    everything = search_backend.Q.all_query()
     rng = random.Random(7)
     for part in (index._history, index._live):
-        backend = search._Backend(part.searcher(), (0, 1 << 64))
+        backend = search_backend.Backend(part.searcher(), (0, 1 << 64))
         keys = sorted(backend.keys([a for _, a in backend.top(everything, 100_000)]))
         assert len(keys) > 20
         ranges = [(0, (1 << 64) - 1), (keys[0], keys[0])]
@@ -182,19 +185,19 @@ def test_a_plan_limited_to_a_subset_scores_as_the_whole_plan(
     checked = 0
     for text in queries:
         pq = parse_query(text)
-        a = search._analyse(pq)
+        a = analysis.analyse(pq)
         filters = index._filter_clauses(pq)
         if filters is None:
             continue
         for src in index._sources(pq, True, None, filters.clauses):
             searcher = src.index.searcher()
-            plan = search._plan(
+            plan = search_plan.plan_query(
                 a, searcher, src.doctypes, src.clauses, False, src.typed, filters.subset
             )
             if plan is None or plan.restricted is None:
                 continue
-            backend = search._Backend(searcher, src.keys)
-            whole = search._Restrictable(plan.query, plan.restricted)
+            backend = search_backend.Backend(searcher, src.keys)
+            whole = search_backend.Restrictable(plan.query, plan.restricted)
             low, high = src.keys
             for _ in range(3):
                 lo = rng.randrange(low, max(low + 1, high))
@@ -204,20 +207,26 @@ def test_a_plan_limited_to_a_subset_scores_as_the_whole_plan(
                 assert sorted(map(_hit_key, limited)) == sorted(map(_hit_key, plain))
             pairs = [p for clause in plan.clauses or () for p in clause][:3]
             if pairs:
-                subset = search._Q.boolean_query(
-                    [(search._SHOULD, search._term(f, t)) for f, t, _ in pairs]
+                subset = search_backend.Q.boolean_query(
+                    [
+                        (search_backend.SHOULD, search_backend.term_query(f, t))
+                        for f, t, _ in pairs
+                    ]
                 )
                 plain = backend.top(
-                    search._Q.boolean_query(
-                        [(search._MUST, plan.query), search._filter(subset)]
+                    search_backend.Q.boolean_query(
+                        [
+                            (search_backend.MUST, plan.query),
+                            search_backend.filter_clause(subset),
+                        ]
                     ),
                     1000,
                 )
                 limited = backend.top(
-                    search._Q.boolean_query(
+                    search_backend.Q.boolean_query(
                         [
-                            (search._MUST, plan.restricted(subset)),
-                            search._filter(subset),
+                            (search_backend.MUST, plan.restricted(subset)),
+                            search_backend.filter_clause(subset),
                         ]
                     ),
                     1000,

@@ -21,13 +21,13 @@ from test_hostile_store import build_hostile
 from benchmarks.search_suite import make_queries
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.search import backend, writer
 from kgai_tui.core.search import build as search_build
-from kgai_tui.core.search import index as search
 from kgai_tui.core.search.index import SearchIndex
 
 TEXT_FIELDS = sorted(
-    {f for fields in search._FIELDS.values() for f, _ in fields}
-    | set(search._FILTER_FIELDS)
+    {f for fields in backend.FIELDS.values() for f, _ in fields}
+    | set(backend.FILTER_FIELDS)
     | {"flags"}
 )
 
@@ -41,12 +41,17 @@ def contents(index: SearchIndex) -> tuple[Any, ...]:
         for field in TEXT_FIELDS
         for term, count in searcher.terms_with_prefix(field, "", None, None)
     }
-    hits = searcher.search(search._Q.all_query(), max(1, searcher.num_docs)).hits
+    hits = searcher.search(backend.Q.all_query(), max(1, searcher.num_docs)).hits
     addrs = [addr for _, addr in hits]
     keys = searcher.fast_field_values("key", addrs)
     times = searcher.fast_field_values("time", addrs)
     stored = sorted(
-        zip(keys, times, (search._disp(searcher, a) for a in addrs), strict=True),
+        zip(
+            keys,
+            times,
+            (backend.stored_fields(searcher, a) for a in addrs),
+            strict=True,
+        ),
         key=repr,
     )
     return searcher.num_docs, terms, stored
@@ -75,7 +80,7 @@ def helper(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_two_core_build_equals_the_one_process_build(
     mixed: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    items = list(search_build.history_items(mixed, search._all_history_docs))
+    items = list(search_build.history_items(mixed, writer.all_history_docs))
     made_there = sum(isinstance(item, str) for item in items)
     assert len(items) == len(list(mixed.decision_events()))
     assert len(items) // 2 <= made_there < len(items)  # the helper made its share
@@ -107,7 +112,7 @@ def test_a_failed_helper_leaves_its_part_to_this_process(
     """A helper that exits non-zero (here: an interpreter that cannot run it)."""
     want = contents(build(mixed, tmp_path / "good"))
     monkeypatch.setattr(sys, "executable", "/bin/false")
-    items = search_build.history_items(mixed, search._all_history_docs)
+    items = search_build.history_items(mixed, writer.all_history_docs)
     assert not any(isinstance(item, str) for item in items)
     assert contents(build(mixed, tmp_path / "failed")) == want
 

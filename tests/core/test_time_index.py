@@ -32,13 +32,12 @@ from kgai_tui.core.reads.moments import TimeCursor, graph_delta, moments
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.replay.projection_view import ProjectionView
 from kgai_tui.core.store.shards import ShardRead
-from kgai_tui.core.timeindex import index as time_index
 from kgai_tui.core.timeindex.index import (
     TimeIndex,
     TimeIndexBuilder,
-    _PackedRecs,
     build_time_index,
 )
+from kgai_tui.core.timeindex.tables import FIELD_COLUMNS, PackedRecs
 from kgai_tui.core.wire.codec import event_obj
 from kgai_tui.core.wire.ids import element_id
 from kgai_tui.core.wire.model import Decision, Event, Mutation
@@ -502,7 +501,7 @@ def test_column_read_follows_live_appends(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ memory
 
 
-_FIELD_LISTS = ("d_id", *time_index._COLUMNS, "d_shapes")
+_FIELD_LISTS = ("d_id", *FIELD_COLUMNS, "d_shapes")
 
 
 def _mirrored(
@@ -559,7 +558,7 @@ def test_mirror_that_differs_changes_nothing(tmp_path: Path, seed: int) -> None:
 
 def test_packed_records_round_trip() -> None:
     """Records keep every value a field can hold, and the empty record is the mirror's."""
-    recs = _PackedRecs()
+    recs = PackedRecs()
     odd = ("t\ud800é", "", "a", "r\n", " s ", None, 2**70, "i", "h")
     plain = ("t", "why", "a", "", "", 1_767_225_600, -3, "i", "sha256:0")
     recs.append(odd)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kgai_tui.core.gosem.gotext import rfc3339_epoch
 from kgai_tui.core.heap import GcPaused
@@ -20,7 +20,27 @@ from kgai_tui.core.store.shard_print import ShardPrint, grew_from
 from kgai_tui.core.timeindex.index import TimeIndex, TimeIndexBuilder
 
 if TYPE_CHECKING:
-    from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.replay.projection import Projection
+
+
+class ScannedLog(Protocol):
+    """What the index is built from: an opened store (an ``Engine``)."""
+
+    @property
+    def root(self) -> Path | None:
+        """The store's root (``None`` in memory: no cache file)."""
+
+    @property
+    def log_dir(self) -> Path | None:
+        """The store's ``log/`` directory."""
+
+    @property
+    def scans(self) -> Sequence[ShardScan]:
+        """Per shard, its scanned columns."""
+
+    @property
+    def projection(self) -> Projection:
+        """The replayed projection of the same log."""
 
 
 def _scan_prints(scans: Sequence[ShardScan]) -> list[list[Any]]:
@@ -28,7 +48,7 @@ def _scan_prints(scans: Sequence[ShardScan]) -> list[list[Any]]:
     return [[s.shard_print().to_list(), len(s)] for s in scans]
 
 
-def load_or_build_time_index(engine: Engine, base: Path | None = None) -> TimeIndex:
+def load_or_build_time_index(engine: ScannedLog, base: Path | None = None) -> TimeIndex:
     """The engine's time index: from its cache file when that describes the same log.
 
     A cached index built from a prefix of the current log (shards only appended to,
@@ -46,7 +66,9 @@ def load_or_build_time_index(engine: Engine, base: Path | None = None) -> TimeIn
 
 
 def build_engine_time_index(
-    engine: Engine, index: TimeIndex | None = None, start: Sequence[int] | None = None
+    engine: ScannedLog,
+    index: TimeIndex | None = None,
+    start: Sequence[int] | None = None,
 ) -> TimeIndex:
     """Index (or extend an index with) the log's hash-verified events, in replay order."""
     # Mirroring the projection, the builder stores no second copy of what it holds.
@@ -77,14 +99,14 @@ def build_engine_time_index(
     return target
 
 
-def _save_time_index(engine: Engine, index: TimeIndex, path: Path) -> None:
+def _save_time_index(engine: ScannedLog, index: TimeIndex, path: Path) -> None:
     assert engine.root is not None
     header = cache_header(engine.root)
     header["shards"] = _scan_prints(engine.scans)
     write_cache_file(path, header, index.dumps())
 
 
-def _load_time_index(engine: Engine, path: Path) -> TimeIndex | None:
+def _load_time_index(engine: ScannedLog, path: Path) -> TimeIndex | None:
     assert engine.root is not None
     read = read_cache_file(engine.root, path)
     if read is None:
@@ -151,7 +173,7 @@ def _appended_start(
     return None if by_name else start
 
 
-def _indexed_last(engine: Engine, recorded: list[list[Any]]) -> tuple[int, str]:
+def _indexed_last(engine: ScannedLog, recorded: list[list[Any]]) -> tuple[int, str]:
     """The largest ``(lamport, hash)`` among the events the recorded index holds."""
     counts = {r[0][0]: r[1] for r in recorded}
     best = (-(2**63), "")

@@ -1,32 +1,31 @@
 """Cut-independent columns of a time index: the as-of read without a graph.
 
-The as-of JSON needs, per element, its first included touch (kind and name), per link
-whether its last included op is an add, and per element its head set at the cut. Read
-through the element graph and a dict per element that cost ~100 ms at a million
-decisions. Here elements are numbered in id order and names ranked in sorted order, so
-names, links and heads come from a few numpy passes over arrays the size of the
-element set (heads: one vectorised binary search over every element's head steps).
-
-Everything is derived from the index's ``touch``, ``links`` and ``versions``; the index
-drops its columns whenever one of those changes (:meth:`TimeIndex.columns`).
+Elements numbered in id order, names ranked, links and head steps as flat numpy
+arrays, so names, links and heads at a cut come from a few vectorised passes. Built
+from the index's ``touch``, ``links`` and ``versions``, dropped when those change.
 """
 
 from __future__ import annotations
 
 from array import array
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
-
-if TYPE_CHECKING:
-    from kgai_tui.core.timeindex.index import TimeIndex
 
 Ints = npt.NDArray[np.int64]
 Objs = npt.NDArray[np.object_]
 
 _AFTER_ALL: Final = np.iinfo(np.int64).max  # "no earlier touch" (never <= a cut)
+
+
+class ColumnSource(Protocol):
+    """What the columns are built from (the time index's tables)."""
+
+    touch: dict[str, list[Any]]
+    links: dict[tuple[str, str, str], list[Any]]
+    versions: dict[str, tuple[array[int], array[int]]]
 
 
 def _objs(values: list[Any]) -> Objs:
@@ -46,9 +45,9 @@ def _joined(runs: list[array[int]]) -> Ints:
 
 
 class IndexColumns:
-    """Elements, links and head steps of a :class:`TimeIndex`, in id order."""
+    """Elements, links and head steps of a time index, in id order."""
 
-    def __init__(self, ix: TimeIndex) -> None:
+    def __init__(self, ix: ColumnSource) -> None:
         """Flatten the index (per element and link, and one copy of the head steps: ~80 ms at 1M)."""
         eids = sorted(ix.touch)
         n = len(eids)

@@ -1,11 +1,7 @@
 """Heads of one element as a step function of time, for the time index.
 
-Heads are a pure function of what is included at a cut: ``heads(e)`` is every decision
-with authority on ``e`` that no decision with authority on ``e`` supersedes through an
-included edge, and the authority of ``(d, e)`` is that of the first included event (in
-canonical order) of ``d`` shaping ``e``. Sweeping the element's pair entries and the
-supersedes edges between its deciders in time order, with a counter per decision of the
-authoritative decisions superseding it, yields each head set once per change.
+:func:`element_versions` sweeps the element's shapes entries and the supersedes
+edges between its deciders in time order and yields each head set once per change.
 """
 
 from __future__ import annotations
@@ -14,14 +10,14 @@ from array import array
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kgai_tui.core.timeindex.index import TimeIndex
+    from kgai_tui.core.timeindex.tables import IndexTables
 
 # An atom: (time, 0, decision, pos, authority) for a shapes entry, or
 # (time, 1, source, target, 0) for a supersedes edge entry.
 Atom = tuple[int, int, int, int, int]
 
 
-def _atoms(ix: TimeIndex, eid: str) -> list[Atom]:
+def _atoms(ix: IndexTables, eid: str) -> list[Atom]:
     quads = ix.pairs[eid]
     atoms: list[Atom] = []
     deciders: set[int] = set()
@@ -54,7 +50,7 @@ def _atoms(ix: TimeIndex, eid: str) -> list[Atom]:
     return atoms
 
 
-def element_versions(ix: TimeIndex, eid: str) -> tuple[array[int], array[int]]:
+def element_versions(ix: IndexTables, eid: str) -> tuple[array[int], array[int]]:
     """Return ``(times, values)``: the head set from each time on, encoded.
 
     A value is ``-1`` for no head, a decision index for one head, and ``-2 - i`` for

@@ -1,30 +1,28 @@
-"""Storage of a :class:`~kgai_tui.core.timeindex.index.TimeIndex` (the warm-open cache).
+"""Storage of a time index's tables (the warm-open cache).
 
-``marshal`` of plain containers, with every ``array`` as its raw bytes: loading is a
-few large copies. When the index shares an equal projection's decision lists, they
-are not stored; :func:`load_index` takes them from the projection given.
-
-At a million decisions the arrays hold ~200 MB, so neither side keeps two copies of
-them: ``marshal`` writes an ``array`` (a buffer) as bytes without ``tobytes()``, and
-loading turns each bytes object into its array and drops it before the next.
+``marshal`` of plain containers, every ``array`` as its raw bytes. Decision lists
+shared with an equal projection are not stored; :func:`load_index` takes them from
+the projection given.
 """
 
 from __future__ import annotations
 
 import marshal
 from array import array
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from kgai_tui.core.timeindex.tables import IndexTables
 
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection import Projection
-    from kgai_tui.core.timeindex.index import TimeIndex
+
+T = TypeVar("T", bound=IndexTables)
 
 _FORMAT: Final = 2
 
 
-def dump_index(self: TimeIndex) -> bytes:
-    """Serialise an index (``marshal`` of plain containers and array bytes)."""
-    self.refresh()
+def dump_index(self: IndexTables) -> bytes:
+    """Serialise an index, refreshed (``marshal`` of plain containers and array bytes)."""
     shared = self.shared is not None
     dec: Any = None
     if not shared:
@@ -91,9 +89,9 @@ def dump_index(self: TimeIndex) -> bytes:
 
 
 def load_index(
-    ix: TimeIndex, data: bytes | memoryview, projection: Projection | None = None
-) -> TimeIndex:
-    """Fill the empty index ``ix`` from :meth:`dumps` (``projection`` when shared).
+    ix: T, data: bytes | memoryview, projection: Projection | None = None
+) -> T:
+    """Fill the empty, unpacked ``ix`` from :func:`dump_index` (``projection`` when shared).
 
     ``data`` may be any buffer (a view of the mapped cache file: no copy needed).
 
@@ -104,7 +102,6 @@ def load_index(
     state = marshal.loads(data)
     if not isinstance(state, tuple) or state[0] != _FORMAT:
         raise ValueError("not a time index of this format")
-    ix._recs = None
     ix.events, ix.skipped, ix.ungated, ix.prop_seq, n, ix.touch_seq, last = state[1]
     ix.last_key = None if last is None else (last[0], last[1])
     dec, last_id = state[2], state[3]
@@ -115,7 +112,7 @@ def load_index(
             or (n and projection.dec_id[-1] != last_id)
         ):
             raise ValueError("time index was shared with another projection")
-        ix._share(projection)
+        ix.share(projection)
     else:
         (ix.d_id, ix.d_title, ix.d_rationale, ix.d_author, ix.d_refs) = dec[:5]
         (ix.d_summary, ix.d_time, ix.d_lamport, ix.d_install, ix.d_hash) = dec[5:10]
@@ -151,8 +148,6 @@ def load_index(
         versions[e] = (_frombytes(t), _frombytes(v))
     ix.versions = versions
     ix.vmulti = state[16]
-    ix._dirty = set()
-    ix._stale = False
     return ix
 
 

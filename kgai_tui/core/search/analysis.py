@@ -23,6 +23,16 @@ from kgai_tui.core.search.query import (
 )
 from kgai_tui.core.search.snippet import Token
 
+__all__ = [
+    "ANALYZER",
+    "SURFACE",
+    "TEXT",
+    "Analysed",
+    "analyse",
+    "query_terms",
+    "tokenize",
+]
+
 ANALYZER: Final = "kg_text"
 _MAX_TERMS: Final = 48
 

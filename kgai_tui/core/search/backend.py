@@ -14,6 +14,29 @@ import tantivy
 from kgai_tui.core.search.analysis import ANALYZER, TEXT
 from kgai_tui.core.search.docs import KEY_BIN_SHIFT
 
+__all__ = [
+    "DISMAX_TIE",
+    "FIELDS",
+    "FILTER_FIELDS",
+    "MUST",
+    "MUST_NOT",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "SHOULD",
+    "STAMP",
+    "Backend",
+    "DocType",
+    "Q",
+    "Restrictable",
+    "any_term",
+    "dismax",
+    "filter_clause",
+    "register",
+    "stored_fields",
+    "tantivy_failure",
+    "term_query",
+]
+
 #: Bumped whenever documents, fields or analysis change; an index with another stamp
 #: is foreign and rebuilt.
 SCHEMA_VERSION: Final = "kgai-search-3"

@@ -24,6 +24,8 @@ from kgai_tui.core.search.model import round_score
 from kgai_tui.core.search.plan import Filters, Pair, Plan
 from kgai_tui.core.search.rank import Cand, top_k_bounded
 
+__all__ = ["BOUND_MIN_DOCS", "Freqs", "bounded_top", "match_bound"]
+
 #: BM25 as tantivy computes it: a term's score in a document is
 #: ``idf * (1 + K1) * tf / (tf + norm)``, always below ``idf * (1 + K1)``.
 _K1: Final = 1.2

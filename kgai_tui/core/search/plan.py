@@ -25,6 +25,8 @@ from kgai_tui.core.search.backend import (
 )
 from kgai_tui.core.search.snippet import typo_distance
 
+__all__ = ["Filters", "Pair", "Plan", "plan_query"]
+
 _PREFIX_TERMS: Final = 64
 _FUZZY_MIN, _FUZZY_MAX = 3, 40
 #: Typo tolerance looks at names, titles and rationales, not at props or authors.

@@ -32,6 +32,24 @@ from kgai_tui.core.wire.codec import event_from_obj
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
 
+__all__ = [
+    "IndexInfo",
+    "Parts",
+    "all_history_docs",
+    "appended",
+    "build_in_memory",
+    "build_persisted",
+    "decision_objs",
+    "engine_prints",
+    "extend_persisted",
+    "history_docs",
+    "live_documents",
+    "new_index",
+    "no_gc",
+    "open_part",
+    "write",
+]
+
 _BUILD_HEAP: Final = 256_000_000
 _UPDATE_HEAP: Final = 64_000_000
 #: Documents built before they are handed to tantivy together (see _write_docs).
@@ -96,7 +114,7 @@ def write(
 ) -> int:
     """Add documents (or their JSON) with one indexing thread, commit, and wait for
     merges. One thread writes one segment: a query then runs once, not per segment
-    (measured at 1M: `--all` p95 6.5-7.9 ms on two segments, 4.2-6.0 ms on one)."""
+    (docs/performance.md has the measurement)."""
     with no_gc():
         return _write_docs(index, docs, heap)
 

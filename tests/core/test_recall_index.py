@@ -15,8 +15,10 @@ from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads import context
 from kgai_tui.core.reads.context import context_obj, decision_boost, relevance
 from kgai_tui.core.recall import index as recall_index
-from kgai_tui.core.recall.index import RecallIndex, _Vocab, tokenize_many
+from kgai_tui.core.recall.index import RecallIndex
 from kgai_tui.core.recall.scoring import split_paths, strength, tokenize
+from kgai_tui.core.recall.tokens import tokenize_many
+from kgai_tui.core.recall.vocab import Vocab
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.demo import DEMO_STORE
 
@@ -118,7 +120,7 @@ def test_vocab_matches_every_nonzero_strength(
 ) -> None:
     words = list(dict.fromkeys(vocab + [v for w in vocab[:5] for v in _variants(w)]))
     index = {w.encode(): i for i, w in enumerate(words)}
-    v = _Vocab(index)
+    v = Vocab(index)
     back = {
         int(v.remap[i]): w.encode()
         for w, i in zip(words, range(len(words)), strict=True)

@@ -1,0 +1,167 @@
+"""The vocabulary of one set of fields: every token with a non-zero match, fast.
+
+:class:`Vocab` keeps the distinct tokens in length buckets (:class:`Bucket`) and
+finds a cheap superset of the tokens a query token can match (equal, shared prefix,
+substring, one byte edit), then grades each with the real
+:func:`~kgai_tui.core.recall.scoring.strength`.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import numpy.typing as npt
+
+from kgai_tui.core.recall.scoring import strength
+from kgai_tui.core.recall.tokens import I32, I64
+
+
+class Bucket:
+    """The vocabulary tokens of one byte length, sorted, with a reversed copy.
+
+    Tokens are a fixed-width ``S`` array (no token holds a NUL byte, so numpy's
+    NUL padding never bites); ``blob`` is the tokens joined by newlines for
+    substring scans.
+    """
+
+    __slots__ = ("blob", "first", "length", "rev", "rev_pos", "toks")
+
+    def __init__(self, length: int, first: int, toks: npt.NDArray[np.bytes_]) -> None:
+        """``toks`` sorted; ``first`` is the global id of ``toks[0]``."""
+        self.length = length
+        self.first = first
+        self.toks = toks
+        n = len(toks)
+        grid = toks.view(np.uint8).reshape(n, length)
+        rev = np.ascontiguousarray(grid[:, ::-1]).view(f"S{length}").reshape(n)
+        order = np.argsort(rev, kind="stable")
+        self.rev = rev[order]
+        self.rev_pos: I32 = order.astype(np.int32)
+        nl = np.full((n, 1), 10, dtype=np.uint8)
+        self.blob = np.hstack((grid, nl)).tobytes()
+
+    def nbytes(self) -> int:
+        """Bytes held."""
+        return int(
+            self.toks.nbytes + self.rev.nbytes + self.rev_pos.nbytes + len(self.blob)
+        )
+
+    def prefix(self, prefix: bytes) -> tuple[int, int]:
+        """Local positions ``[a, b)`` of the tokens starting with ``prefix``."""
+        hi = prefix + b"\xff" * (self.length - len(prefix))
+        return (
+            int(np.searchsorted(self.toks, prefix, "left")),
+            int(np.searchsorted(self.toks, hi, "right")),
+        )
+
+    def suffix(self, suffix: bytes) -> tuple[int, int]:
+        """Positions ``[a, b)`` in ``rev`` of the tokens ending with ``suffix``."""
+        target = suffix[::-1]
+        hi = target + b"\xff" * (self.length - len(target))
+        return (
+            int(np.searchsorted(self.rev, target, "left")),
+            int(np.searchsorted(self.rev, hi, "right")),
+        )
+
+    def containing(self, qb: bytes) -> list[int]:
+        """Local positions of tokens that may contain ``qb`` (a superset)."""
+        out: list[int] = []
+        width = self.length + 1
+        blob = self.blob
+        i = blob.find(qb)
+        while i >= 0:
+            k = i // width
+            out.append(k)
+            i = blob.find(qb, (k + 1) * width)
+        return out
+
+
+class Vocab:
+    """Distinct tokens in length buckets, searchable for every non-zero match."""
+
+    def __init__(self, vocab: dict[bytes, int]) -> None:
+        """Sort the tokens; ``remap[old id]`` is the new global id."""
+        raw = list(vocab)
+        lens = np.fromiter(map(len, raw), dtype=np.int64, count=len(raw))
+        order = np.argsort(lens, kind="stable")
+        self.remap: I64 = np.zeros(len(raw), dtype=np.int64)
+        self.buckets: dict[int, Bucket] = {}
+        self.size = len(raw)
+        if not raw:
+            return
+        sl = lens[order]
+        edges = [0, *(np.flatnonzero(np.diff(sl)) + 1).tolist(), len(raw)]
+        for a, b in itertools.pairwise(edges):
+            length = int(sl[a])
+            ids = order[a:b]
+            arr = np.array([raw[i] for i in ids.tolist()], dtype=f"S{length}")
+            perm = np.argsort(arr, kind="stable")
+            self.remap[ids[perm]] = np.arange(a, b, dtype=np.int64)
+            self.buckets[length] = Bucket(length, a, arr[perm])
+
+    def __len__(self) -> int:
+        """The number of distinct tokens."""
+        return self.size
+
+    def nbytes(self) -> int:
+        """Bytes held."""
+        return sum(b.nbytes() for b in self.buckets.values())
+
+    def matches(self, qb: bytes) -> list[tuple[int, float]]:
+        """Every token with non-zero strength against ``qb``: ``(global id, s)``.
+
+        Candidates are a superset; each is graded by the real ``strength``.
+        """
+        lq = len(qb)
+        cand: dict[int, set[int]] = {}
+        for ld, bucket in self.buckets.items():
+            got: set[int] = set()
+            if ld == lq:  # equal
+                a, b = bucket.prefix(qb)
+                got.update(range(a, b))
+            if lq >= 3 and ld >= 3:  # common prefix >= 3 covering >= 55%
+                m = max(lq, ld)
+                for need in range(3, min(lq, ld) + 1):
+                    if need / m >= 0.55:
+                        a, b = bucket.prefix(qb[:need])
+                        got.update(range(a, b))
+                        break
+            if lq >= 4 and ld >= lq:  # substring
+                got.update(bucket.containing(qb))
+            if lq >= 4 and ld >= 4 and abs(ld - lq) <= 1:  # one byte edit
+                self._one_edit(qb, bucket, got)
+            if got:
+                cand[ld] = got
+        out: list[tuple[int, float]] = []
+        for ld, got in cand.items():
+            bucket = self.buckets[ld]
+            toks, first = bucket.toks, bucket.first
+            for k in sorted(got):
+                s = strength(qb, bytes(toks[k]))
+                if s > 0:
+                    out.append((first + k, s))
+        return out
+
+    @staticmethod
+    def _one_edit(qb: bytes, bucket: Bucket, got: set[int]) -> None:
+        """Add the tokens of this bucket that may be one byte edit from ``qb``.
+
+        An edit at position ``i`` keeps ``qb[:i]`` as a prefix and the rest as a
+        suffix: a deletion is one exact token; a substitution or an insertion is
+        the smaller of the prefix range and the suffix range.
+        """
+        lq, ld = len(qb), bucket.length
+        if ld == lq - 1:
+            for i in range(lq):
+                a, b = bucket.prefix(qb[:i] + qb[i + 1 :])
+                got.update(range(a, b))
+            return
+        skip = 1 if ld == lq else 0
+        for i in range(lq + 1 - skip):
+            pa, pb = bucket.prefix(qb[:i])
+            sa, sb = bucket.suffix(qb[i + skip :])
+            if pb - pa <= sb - sa:
+                got.update(range(pa, pb))
+            else:
+                got.update(bucket.rev_pos[sa:sb].tolist())

@@ -15,7 +15,7 @@ from kgai_tui.core.gosem.gotext import format_epoch
 from kgai_tui.ui.safe_text import one_line, plain
 
 if TYPE_CHECKING:
-    from kgai_tui.core.replay.projection_view import ProjectionView
+    from kgai_tui.core.reads.view import Decision, KgView
     from kgai_tui.core.wire.model import Mutation
 
 DIM: Final = "dim"
@@ -24,40 +24,28 @@ CONTESTED: Final = "bold red"
 DEAD_END: Final = "italic yellow"
 
 
-def day(p: ProjectionView, idx: int) -> str:
+def day(d: Decision) -> str:
     """The recorded day of a decision, ``YYYY-MM-DD`` (or ``—``)."""
-    stamp = p.dec_time[idx]
+    stamp = d.time
     if stamp is None:
         return "—"
     return format_epoch(stamp)[:10]
 
 
-def element_label(p: ProjectionView, eid: str) -> str:
-    """``kind:name`` of an element (``(unnamed)`` for a stub)."""
-    kind, name, _ = p.element(eid) or ("", "", "")
-    if not name:
-        return f"(unnamed {eid})"
-    return f"{kind}:{name}" if kind else name
-
-
-def is_dead_end(p: ProjectionView, idx: int) -> bool:
-    """A decision with no authority anywhere: a provenance-only note."""
-    shaped = p.dec_shapes[idx]
-    return bool(shaped) and not any(p.el_shapes[e].get(idx) for e in shaped)
-
-
-def element_details(p: ProjectionView, eid: str, *, width: int = 80) -> Text:
+def element_details(v: KgView, eid: str, *, width: int = 80) -> Text:
     """Props, links, decisions in force and history of one element, as one Text."""
-    from kgai_tui.core.reads.kg import history_order
     from kgai_tui.core.wire.props import parse_props
 
-    kind, name, blob = p.element(eid) or ("", "", "")
+    element = v.element(eid)
+    kind, name, blob = (
+        (element.kind, element.name, element.props) if element else ("", "", "")
+    )
     out = Text()
     out.append_text(plain(name or "(unnamed)", "bold"))
     out.append(f"  {kind}  ", DIM)
     out.append(eid, DIM)
     out.append("\n")
-    heads = p.heads_of(eid)
+    heads = v.heads(eid)
     if len(heads) > 1:
         out.append(f"⚠ contested: {len(heads)} decisions in force\n", CONTESTED)
     props = parse_props(blob)
@@ -69,59 +57,60 @@ def element_details(p: ProjectionView, eid: str, *, width: int = 80) -> Text:
             out.append(" = ")
             out.append_text(plain(props[key]))
             out.append("\n")
-    graph = p.graph
-    outs = sorted((k, t) for _, t, k in graph.out_edges(eid, keys=True))
-    ins = sorted((k, f) for f, _, k in graph.in_edges(eid, keys=True))
+    outs = v.links_out(eid)
+    ins = v.links_in(eid)
     if outs or ins:
         out.append("\nLinks\n", "bold underline")
-        for k, t in outs:
+        for link in outs:
             out.append("  → ")
-            out.append_text(plain(k, "magenta"))
+            out.append_text(plain(link.kind, "magenta"))
             out.append(" ")
-            out.append_text(plain(element_label(p, t)))
+            out.append_text(plain(v.label(link.other)))
             out.append("\n")
-        for k, f in ins:
+        for link in ins:
             out.append("  ← ")
-            out.append_text(plain(k, "magenta"))
+            out.append_text(plain(link.kind, "magenta"))
             out.append(" ")
-            out.append_text(plain(element_label(p, f)))
+            out.append_text(plain(v.label(link.other)))
             out.append("\n")
     out.append("\nIn force\n", "bold underline")
     if not heads:
         out.append("  no decision in force\n", DIM)
     for idx in heads:
+        d = v.decision(idx)
         style = CONTESTED if len(heads) > 1 else HEAD
         out.append("  ● ", style)
-        out.append_text(plain(p.dec_title[idx], "bold"))
-        out.append(f"\n    {day(p, idx)} · ", DIM)
-        out.append_text(plain(p.dec_author[idx] or "unknown", DIM))
-        out.append(f" · {p.dec_id[idx]}\n", DIM)
-        if p.dec_rationale[idx]:
+        out.append_text(plain(d.title, "bold"))
+        out.append(f"\n    {day(d)} · ", DIM)
+        out.append_text(plain(d.author or "unknown", DIM))
+        out.append(f" · {d.id}\n", DIM)
+        if d.rationale:
             out.append("    ")
-            out.append_text(plain(one_line(p.dec_rationale[idx], width * 3)))
+            out.append_text(plain(one_line(d.rationale, width * 3)))
             out.append("\n")
-    shapers = p.el_shapes.get(eid, {})
+    shapers = v.decisions_of(eid)
     out.append(f"\nHistory ({len(shapers)}, oldest first)\n", "bold underline")
     head_set = set(heads)
-    for idx in history_order(p, list(shapers)):
+    for idx in v.history(eid):
+        d = v.decision(idx)
         if idx in head_set:
             mark, style = "●", CONTESTED if len(heads) > 1 else HEAD
-        elif is_dead_end(p, idx):
+        elif v.is_dead_end(idx):
             mark, style = "✗", DEAD_END
         elif not shapers[idx]:
             mark, style = "·", DIM
         else:
             mark, style = "○", DIM
-        out.append(f"  {mark} {day(p, idx)} ", style)
+        out.append(f"  {mark} {day(d)} ", style)
         title_style = "" if idx in head_set else DIM
-        out.append_text(plain(one_line(p.dec_title[idx], width), title_style))
-        if is_dead_end(p, idx):
+        out.append_text(plain(one_line(d.title, width), title_style))
+        if v.is_dead_end(idx):
             out.append("  (dead end)", DEAD_END)
         out.append("\n")
     return out
 
 
-def mutation_lines(p: ProjectionView, mutations: Sequence[Mutation]) -> list[Text]:
+def mutation_lines(v: KgView, mutations: Sequence[Mutation]) -> list[Text]:
     """One readable line per mutation, element ids shown as ``kind:name``."""
     lines = []
     for m in mutations:
@@ -132,15 +121,15 @@ def mutation_lines(p: ProjectionView, mutations: Sequence[Mutation]) -> list[Tex
                 line.append("  ")
                 line.append_text(plain(f"{key}={value}", DIM))
         elif m.op == "set_prop":
-            line.append_text(plain(element_label(p, m.element_id)))
+            line.append_text(plain(v.label(m.element_id)))
             line.append(" ")
             line.append_text(plain(f"{m.key} = {m.value}", "bold"))
         elif m.op in ("add_link", "retire_link"):
-            line.append_text(plain(element_label(p, m.from_id)))
+            line.append_text(plain(v.label(m.from_id)))
             line.append(" ─")
             line.append_text(plain(m.link_kind, "magenta"))
             line.append("→ ")
-            line.append_text(plain(element_label(p, m.to_id)))
+            line.append_text(plain(v.label(m.to_id)))
         else:
             line.append_text(plain(m.element_id or "?", DIM))
         lines.append(line)
@@ -149,8 +138,8 @@ def mutation_lines(p: ProjectionView, mutations: Sequence[Mutation]) -> list[Tex
 
 def _append_changes(
     out: Text,
-    p: ProjectionView,
-    idx: int,
+    v: KgView,
+    d: Decision,
     mutations: Sequence[Mutation],
     heading: tuple[str, str],
     summary_heading: str,
@@ -158,89 +147,87 @@ def _append_changes(
     """Append the mutations under ``heading``, or the stored summary without them."""
     if mutations:
         out.append(*heading)
-        for line in mutation_lines(p, mutations):
+        for line in mutation_lines(v, mutations):
             out.append("  ")
             out.append_text(line)
             out.append("\n")
-    elif p.dec_summary[idx]:
+    elif d.summary:
         out.append(summary_heading, heading[1])
-        out.append_text(plain(p.dec_summary[idx]))
+        out.append_text(plain(d.summary))
         out.append("\n")
 
 
 def decision_record(
-    p: ProjectionView, idx: int, mutations: Sequence[Mutation] | None = None
+    v: KgView, idx: int, mutations: Sequence[Mutation] | None = None
 ) -> Text:
     """Everything about one decision: fields, changes, shapes, what it replaced."""
+    d = v.decision(idx)
     out = Text()
-    out.append_text(plain(p.dec_title[idx] or "(untitled stub)", "bold"))
-    out.append(f"\n{p.dec_id[idx]}  lamport {p.dec_lamport[idx]}  {day(p, idx)}\n", DIM)
+    out.append_text(plain(d.title or "(untitled stub)", "bold"))
+    out.append(f"\n{d.id}  lamport {d.lamport}  {day(d)}\n", DIM)
     out.append("by ")
-    out.append_text(plain(p.dec_author[idx] or "unknown"))
+    out.append_text(plain(d.author or "unknown"))
     out.append("  writer ")
-    out.append_text(plain(p.dec_install[idx] or "?", DIM))
+    out.append_text(plain(d.install or "?", DIM))
     out.append("\n")
-    if p.dec_rationale[idx]:
+    if d.rationale:
         out.append("\nWhy\n", "bold underline")
-        out.append_text(plain(p.dec_rationale[idx], keep_newlines=True))
+        out.append_text(plain(d.rationale, keep_newlines=True))
         out.append("\n")
     _append_changes(
         out,
-        p,
-        idx,
+        v,
+        d,
         mutations or (),
         ("\nMutations\n", "bold underline"),
         "\nWhat it changes\n",
     )
-    if p.dec_refs[idx]:
+    if d.refs:
         out.append("\nRefs\n", "bold underline")
-        out.append_text(plain(p.dec_refs[idx]))
+        out.append_text(plain(d.refs))
         out.append("\n")
-    if p.dec_shapes[idx]:
+    if d.shapes:
         out.append("\nShapes\n", "bold underline")
-        for eid in p.dec_shapes[idx]:
-            authority = p.el_shapes[eid].get(idx)
+        for eid in d.shapes:
+            authority = v.has_authority(eid, idx)
             out.append("  ● " if authority else "  · ", HEAD if authority else DIM)
-            out.append_text(plain(element_label(p, eid)))
+            out.append_text(plain(v.label(eid)))
             out.append("\n")
-    for label, ids in (
-        ("Replaces", p.dec_supersedes[idx]),
-        ("Replaced by", p.dec_superseded_by[idx]),
-    ):
+    for label, ids in (("Replaces", d.supersedes), ("Replaced by", d.superseded_by)):
         if ids:
             out.append(f"\n{label}\n", "bold underline")
             for other in ids:
-                out.append(f"  {p.dec_id[other]}  ", DIM)
-                out.append_text(plain(one_line(p.dec_title[other], 70)))
+                o = v.decision(other)
+                out.append(f"  {o.id}  ", DIM)
+                out.append_text(plain(one_line(o.title, 70)))
                 out.append("\n")
     return out
 
 
 def head_card(
-    p: ProjectionView,
+    v: KgView,
     idx: int,
     number: int,
     mutations: Sequence[Mutation] | None = None,
 ) -> Text:
     """One side of a conflict: title, rationale, author, date, changes, replaced."""
+    d = v.decision(idx)
     out = Text()
     out.append(f"[{number}] ", "bold reverse")
-    out.append_text(plain(p.dec_title[idx], "bold"))
-    out.append(f"\n{day(p, idx)} · ", DIM)
-    out.append_text(plain(p.dec_author[idx] or "unknown", DIM))
-    out.append(f" · {p.dec_id[idx]}\n\n", DIM)
-    if p.dec_rationale[idx]:
-        out.append_text(plain(p.dec_rationale[idx], keep_newlines=True))
+    out.append_text(plain(d.title, "bold"))
+    out.append(f"\n{day(d)} · ", DIM)
+    out.append_text(plain(d.author or "unknown", DIM))
+    out.append(f" · {d.id}\n\n", DIM)
+    if d.rationale:
+        out.append_text(plain(d.rationale, keep_newlines=True))
         out.append("\n\n")
     # A bare upsert (no props) only names the element; it changes nothing visible.
     changes = [m for m in mutations or () if m.op != "upsert_element" or m.props]
-    _append_changes(out, p, idx, changes, ("changes:\n", "bold"), "changes: ")
-    replaced = p.dec_supersedes[idx]
+    _append_changes(out, v, d, changes, ("changes:\n", "bold"), "changes: ")
+    replaced = d.supersedes
     out.append("replaced: ", "bold")
     if replaced:
-        out.append_text(
-            plain(", ".join(one_line(p.dec_title[r], 40) for r in replaced))
-        )
+        out.append_text(plain(", ".join(one_line(v.title(r), 40) for r in replaced)))
     else:
         out.append("nothing", DIM)
     out.append("\n")
@@ -256,7 +243,7 @@ class GraphLine:
 
 
 def neighbourhood(
-    p: ProjectionView, center: str, *, depth: int, selected: int, width: int
+    v: KgView, center: str, *, depth: int, selected: int, width: int
 ) -> tuple[list[GraphLine], list[str]]:
     """Draw an element, its neighbours as boxes, and the link kinds on the edges.
 
@@ -267,19 +254,12 @@ def neighbourhood(
     Returns:
         The lines, and the neighbour element ids in the order they can be selected.
     """
-    graph = p.graph
-    contested = p.contested
+    contested = v.conflicts()
     rows: list[tuple[bool, str, str]] = []  # (outgoing, kind, neighbour)
-    for _, t, k in sorted(
-        graph.out_edges(center, keys=True), key=lambda e: (e[2], e[1])
-    ):
-        rows.append((True, k, t))
-    for f, _, k in sorted(
-        graph.in_edges(center, keys=True), key=lambda e: (e[2], e[0])
-    ):
-        rows.append((False, k, f))
+    rows += [(True, link.kind, link.other) for link in v.links_out(center)]
+    rows += [(False, link.kind, link.other) for link in v.links_in(center)]
     lines: list[GraphLine] = []
-    label = one_line(element_label(p, center), max(width - 8, 16))
+    label = one_line(v.label(center), max(width - 8, 16))
     style = CONTESTED if center in contested else "bold"
     inner = len(label) + 2
     lines.append(GraphLine(Text("┏" + "━" * inner + "┓", style), None))
@@ -297,7 +277,7 @@ def neighbourhood(
     for n, (outgoing, kind, other) in enumerate(rows):
         last = n == len(rows) - 1
         chosen = n == selected
-        name = one_line(element_label(p, other), max(width - kind_w - 16, 12))
+        name = one_line(v.label(other), max(width - kind_w - 16, 12))
         box_style = CONTESTED if other in contested else ""
         if chosen:
             box_style = (box_style + " reverse").strip()
@@ -336,17 +316,16 @@ def neighbourhood(
             ]
         order.append(other)
         if depth > 1:
-            lines.extend(_second_ring(p, other, center, depth, last, width))
+            lines.extend(_second_ring(v, other, center, depth, last, width))
     return lines, order
 
 
 def _second_ring(
-    p: ProjectionView, eid: str, center: str, depth: int, last: bool, width: int
+    v: KgView, eid: str, center: str, depth: int, last: bool, width: int
 ) -> list[GraphLine]:
-    graph = p.graph
     around = sorted(
-        {(k, t) for _, t, k in graph.out_edges(eid, keys=True) if t != center}
-        | {(k, f) for f, _, k in graph.in_edges(eid, keys=True) if f != center}
+        {(link.kind, link.other) for link in v.links_out(eid) if link.other != center}
+        | {(link.kind, link.other) for link in v.links_in(eid) if link.other != center}
     )
     out: list[GraphLine] = []
     stem = "    " if last else "   │"
@@ -354,9 +333,9 @@ def _second_ring(
         line = Text(stem + "      ⋯ ", DIM)
         line.append_text(plain(one_line(k, 20), DIM))
         line.append(" ")
-        line.append_text(plain(one_line(element_label(p, other), width - 40), DIM))
+        line.append_text(plain(one_line(v.label(other), width - 40), DIM))
         if depth > 2:
-            degree = graph.degree(other)
+            degree = v.degree(other)
             line.append(f"  ({degree} link{'s' if degree != 1 else ''})", DIM)
         out.append(GraphLine(line, other))
     if len(around) > 6:

@@ -14,28 +14,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from kgai_tui.core.replay.projection_view import ProjectionView
+from kgai_tui.core.reads.view import KgView
 from kgai_tui.core.wire.model import Mutation
-from kgai_tui.ui.render import decision_record, element_label
+from kgai_tui.ui.commands import help_rows
+from kgai_tui.ui.render import decision_record
 from kgai_tui.ui.safe_text import one_line, plain
-
-KEYS: list[tuple[str, str]] = [
-    ("1 … 5", "Elements, Graph, Timeline, Conflicts, Search"),
-    ("/", "focus the search box"),
-    ("[  ]", "time slider: previous / next recorded decision"),
-    ("{  }", "time slider: a month back / forward"),
-    ("Home  End", "time slider: first decision / now"),
-    ("enter", "open (element, link, decision, hit)"),
-    ("escape", "back / close"),
-    ("r", "resolve the highlighted conflict (Conflicts)"),
-    ("↑ ↓ enter ⌫ + -", "Graph: pick, walk to, walk back, depth"),
-    ("m  D", "mark a slider position / show what changed since the mark"),
-    ("6", "what an agent would receive for a path or topic (recall)"),
-    ("d", "integrity report (doctor)"),
-    ("ctrl+p", "command palette: jump to any element or decision"),
-    ("?", "this help"),
-    ("q", "quit"),
-]
 
 
 class DecisionModal(ModalScreen[str | None]):
@@ -47,62 +30,52 @@ class DecisionModal(ModalScreen[str | None]):
 
     def __init__(
         self,
-        projection: ProjectionView,
+        view: KgView,
         index: int,
         mutations: tuple[Mutation, ...] = (),
     ) -> None:
-        """Show decision ``index`` of ``projection`` and the mutations it carried."""
+        """Show decision ``index`` of ``view`` and the mutations it carried."""
         super().__init__()
-        self.projection = projection
+        self.view = view
         self.index = index
         self.mutations = mutations
 
     def compose(self) -> ComposeResult:
         """The record, then its navigable neighbours."""
-        p, idx = self.projection, self.index
+        v, d = self.view, self.view.decision(self.index)
         with Vertical(id="modal-box"):
             with VerticalScroll():
                 yield Static(
-                    decision_record(p, idx, self.mutations), id="decision-record"
+                    decision_record(v, d.index, self.mutations), id="decision-record"
                 )
                 yield Static(self._event_facts(), id="decision-event")
             options = [
-                Option(
-                    Text.assemble("element ", plain(element_label(p, e))), id=f"e:{e}"
-                )
-                for e in p.dec_shapes[idx]
+                Option(Text.assemble("element ", plain(v.label(e))), id=f"e:{e}")
+                for e in d.shapes
             ]
-            options += [
-                Option(
-                    Text.assemble(
-                        "replaces ", plain(one_line(p.dec_title[o] or p.dec_id[o], 60))
-                    ),
-                    id=f"d:{p.dec_id[o]}",
-                )
-                for o in p.dec_supersedes[idx]
-            ]
-            options += [
-                Option(
-                    Text.assemble(
-                        "replaced by ",
-                        plain(one_line(p.dec_title[o] or p.dec_id[o], 60)),
-                    ),
-                    id=f"d:{p.dec_id[o]}",
-                )
-                for o in p.dec_superseded_by[idx]
-            ]
+            for word, others in (
+                ("replaces ", d.supersedes),
+                ("replaced by ", d.superseded_by),
+            ):
+                for o in map(v.decision, others):
+                    options.append(
+                        Option(
+                            Text.assemble(word, plain(one_line(o.title or o.id, 60))),
+                            id=f"d:{o.id}",
+                        )
+                    )
             yield OptionList(*options, id="decision-links", markup=False)
 
     def _event_facts(self) -> Text:
-        p, idx = self.projection, self.index
+        d = self.view.decision(self.index)
         out = Text("\nEvent\n", "bold underline")
         out.append(
-            f"  hash     {p.dec_hash[idx] or '(stub: its event was not applied)'}\n",
+            f"  hash     {d.hash or '(stub: its event was not applied)'}\n",
             "dim",
         )
-        out.append(f"  lamport  {p.dec_lamport[idx]}\n", "dim")
+        out.append(f"  lamport  {d.lamport}\n", "dim")
         out.append("  writer   ", "dim")
-        out.append_text(plain(p.dec_install[idx] or "?", "dim"))
+        out.append_text(plain(d.install or "?", "dim"))
         out.append("\n")
         return out
 
@@ -118,25 +91,25 @@ class ResolveModal(ModalScreen[tuple[str | None, str, str] | None]):
         Binding("escape", "dismiss(None)", "Cancel")
     ]
 
-    def __init__(self, projection: ProjectionView, element_id: str) -> None:
+    def __init__(self, view: KgView, element_id: str) -> None:
         """Resolve the conflict on ``element_id``."""
         super().__init__()
-        self.projection = projection
+        self.view = view
         self.element_id = element_id
 
     def compose(self) -> ComposeResult:
         """One button per head, then a form for a new decision."""
-        p = self.projection
-        heads = p.heads_of(self.element_id)
+        v = self.view
+        heads = v.heads(self.element_id)
         with Vertical(id="modal-box"):
             title = Text("Resolve ", "bold")
-            title.append_text(plain(element_label(p, self.element_id), "bold"))
+            title.append_text(plain(v.label(self.element_id), "bold"))
             yield Static(title)
             yield Static(Text("Keep one side (the others stay in history):", "dim"))
             for n, idx in enumerate(heads, start=1):
                 # A str label is parsed as markup: a title "[/]" would crash.
                 button = Button(
-                    Text(f"{n}. keep: {one_line(p.dec_title[idx], 60)}"),
+                    Text(f"{n}. keep: {one_line(v.title(idx), 60)}"),
                     id=f"keep-{idx}",
                 )
                 yield button
@@ -158,7 +131,7 @@ class ResolveModal(ModalScreen[tuple[str | None, str, str] | None]):
         button_id = event.button.id or ""
         if button_id.startswith("keep-"):
             idx = int(button_id.removeprefix("keep-"))
-            self.dismiss((self.projection.dec_id[idx], "", ""))
+            self.dismiss((self.view.decision(idx).id, "", ""))
         elif button_id == "resolve-new":
             title = self.query_one("#resolve-title", Input).value
             if not title.strip():
@@ -168,6 +141,20 @@ class ResolveModal(ModalScreen[tuple[str | None, str, str] | None]):
             self.dismiss((None, title, rationale))
         else:
             self.dismiss(None)
+
+
+def doctor_report(problems: list[str]) -> Text:
+    """The integrity report: every problem, or that the shards are sound."""
+    if not problems:
+        return Text(
+            "✓ every shard is sound: hashes, decision ids and chains check out.",
+            "green",
+        )
+    body = Text(f"✗ {len(problems)} problem(s)\n\n", "bold red")
+    for problem in problems:
+        body.append_text(plain(problem))
+        body.append("\n")
+    return body
 
 
 class TextModal(ModalScreen[None]):
@@ -200,7 +187,7 @@ class HelpScreen(ModalScreen[None]):
         table = Table(title="kgai-tui keys", show_header=True, expand=True)
         table.add_column("key", style="bold cyan", no_wrap=True)
         table.add_column("does")
-        for key, does in KEYS:
+        for key, does in help_rows():
             table.add_row(Text(key), Text(does))
         legend = Text(
             "\n● in force   ○ superseded   ✗ dead end (provenance-only note)   "

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
+from kgai_tui.core.reads.view import KgView
+
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.reads.moments import GraphDelta
@@ -25,9 +27,14 @@ class Snapshot:
     delta: GraphDelta | None
     revision: int
 
+    @property
+    def view(self) -> KgView:
+        """The projection's read API: elements, decisions, heads, conflicts."""
+        return KgView(self.projection)
+
     def mutations_of(self, index: int) -> tuple[Mutation, ...]:
         """The mutations a decision's event carried (empty for a stub)."""
-        event = self.engine.event_for(self.projection.dec_hash[index])
+        event = self.engine.event_for(self.view.decision(index).hash)
         if event is None or event.decision is None:
             return ()
         return event.decision.mutations or ()
@@ -55,3 +62,7 @@ class DecisionRequested(Message):
         """Carry the decision index in the current projection."""
         super().__init__()
         self.decision_index = decision_index
+
+
+class ReloadRequested(Message):
+    """A view changed the store (a resolution): the app re-reads it, keeping the moment."""

@@ -2,34 +2,22 @@
 
 from __future__ import annotations
 
+from functools import partial
+from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from kgai_tui.ui.render import element_label, head_card
+from kgai_tui.ui.render import head_card
 from kgai_tui.ui.safe_text import one_line, plain
-from kgai_tui.ui.snapshot import Snapshot
-
-
-class ResolveRequested(Message):
-    """The user chose how to end a conflict."""
-
-    def __init__(
-        self, element_id: str, *, keep: str | None, title: str = "", rationale: str = ""
-    ) -> None:
-        """Carry either the kept decision id or a new decision's text."""
-        super().__init__()
-        self.element_id = element_id
-        self.keep = keep
-        self.title = title
-        self.rationale = rationale
+from kgai_tui.ui.screens import ResolveModal
+from kgai_tui.ui.snapshot import ReloadRequested, Snapshot
 
 
 class ConflictsView(Horizontal):
@@ -39,17 +27,10 @@ class ConflictsView(Horizontal):
         Binding("r", "resolve", "Resolve", show=True),
     ]
 
-    class ResolveDialogRequested(Message):
-        """Ask the app to open the resolve dialog for an element."""
-
-        def __init__(self, element_id: str) -> None:
-            """Carry the contested element."""
-            super().__init__()
-            self.element_id = element_id
-
-    def __init__(self, *, id: str | None = None) -> None:
-        """Start empty."""
+    def __init__(self, root: Path, *, id: str | None = None) -> None:
+        """Start empty; resolutions are written to the store at ``root``."""
         super().__init__(id=id)
+        self.root = root
         self.snapshot: Snapshot | None = None
         self.selected: str | None = None
 
@@ -64,8 +45,8 @@ class ConflictsView(Horizontal):
     def show(self, snapshot: Snapshot) -> None:
         """Render the conflicts of a new snapshot."""
         self.snapshot = snapshot
-        p = snapshot.projection
-        contested = sorted(p.contested, key=lambda e: (element_label(p, e).lower(), e))
+        v = snapshot.view
+        contested = sorted(v.conflicts(), key=lambda e: (v.label(e).lower(), e))
         options = OptionList
         lst = self.query_one("#conflict-list", options)
         lst.clear_options()
@@ -73,8 +54,8 @@ class ConflictsView(Horizontal):
             [
                 Option(
                     Text.assemble(
-                        plain(one_line(element_label(p, e), 40)),
-                        (f"  {len(p.heads[e])} heads", "dim"),
+                        plain(one_line(v.label(e), 40)),
+                        (f"  {len(v.heads(e))} heads", "dim"),
                     ),
                     id=e,
                 )
@@ -91,7 +72,7 @@ class ConflictsView(Horizontal):
             )
         else:
             caption.update(Text("✓ no open conflicts", "bold green"))
-        if self.selected not in p.contested:
+        if self.selected is None or not v.is_contested(self.selected):
             self.selected = contested[0] if contested else None
         if self.selected is not None:
             lst.highlighted = contested.index(self.selected)
@@ -115,11 +96,11 @@ class ConflictsView(Horizontal):
                 )
             )
             return
-        p = self.snapshot.projection
-        heads = p.heads_of(self.selected)
+        v = self.snapshot.view
+        heads = v.heads(self.selected)
         cards = [
             Static(
-                head_card(p, idx, n, self.snapshot.mutations_of(idx)),
+                head_card(v, idx, n, self.snapshot.mutations_of(idx)),
                 classes="head-card",
             )
             for n, idx in enumerate(heads, start=1)
@@ -133,8 +114,47 @@ class ConflictsView(Horizontal):
             and self.snapshot is not None
             and self.snapshot.moment is None
         ):
-            self.post_message(self.ResolveDialogRequested(self.selected))
+            self.app.push_screen(
+                ResolveModal(self.snapshot.view, self.selected),
+                partial(self._resolve_chosen, self.selected),
+            )
         elif self.snapshot is not None and self.snapshot.moment is not None:
             self.notify(
                 "Move the time slider to now (End) to resolve.", severity="warning"
             )
+
+    def _resolve_chosen(
+        self, element_id: str, choice: tuple[str | None, str, str] | None
+    ) -> None:
+        if choice is not None:
+            keep, title, rationale = choice
+            self._resolve(element_id, keep, title, rationale)
+
+    @work(thread=True, exclusive=True, group="write", exit_on_error=False)
+    def _resolve(
+        self, element_id: str, keep: str | None, title: str, rationale: str
+    ) -> None:
+        """Record the resolution, say how it went, and have the app re-read the store."""
+        from kgai_tui.core.errors import KgaiError
+        from kgai_tui.core.write.writes import resolve_conflict
+
+        app = self.app
+        try:
+            resolve_conflict(
+                self.root,
+                element_id,
+                keep=keep,
+                title=title or None,
+                rationale=rationale or None,
+            )
+        except KgaiError as exc:
+            app.call_from_thread(
+                app.notify, str(exc).splitlines()[0], severity="error", markup=False
+            )
+            return
+        app.call_from_thread(
+            app.notify,
+            "Conflict resolved: recorded one decision replacing every side.",
+            markup=False,
+        )
+        app.call_from_thread(self.post_message, ReloadRequested())

@@ -14,13 +14,13 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 
-from kgai_tui.ui.render import CONTESTED, DIM, HEAD, element_details, element_label
+from kgai_tui.ui.render import CONTESTED, DIM, HEAD, element_details
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.snapshot import DecisionRequested, ElementRequested, Snapshot
 from kgai_tui.ui.widgets.element_tree import ElementTree
 
 if TYPE_CHECKING:
-    from kgai_tui.core.replay.projection_view import ProjectionView
+    from kgai_tui.core.reads.view import KgView
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,16 +58,16 @@ class ElementRows:
         return out
 
 
-def element_rows(p: ProjectionView, added: Iterable[str] = ()) -> ElementRows:
+def element_rows(v: KgView, added: Iterable[str] = ()) -> ElementRows:
     """Group the elements by kind, sorted by name, labelled (pure: run it in a worker).
 
     ``added`` are elements new since the previous slider position (marked ``new``).
     """
     new = set(added)
     by_kind: dict[str, list[tuple[str, str, str, str]]] = {}
-    nodes = p.graph.nodes
-    for eid in nodes:
-        kind, name, _ = p.element(eid) or ("", "", "")
+    for eid in v.element_ids():
+        element = v.element(eid)
+        kind, name = (element.kind, element.name) if element else ("", "")
         by_kind.setdefault(kind or "(stub)", []).append((name.lower(), eid, kind, name))
     groups = []
     for kind in sorted(by_kind):
@@ -75,14 +75,14 @@ def element_rows(p: ProjectionView, added: Iterable[str] = ()) -> ElementRows:
         rows = []
         for lower, eid, real_kind, name in members:
             label = plain(one_line(name or f"(unnamed {eid})", 60))
-            if eid in p.contested:
+            if v.is_contested(eid):
                 label.stylize(CONTESTED)
                 label.append(" ⚠", CONTESTED)
             if eid in new:
                 label.append(" new", "bold green")
             rows.append(ElementRow(eid, label, lower, real_kind.lower()))
         groups.append((kind, tuple(rows)))
-    first = min(nodes, key=lambda e: element_label(p, e), default=None)
+    first = min(v.element_ids(), key=v.label, default=None)
     return ElementRows(tuple(groups), first)
 
 
@@ -134,7 +134,7 @@ class ElementsView(Horizontal):
         self.snapshot = snapshot
         self._rows = rows
         self._fill_tree()
-        if self.selected is None or self.selected not in snapshot.projection.graph:
+        if self.selected is None or not snapshot.view.has_element(self.selected):
             self.selected = rows.first
         self._show_details()
 
@@ -174,16 +174,16 @@ class ElementsView(Horizontal):
         if self.snapshot is None or self.selected is None:
             details.update(Text("no elements yet", style="dim"))
             return
-        p = self.snapshot.projection
-        if self.selected not in p.graph:
+        v = self.snapshot.view
+        if not v.has_element(self.selected):
             details.update(
                 Text("this element does not exist at this moment", style="dim")
             )
             return
         details.update(
-            element_details(p, self.selected, width=max(self.size.width - 34, 40))
+            element_details(v, self.selected, width=max(self.size.width - 34, 40))
         )
-        navigation = _navigation(p, self.selected)
+        navigation = _navigation(v, self.selected)
         self._targets = [target for _, target in navigation]
         links.add_options([option for option, _ in navigation])
         links.display = links.option_count > 0
@@ -199,34 +199,25 @@ class ElementsView(Horizontal):
             self.post_message(DecisionRequested(int(ref)))
 
 
-def _navigation(p: ProjectionView, eid: str) -> list[tuple[Option, tuple[str, str]]]:
+def _navigation(v: KgView, eid: str) -> list[tuple[Option, tuple[str, str]]]:
     """Links to follow, then the element's decisions (newest first) to open.
 
     Each option comes with its target (``("e", element)`` or ``("d", index)``)
     rather than an option id: one neighbour can be reached by several links (a
     self-loop, an edge both ways), and option ids must be unique.
     """
-    from kgai_tui.core.reads.kg import history_order
-
-    graph = p.graph
     options: list[tuple[Option, tuple[str, str]]] = []
-    outs = sorted(graph.out_edges(eid, keys=True), key=lambda e: (e[2], e[1]))
-    for _, t, k in outs:
-        line = Text("→ ")
-        line.append_text(plain(k, "magenta"))
-        line.append(" ")
-        line.append_text(plain(element_label(p, t)))
-        options.append((Option(line), ("e", t)))
-    ins = sorted(graph.in_edges(eid, keys=True), key=lambda e: (e[2], e[0]))
-    for f, _, k in ins:
-        line = Text("← ")
-        line.append_text(plain(k, "magenta"))
-        line.append(" ")
-        line.append_text(plain(element_label(p, f)))
-        options.append((Option(line), ("e", f)))
-    heads = set(p.heads.get(eid, ()))
-    for idx in reversed(history_order(p, list(p.el_shapes.get(eid, {})))):
-        line = Text("● " if idx in heads else "○ ", HEAD if idx in heads else DIM)
-        line.append_text(plain(one_line(p.dec_title[idx] or p.dec_id[idx], 90)))
+    for arrow, links in (("→ ", v.links_out(eid)), ("← ", v.links_in(eid))):
+        for link in links:
+            line = Text(arrow)
+            line.append_text(plain(link.kind, "magenta"))
+            line.append(" ")
+            line.append_text(plain(v.label(link.other)))
+            options.append((Option(line), ("e", link.other)))
+    for idx in reversed(v.history(eid)):
+        head = v.is_head(eid, idx)
+        d = v.decision(idx)
+        line = Text("● " if head else "○ ", HEAD if head else DIM)
+        line.append_text(plain(one_line(d.title or d.id, 90)))
         options.append((Option(line), ("d", str(idx))))
     return options

@@ -53,7 +53,7 @@ class GraphView(ScrollView, can_focus=True):
                 [GraphLine(Text("select an element first (1)", "dim"), None)],
                 [],
             )
-        elif self.center not in self.snapshot.projection.graph:
+        elif not self.snapshot.view.has_element(self.center):
             self._lines, self._order = (
                 [
                     GraphLine(
@@ -65,7 +65,7 @@ class GraphView(ScrollView, can_focus=True):
         else:
             width = max(self.size.width, 40)
             self._lines, self._order = neighbourhood(
-                self.snapshot.projection,
+                self.snapshot.view,
                 self.center,
                 depth=self.depth,
                 selected=self.selected,

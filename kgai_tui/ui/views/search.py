@@ -125,11 +125,11 @@ class SearchView(Vertical):
         if self.snapshot is None or event.option.id is None:
             return
         hit = self._hits[int(event.option.id)]
-        p = self.snapshot.projection
+        index = self.snapshot.view.decision_index(hit.id)
         if hit.kind == "element":
             self.post_message(ElementRequested(hit.id))
-        elif hit.id in p.dec_index:
-            self.post_message(DecisionRequested(p.dec_index[hit.id]))
+        elif index is not None:
+            self.post_message(DecisionRequested(index))
 
 
 def _highlight(text: str, spans: tuple[tuple[int, int], ...]) -> Text:

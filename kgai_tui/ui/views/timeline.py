@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import chain, compress, pairwise
+from itertools import pairwise
 from threading import Lock
 
 from rich.text import Text
@@ -17,17 +16,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Select, Sparkline, Static
 from textual.worker import get_current_worker
 
-from kgai_tui.core.reads.kg import history_order
-from kgai_tui.core.replay.projection_view import ProjectionView
-from kgai_tui.ui.render import (
-    CONTESTED,
-    DEAD_END,
-    DIM,
-    HEAD,
-    day,
-    element_label,
-    is_dead_end,
-)
+from kgai_tui.core.reads.view import KgView
+from kgai_tui.ui.render import CONTESTED, DEAD_END, DIM, HEAD, day
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.snapshot import DecisionRequested, Snapshot
 from kgai_tui.ui.widgets.decision_list import DecisionList
@@ -62,48 +52,34 @@ class TimelineRows:
     unit: str
 
 
-def timeline_base(p: ProjectionView, revision: int) -> TimelineBase:
+def timeline_base(v: KgView, revision: int) -> TimelineBase:
     """Order and filter choices over every decision (O(decisions): run in a worker)."""
-    real = list(compress(range(len(p.dec_id)), p.dec_hash))
-    shaped = set(chain.from_iterable(p.dec_shapes[i] for i in real))
-    kinds = sorted({(p.element(e) or ("", "", ""))[0] for e in shaped})
+    real = v.recorded()
     return TimelineBase(
         revision=revision,
-        order=history_order(p, real),
-        head_set=frozenset(i for heads in p.heads.values() for i in heads),
-        writers=sorted(set(map(p.dec_install.__getitem__, real))),
-        authors=sorted(set(map(p.dec_author.__getitem__, real))),
-        kinds=[k for k in kinds if k],
+        order=v.oldest_first(real),
+        head_set=v.all_heads(),
+        writers=v.writers(real),
+        authors=v.authors(real),
+        kinds=v.shaped_kinds(real),
     )
 
 
-def timeline_rows(
-    p: ProjectionView, base: TimelineBase, filters: Filters
-) -> TimelineRows:
+def timeline_rows(v: KgView, base: TimelineBase, filters: Filters) -> TimelineRows:
     """Filter the base order and count decisions over time (run in a worker)."""
     writer, author, kind, status = filters
-    head_set = base.head_set
     if filters == (None, None, None, None):
         rows = list(base.order)
     else:
-        rows = []
-        for i in base.order:
-            if writer is not None and p.dec_install[i] != writer:
-                continue
-            if author is not None and p.dec_author[i] != author:
-                continue
-            if kind is not None and not any(
-                (p.element(e) or ("", "", ""))[0] == kind for e in p.dec_shapes[i]
-            ):
-                continue
-            if status == "head" and i not in head_set:
-                continue
-            if status == "superseded" and (i in head_set or is_dead_end(p, i)):
-                continue
-            if status == "dead" and not is_dead_end(p, i):
-                continue
-            rows.append(i)
-    counts, unit = _histogram(p.dec_time, rows)
+        rows = v.select(
+            base.order,
+            writer=writer,
+            author=author,
+            kind=kind,
+            status=status,
+            heads=base.head_set,
+        )
+    counts, unit = _histogram(v.stamps(rows))
     return TimelineRows(base, filters, rows, counts, unit)
 
 
@@ -195,15 +171,15 @@ class TimelineView(Vertical):
         self, snapshot: Snapshot, base: TimelineBase | None, filters: Filters
     ) -> None:
         worker = get_current_worker()
-        p = snapshot.projection
+        v = snapshot.view
         with self._computing:
             if worker.is_cancelled:
                 return
             if base is None:
-                base = timeline_base(p, snapshot.revision)
+                base = timeline_base(v, snapshot.revision)
             if worker.is_cancelled:
                 return
-            result = timeline_rows(p, base, filters)
+            result = timeline_rows(v, base, filters)
         if not worker.is_cancelled:
             self.app.call_from_thread(self._present, snapshot, result)
 
@@ -217,11 +193,11 @@ class TimelineView(Vertical):
             self._set_options("#filter-author", base.authors)
             self._set_options("#filter-kind", base.kinds)
         self._shown = (snapshot.revision, result.filters)
-        p = snapshot.projection
+        v = snapshot.view
         rows = result.rows
         self.query_one("#timeline-histogram", Sparkline).data = result.counts or [0]
-        first = day(p, rows[0]) if rows else "—"
-        last = day(p, rows[-1]) if rows else "—"
+        first = day(v.decision(rows[0])) if rows else "—"
+        last = day(v.decision(rows[-1])) if rows else "—"
         self.query_one("#timeline-caption", Static).update(
             Text(
                 f"{len(rows)} decision(s) · {first} → {last} · decisions per {result.unit}",
@@ -231,7 +207,7 @@ class TimelineView(Vertical):
         head_set = base.head_set
 
         def render(idx: int, width: int) -> Text:
-            return _row(p, idx, head_set, width)
+            return _row(v, idx, head_set, width)
 
         self.query_one("#timeline-list", DecisionList).set_rows(rows, render)
         if result.filters != self._filters():
@@ -242,14 +218,13 @@ class TimelineView(Vertical):
         self.post_message(DecisionRequested(event.index))
 
 
-def _histogram(times: Sequence[int | None], rows: list[int]) -> tuple[list[float], str]:
+def _histogram(stamps: list[int]) -> tuple[list[float], str]:
     """Decisions per week (up to 60 weeks) or per calendar month (UTC).
 
     Counts by bisecting the sorted stamps at each bucket's start: a million
     decisions cost one sort (linear, they come in time order), not a million
     ``datetime`` objects.
     """
-    stamps = [s for s in map(times.__getitem__, rows) if s is not None]
     if not stamps:
         return [], "week"
     stamps.sort()
@@ -275,31 +250,28 @@ def _histogram(times: Sequence[int | None], rows: list[int]) -> tuple[list[float
     return [float(b - a) for a, b in pairwise(cuts)], unit
 
 
-def _row(p: ProjectionView, idx: int, head_set: AbstractSet[int], width: int) -> Text:
+def _row(v: KgView, idx: int, head_set: AbstractSet[int], width: int) -> Text:
+    d = v.decision(idx)
     if idx in head_set:
-        contested = any(
-            e in p.contested and idx in p.heads.get(e, ()) for e in p.dec_shapes[idx]
-        )
+        contested = any(v.is_contested(e) and v.is_head(e, idx) for e in d.shapes)
         mark, style = ("●", CONTESTED) if contested else ("●", HEAD)
-    elif is_dead_end(p, idx):
+    elif v.is_dead_end(idx):
         mark, style = "✗", DEAD_END
     else:
         mark, style = "○", DIM
-    line = Text(f"{day(p, idx)} ", DIM)
+    line = Text(f"{day(d)} ", DIM)
     line.append(f"{mark} ", style)
     line.append_text(
         plain(
-            one_line(p.dec_title[idx], max(width // 2, 20)),
+            one_line(d.title, max(width // 2, 20)),
             "" if idx in head_set else DIM,
         )
     )
     line.append("  ")
-    line.append_text(plain(one_line(p.dec_author[idx] or "unknown", 16), "cyan"))
-    if p.dec_shapes[idx]:
+    line.append_text(plain(one_line(d.author or "unknown", 16), "cyan"))
+    if d.shapes:
         line.append(" · ", DIM)
-        line.append_text(
-            plain(one_line(element_label(p, p.dec_shapes[idx][0]), 30), DIM)
-        )
-        if len(p.dec_shapes[idx]) > 1:
-            line.append(f" +{len(p.dec_shapes[idx]) - 1}", DIM)
+        line.append_text(plain(one_line(v.label(d.shapes[0]), 30), DIM))
+        if len(d.shapes) > 1:
+            line.append(f" +{len(d.shapes) - 1}", DIM)
     return line

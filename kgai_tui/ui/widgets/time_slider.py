@@ -94,6 +94,10 @@ class TimeSlider(Widget, can_focus=True):
         """Announce every move."""
         self.post_message(self.Changed(self, position))
 
+    def jump(self, *, to_start: bool) -> None:
+        """Jump to the first recorded moment, or to now."""
+        self.move_to(0 if to_start else len(self.moments))
+
     def action_step(self, delta: int) -> None:
         """Step to the previous or next recorded moment."""
         self.move_to(self.position + delta)

@@ -1,0 +1,35 @@
+"""What a snapshot's first paint needs, computed in the worker that made the snapshot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kgai_tui.core.reads.view import KgView
+from kgai_tui.ui.views.elements import ElementRows, element_rows
+
+if TYPE_CHECKING:
+    from kgai_tui.core.reads.moments import GraphDelta
+    from kgai_tui.core.replay.projection_view import ProjectionView
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """The header's decision count and the Elements view's tree."""
+
+    decisions: int
+    elements: ElementRows
+
+
+def prepare(projection: ProjectionView, delta: GraphDelta | None) -> Prepared:
+    """Do a snapshot's O(decisions) work for the header and the Elements view.
+
+    Also builds the projection's lazy per-element index here, which the details
+    pane would otherwise build on the UI thread on first use.
+    """
+    view = KgView(projection)
+    view.prepare()
+    return Prepared(
+        decisions=view.recorded_count(),
+        elements=element_rows(view, delta.elements_added if delta else ()),
+    )

@@ -1,0 +1,79 @@
+"""The five views in one ContentSwitcher: which one shows, and handing each a snapshot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.widgets import ContentSwitcher
+
+from kgai_tui.ui.snapshot import Snapshot
+from kgai_tui.ui.views.conflicts import ConflictsView
+from kgai_tui.ui.views.elements import ElementRows, ElementsView
+from kgai_tui.ui.views.graph import GraphView
+from kgai_tui.ui.views.search import SearchView
+from kgai_tui.ui.views.timeline import TimelineView
+
+FOCUS = {
+    "elements": "#element-tree",
+    "graph": "#graph",
+    "timeline": "#timeline-list",
+    "conflicts": "#conflict-list",
+    "search": "#search-input",
+}
+"""The widget each view focuses when shown."""
+
+
+class ViewSwitcher(ContentSwitcher):
+    """Elements, Graph, Timeline, Conflicts and Search, one at a time."""
+
+    def __init__(self, root: Path, *, id: str | None = None) -> None:
+        """Start on Elements; ``root`` is where Conflicts writes resolutions."""
+        super().__init__(initial="elements", id=id)
+        self.root = root
+
+    def compose(self) -> ComposeResult:
+        """The five views."""
+        yield ElementsView(id="elements")
+        yield GraphView(id="graph")
+        yield TimelineView(id="timeline")
+        yield ConflictsView(self.root, id="conflicts")
+        yield SearchView(id="search")
+
+    def show_view(self, key: str) -> None:
+        """Show a view by id and focus its main widget."""
+        self.current = key
+        self.query_one(FOCUS[key]).focus()
+
+    def leave_text(self) -> None:
+        """Leave a text box for its view's main list."""
+        current = self.current or "elements"
+        self.show_view(current)
+        if current == "search":
+            self.query_one("#search-results").focus()
+
+    def present(
+        self, snapshot: Snapshot, rows: ElementRows, selected: str | None
+    ) -> str | None:
+        """Show a snapshot in every view but the timeline; return the element shown.
+
+        ``rows`` is the Elements tree computed off the UI thread; the timeline is
+        left to :meth:`show_timeline`, after this has been painted.
+        """
+        elements = self.query_one(ElementsView)
+        elements.show(snapshot, rows)
+        if selected is None:
+            selected = elements.selected
+        self.query_one(GraphView).show(snapshot, selected)
+        self.query_one(ConflictsView).show(snapshot)
+        self.query_one(SearchView).show(snapshot)
+        return selected
+
+    def show_timeline(self, snapshot: Snapshot) -> None:
+        """Show a snapshot in the timeline (O(decisions), in its worker)."""
+        self.query_one(TimelineView).show(snapshot)
+
+    def select_element(self, snapshot: Snapshot, element_id: str) -> None:
+        """Show an element in Elements and centre the Graph on it."""
+        self.query_one(ElementsView).select(element_id)
+        self.query_one(GraphView).show(snapshot, element_id)

@@ -1,6 +1,8 @@
 """The ``kgai-tui`` command line: every read with ``--json`` (kg's shapes) or text.
 
-Each command resolves the store, calls the core once and prints. The terminal app is
+Each read parses its arguments, calls its answer function
+(:mod:`kgai_tui.core.answers`, the same the MCP tools call) and prints the answer's
+bytes or its text rendering (:mod:`kgai_tui.text.render`). The terminal app is
 imported only when it is opened, so scripted reads never pay for Textual.
 """
 
@@ -8,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from typing import Any, Final
 
 import click
@@ -17,23 +18,24 @@ from kgai_tui import __version__
 from kgai_tui.cli.support import (
     JSON_OPTION,
     STORE_OPTION,
-    emit_json,
+    emit,
+    engine_source,
     guard_terminal_streams,
     handles_errors,
-    open_engine,
     resolve_location,
+    show,
 )
-from kgai_tui.core.reads.as_of import as_of_obj, as_of_view
-from kgai_tui.core.reads.context import context_obj
-from kgai_tui.core.reads.export import export_obj
-from kgai_tui.core.reads.health import doctor_obj, status_obj
-from kgai_tui.core.reads.kg import (
-    conflicts_obj,
-    heads_obj,
-    history_obj,
-    parse_as_of,
-    resolve_obj,
+from kgai_tui.core.answers.kg import (
+    conflicts_answer,
+    doctor_answer,
+    export_answer,
+    heads_answer,
+    history_answer,
+    resolve_answer,
+    status_answer,
 )
+from kgai_tui.core.answers.moments import as_of_answer
+from kgai_tui.core.answers.recall import recall_answer
 from kgai_tui.text.render import (
     render_as_of,
     render_conflicts,
@@ -44,15 +46,6 @@ from kgai_tui.text.render import (
     render_resolve,
     render_status,
 )
-
-
-def _out(
-    obj: dict[str, Any], as_json: bool, render: Callable[[dict[str, Any]], str]
-) -> None:
-    if as_json:
-        emit_json(obj)
-    else:
-        click.echo(render(obj))
 
 
 class _DefaultToOpen(click.Group):
@@ -130,8 +123,7 @@ def conflicts(store: str | None, as_json: bool, about: str) -> None:
 
     Example: kgai-tui conflicts --about invoice --json
     """
-    obj = conflicts_obj(open_engine(store).projection, about)
-    _out(obj, as_json, render_conflicts)
+    show(conflicts_answer(engine_source(store), about), as_json, render_conflicts)
 
 
 @main.command()
@@ -144,8 +136,7 @@ def heads(store: str | None, as_json: bool, element: str | None) -> None:
 
     Example: kgai-tui heads feature:Invoice
     """
-    obj = heads_obj(open_engine(store).projection, element)
-    _out(obj, as_json, render_heads)
+    show(heads_answer(engine_source(store), element), as_json, render_heads)
 
 
 @main.command()
@@ -158,8 +149,8 @@ def history(store: str | None, as_json: bool, element: tuple[str, ...]) -> None:
 
     Example: kgai-tui history feature:Invoice
     """
-    obj = history_obj(open_engine(store).projection, " ".join(element))
-    _out(obj, as_json, render_history)
+    answer = history_answer(engine_source(store), " ".join(element))
+    show(answer, as_json, render_history)
 
 
 @main.command()
@@ -172,21 +163,14 @@ def resolve(store: str | None, as_json: bool, ref: tuple[str, ...]) -> None:
 
     Example: kgai-tui resolve service:Billing
     """
-    obj = resolve_obj(open_engine(store).projection, " ".join(ref))
-    _out(obj, as_json, render_resolve)
+    show(resolve_answer(engine_source(store), " ".join(ref)), as_json, render_resolve)
 
 
 def _context(
     store: str | None, as_json: bool, paths: str, about: str, max_: int
 ) -> None:
-    path_list = [p.strip() for p in paths.split(",") if p.strip()]
-    obj = context_obj(
-        open_engine(store).projection, paths=path_list, about=about, limit=max_
-    )
-    if as_json:
-        emit_json(obj, floats=True)
-    else:
-        click.echo(render_context(obj))
+    answer = recall_answer(engine_source(store), paths, about, max_)
+    show(answer, as_json, render_context)
 
 
 _CONTEXT_OPTIONS = [
@@ -244,10 +228,7 @@ def as_of(store: str | None, as_json: bool, timestamp: str) -> None:
 
     Example: kgai-tui as-of 2026-03-31
     """
-    cut = parse_as_of(timestamp)
-    engine = open_engine(store)
-    obj = as_of_obj(as_of_view(engine, cut), cut)
-    _out(obj, as_json, render_as_of)
+    show(as_of_answer(engine_source(store), timestamp), as_json, render_as_of)
 
 
 @main.command()
@@ -262,7 +243,7 @@ def export(store: str | None, canonical: bool, as_json: bool) -> None:
 
     Example: kgai-tui export --canonical
     """
-    emit_json(export_obj(open_engine(store).projection, canonical=canonical))
+    emit(export_answer(engine_source(store), canonical=canonical))
 
 
 @main.command()
@@ -274,8 +255,7 @@ def status(store: str | None, as_json: bool) -> None:
 
     Example: kgai-tui status --json
     """
-    obj = status_obj(open_engine(store))
-    _out(obj, as_json, render_status)
+    show(status_answer(engine_source(store)), as_json, render_status)
 
 
 @main.command()
@@ -290,9 +270,9 @@ def doctor(store: str | None, as_json: bool) -> None:
 
     Example: kgai-tui doctor
     """
-    obj = doctor_obj(open_engine(store, cache=False))
-    _out(obj, as_json, render_doctor)
-    if not obj["ok"]:
+    answer = doctor_answer(engine_source(store, cache=False))
+    show(answer, as_json, render_doctor)
+    if not answer.ok:
         sys.exit(1)
 
 

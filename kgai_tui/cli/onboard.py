@@ -23,9 +23,11 @@ from kgai_tui.cli.support import (
     JSON_OPTION,
     STORE_OPTION,
     emit_json,
+    engine_source,
     handles_errors,
     open_engine,
     resolve_location,
+    show,
 )
 from kgai_tui.core.errors import write_error
 from kgai_tui.core.safe_text import visible
@@ -147,16 +149,10 @@ def diff_command(store: str | None, as_json: bool, start: str, end: str) -> None
 
     Example: kgai-tui diff 2026-01-31 2026-03-31 --json
     """
-    from kgai_tui.core.reads.diff import diff_obj
-    from kgai_tui.core.reads.kg import parse_as_of
+    from kgai_tui.core.answers.moments import diff_answer
     from kgai_tui.text.diff import render_diff
 
-    cut_from, cut_to = parse_as_of(start), parse_as_of(end)
-    obj = diff_obj(open_engine(store).shards, cut_from, cut_to)
-    if as_json:
-        emit_json(obj)
-    else:
-        click.echo(render_diff(obj))
+    show(diff_answer(engine_source(store), start, end), as_json, render_diff)
 
 
 @click.command("report")

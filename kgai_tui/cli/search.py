@@ -7,57 +7,26 @@ changed log, ``--as-of`` or a missing index opens the engine.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from kgai_tui.cli.support import (
     JSON_OPTION,
     STORE_OPTION,
-    emit_json,
     handles_errors,
     open_engine,
     resolve_location,
+    show,
 )
-from kgai_tui.core.errors import StoreNotFoundError
-from kgai_tui.core.reads.kg import parse_as_of
-from kgai_tui.core.safe_text import visible_tree
-from kgai_tui.core.search.model import search_obj
+from kgai_tui.core.answers.answer import no_store
+from kgai_tui.core.answers.search import search_answer
+from kgai_tui.text.render import render_search
 
 if TYPE_CHECKING:
     from kgai_tui.core.search.index import SearchIndex
 
-__all__ = ["render_search", "search_command"]
-
-
-def render_search(obj: dict[str, Any]) -> str:
-    """Render search hits for a person: ``●`` first hit, ``○`` the rest (spec 11.5).
-
-    Args:
-        obj: The ``{"hits", "ok"}`` object ``--json`` prints.
-
-    Returns:
-        Lines of text, every store string made visible.
-    """
-    hits = visible_tree(obj).get("hits")
-    if hits is None:
-        return "nothing to search for: the query has no searchable words"
-    if not hits:
-        return "no matches"
-    lines = []
-    for i, hit in enumerate(hits):
-        mark = "●" if i == 0 else "○"
-        if hit["kind"] == "element":
-            lines.append(
-                f"{mark} {hit['name'] or '(unnamed)'}  {hit.get('extra', '')} element"
-            )
-            continue
-        lines.append(f"{mark} {hit['name'] or '(untitled)'}  decision {hit['id'][:10]}")
-        if hit.get("extra"):
-            lines.append(f"    {hit['extra']}")
-        if hit.get("elements"):
-            lines.append("    → " + ", ".join(hit["elements"]))
-    return "\n".join(lines)
+__all__ = ["open_search_index", "search_command"]
 
 
 def open_search_index(store: str | None, *, need_engine: bool) -> SearchIndex:
@@ -74,10 +43,7 @@ def open_search_index(store: str | None, *, need_engine: bool) -> SearchIndex:
 
     location = resolve_location(store)
     if not location.exists:
-        raise StoreNotFoundError(
-            f"no kgai store at {location.root} (found via {location.source}); "
-            "pass --store PATH or set KGAI_STORE"
-        )
+        raise no_store(location)
     if not need_engine:
         cached = SearchIndex.open_cached(location.root)
         if cached is not None:
@@ -123,13 +89,11 @@ def search_command(
 
     Example: kgai-tui search invoice rendering --json
     """
-    cut = parse_as_of(as_of) if as_of else None
-    index = open_search_index(store, need_engine=cut is not None)
-    hits = index.search(
-        " ".join(query), limit=limit, include_all=include_all, as_of=cut
+    answer = search_answer(
+        lambda need_engine: open_search_index(store, need_engine=need_engine),
+        " ".join(query),
+        limit,
+        include_all=include_all,
+        as_of=as_of,
     )
-    obj = search_obj(hits)
-    if as_json:
-        emit_json(obj, floats=True)
-    else:
-        click.echo(render_search(obj))
+    show(answer, as_json, render_search)

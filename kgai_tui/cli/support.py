@@ -22,7 +22,15 @@ from typing import Any, Final, NoReturn, ParamSpec, TypeVar
 
 import click
 
-from kgai_tui.core.answers.json_reads import error_json, json_bytes
+from kgai_tui.core.answers.answer import (
+    Answer,
+    EngineSource,
+    encode,
+    failure,
+    failure_message,
+    first_line,
+    no_store,
+)
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine as open_store
 from kgai_tui.core.errors import (
@@ -63,12 +71,10 @@ def exit_code_for(exc: KgaiError) -> int:
 
 def fail(message: str, code: int, *, as_json: bool) -> NoReturn:
     """Report a failure as one line (and as ``{"error","ok":false}`` with --json)."""
-    first_line = message.strip().splitlines()[0] if message.strip() else "failed"
     if as_json:
-        sys.stdout.buffer.write(error_json(first_line))
-        sys.stdout.flush()
+        emit(failure(message))
     # Messages quote arguments, paths and store text: shown, never obeyed.
-    click.echo(f"kgai-tui: {visible(first_line)}", err=True)
+    click.echo(f"kgai-tui: {visible(first_line(message))}", err=True)
     sys.exit(code)
 
 
@@ -87,22 +93,31 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
         except OSError as exc:
             # Writes turn their OSErrors into WriteError (exit 4) themselves; an
             # OSError reaching here is a failed read.
-            where = f": {exc.filename}" if exc.filename else ""
-            fail(f"{exc.strerror or exc}{where}", EXIT_FAILED, as_json=as_json)
+            fail(failure_message(exc), EXIT_FAILED, as_json=as_json)
 
     return wrapper
 
 
-def emit_json(obj: Any, *, floats: bool = False) -> None:
-    """Print an object as Go's ``MarshalIndent`` output plus a newline.
-
-    The bytes are :func:`kgai_tui.core.answers.json_reads.json_bytes` (the MCP server's too):
-    controls and invisible characters escaped. ``floats`` walks the value to print
-    floats as Go does (``15``, not ``15.0``); outputs without floats skip the
-    walk, which matters for a million-row export.
-    """
-    sys.stdout.buffer.write(json_bytes(obj, floats=floats))
+def emit(answer: Answer) -> None:
+    """Print an answer's bytes (:func:`~kgai_tui.core.answers.answer.encode`, which
+    the MCP tools and the agent view return too)."""
+    sys.stdout.buffer.write(encode(answer))
     sys.stdout.flush()
+
+
+def emit_json(obj: Any, *, floats: bool = False) -> None:
+    """Print a command's result object (a write's, sync's, bench's) as an answer."""
+    emit(Answer(obj, floats=floats))
+
+
+def show(
+    answer: Answer, as_json: bool, render: Callable[[dict[str, Any]], str]
+) -> None:
+    """Print a read's answer: its JSON bytes, or ``render`` of the same object."""
+    if as_json:
+        emit(answer)
+    else:
+        click.echo(render(answer.obj))
 
 
 class _GuardedText(io.TextIOWrapper):
@@ -158,10 +173,7 @@ def open_engine(store: str | None, *, cache: bool = True) -> Engine:
     """
     location = resolve_location(store)
     if not location.exists:
-        raise StoreNotFoundError(
-            f"no kgai store at {location.root} (found via {location.source}); "
-            "pass --store PATH or set KGAI_STORE"
-        )
+        raise no_store(location)
     # A command answers and exits; a new warm-open cache is written after it.
     engine = open_store(location.root, cache=cache, background_save=cache)
     # Held until the process ends (cli.entry leaves without teardown): a command
@@ -177,6 +189,11 @@ def open_engine(store: str | None, *, cache: bool = True) -> Engine:
             err=True,
         )
     return engine
+
+
+def engine_source(store: str | None, *, cache: bool = True) -> EngineSource:
+    """The engine an answer opens once its arguments are checked (:func:`open_engine`)."""
+    return lambda: open_engine(store, cache=cache)
 
 
 STORE_OPTION = click.option(

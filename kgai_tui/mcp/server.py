@@ -1,7 +1,7 @@
 """``kgai-tui mcp``: the decision memory as a stdio MCP server (official ``mcp`` SDK).
 
-Every tool answers with the exact bytes of the matching ``kgai-tui … --json``
-command (see :mod:`kgai_tui.core.answers.json_reads`) as its text content. A failure is an
+Every read tool calls the answer function the matching ``kgai-tui … --json`` command
+calls (:mod:`kgai_tui.core.answers`) and returns its encoded bytes as text content. A failure is an
 ``isError`` result whose text is the CLI's ``{"error": …, "ok": false}`` bytes;
 bad arguments (wrong types, out-of-range numbers, unknown names) are ``isError``
 results from the SDK's validation, which is strict: ``dry_run: "yes"`` or ``1`` is
@@ -27,19 +27,13 @@ from pydantic import ConfigDict, Field, StrictBool
 
 from kgai_tui import __version__
 from kgai_tui.core import interrupts
-from kgai_tui.core.answers.json_reads import (
-    as_of_json,
-    conflicts_json,
-    error_json,
-    history_json,
-    json_bytes,
-    recall_json,
-    search_json,
-    status_json,
-)
+from kgai_tui.core.answers.answer import Answer, encode, failure, failure_message
+from kgai_tui.core.answers.kg import conflicts_answer, history_answer, status_answer
+from kgai_tui.core.answers.moments import as_of_answer
+from kgai_tui.core.answers.recall import recall_answer
+from kgai_tui.core.answers.search import search_answer
 from kgai_tui.core.errors import KgaiError, UsageError
 from kgai_tui.core.interrupts import Interrupted
-from kgai_tui.core.reads.kg import parse_as_of
 from kgai_tui.mcp import text as mcp_text
 from kgai_tui.mcp.store import LiveStore
 
@@ -60,27 +54,24 @@ def _result(data: bytes, *, error: bool = False) -> CallToolResult:
     )
 
 
-def answer(produce: Callable[[], bytes]) -> CallToolResult:
+def answer(produce: Callable[[], Answer]) -> CallToolResult:
     """Run one tool body; turn kgai's errors into the CLI's failure JSON.
 
     Args:
-        produce: computes the success bytes (or raises).
+        produce: computes the answer (or raises).
 
     Returns:
-        The bytes as text content; ``isError`` with ``{"error", "ok": false}``
-        when the core refused or the file system failed.
+        The answer's bytes as text content; ``isError`` with ``{"error", "ok":
+        false}`` when the core refused or the file system failed.
     """
     try:
-        return _result(produce())
-    except KgaiError as exc:
-        return _result(error_json(str(exc)), error=True)
+        return _result(encode(produce()))
+    except (KgaiError, OSError) as exc:
+        return _result(encode(failure(failure_message(exc))), error=True)
     except Interrupted as exc:
         # The server is being stopped (SIGTERM, SIGHUP) while a batch was being
         # appended: it is whole or rolled back, and the process ends right after.
-        return _result(error_json(exc.describe()), error=True)
-    except OSError as exc:
-        where = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
-        return _result(error_json(where), error=True)
+        return _result(encode(failure(failure_message(exc))), error=True)
 
 
 def _notice(message: str) -> None:
@@ -95,7 +86,7 @@ def read_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], str
         topic: str = "",
         max: MaxItems = 15,
     ) -> CallToolResult:
-        return answer(lambda: recall_json(live.engine(), paths or (), topic, max))
+        return answer(lambda: recall_answer(live.engine, paths or (), topic, max))
 
     def search(
         query: NonEmpty,
@@ -103,30 +94,27 @@ def read_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], str
         include_all: StrictBool = False,
         as_of: str | None = None,
     ) -> CallToolResult:
-        def produce() -> bytes:
-            if as_of:
-                parse_as_of(as_of)  # a bad moment is reported before any index work
-            return search_json(
-                live.search_index(), query, limit, include_all=include_all, as_of=as_of
+        return answer(
+            lambda: search_answer(
+                lambda _need_engine: live.search_index(),
+                query,
+                limit,
+                include_all=include_all,
+                as_of=as_of,
             )
-
-        return answer(produce)
+        )
 
     def history(element: NonEmpty) -> CallToolResult:
-        return answer(lambda: history_json(live.engine(), element))
+        return answer(lambda: history_answer(live.engine, element))
 
     def conflicts(about: str = "") -> CallToolResult:
-        return answer(lambda: conflicts_json(live.engine(), about))
+        return answer(lambda: conflicts_answer(live.engine, about))
 
     def as_of(timestamp: NonEmpty) -> CallToolResult:
-        def produce() -> bytes:
-            parse_as_of(timestamp)  # as the CLI: the timestamp is checked first
-            return as_of_json(live.engine(), timestamp)
-
-        return answer(produce)
+        return answer(lambda: as_of_answer(live.engine, timestamp))
 
     def status() -> CallToolResult:
-        return answer(lambda: status_json(live.engine()))
+        return answer(lambda: status_answer(live.engine))
 
     return [
         (recall, mcp_text.RECALL),
@@ -146,7 +134,7 @@ def write_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], st
         decisions: list[dict[str, Any]] | None = None,
         dry_run: StrictBool = False,
     ) -> CallToolResult:
-        def produce() -> bytes:
+        def produce() -> Answer:
             from kgai_tui.core.write.writes import record as record_decisions
 
             if (decision is None) == (decisions is None):
@@ -160,7 +148,7 @@ def write_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], st
             obj = record_decisions(
                 live.root, payload, dry_run=dry_run, on_notice=_notice
             )
-            return json_bytes(obj)
+            return Answer(obj)
 
         return answer(produce)
 
@@ -170,7 +158,7 @@ def write_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], st
         title: str | None = None,
         rationale: str = "",
     ) -> CallToolResult:
-        def produce() -> bytes:
+        def produce() -> Answer:
             from kgai_tui.core.write.writes import resolve_conflict as resolve
 
             if rationale and title is None:
@@ -185,7 +173,7 @@ def write_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], st
                 rationale=rationale,
                 on_notice=_notice,
             )
-            return json_bytes(obj)
+            return Answer(obj)
 
         return answer(produce)
 

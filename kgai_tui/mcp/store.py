@@ -13,9 +13,9 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kgai_tui.core.answers.answer import no_store
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
-from kgai_tui.core.errors import StoreNotFoundError
 from kgai_tui.core.store.discovery import StoreLocation, locate_store
 from kgai_tui.core.store.shard_print import LogPrint, log_print
 
@@ -63,10 +63,7 @@ class LiveStore:
         """
         location = self.location
         if not location.exists:
-            raise StoreNotFoundError(
-                f"no kgai store at {location.root} (found via {location.source}); "
-                "pass --store PATH or set KGAI_STORE"
-            )
+            raise no_store(location)
         with self._lock:
             current = shard_fingerprint(location.root)
             if self._engine is None or current != self._fingerprint:

@@ -169,3 +169,34 @@ def render_doctor(obj: dict[str, Any]) -> str:
         [f"✗ {len(problems)} problem(s) in {obj['root']}"]
         + [f"  {p}" for p in problems]
     )
+
+
+@_marks_controls
+def render_search(obj: dict[str, Any]) -> str:
+    """Render search hits for a person: ``●`` first hit, ``○`` the rest (spec 11.5).
+
+    Args:
+        obj: The ``{"hits", "ok"}`` object ``--json`` prints.
+
+    Returns:
+        Lines of text, every store string made visible.
+    """
+    hits = obj.get("hits")
+    if hits is None:
+        return "nothing to search for: the query has no searchable words"
+    if not hits:
+        return "no matches"
+    lines = []
+    for i, hit in enumerate(hits):
+        mark = "●" if i == 0 else "○"
+        if hit["kind"] == "element":
+            lines.append(
+                f"{mark} {hit['name'] or '(unnamed)'}  {hit.get('extra', '')} element"
+            )
+            continue
+        lines.append(f"{mark} {hit['name'] or '(untitled)'}  decision {hit['id'][:10]}")
+        if hit.get("extra"):
+            lines.append(f"    {hit['extra']}")
+        if hit.get("elements"):
+            lines.append("    → " + ", ".join(hit["elements"]))
+    return "\n".join(lines)

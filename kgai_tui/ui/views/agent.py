@@ -35,7 +35,7 @@ EngineSource = Callable[[], "Engine | None"]
 
 def equivalent_command(root: Path, paths: str, topic: str) -> str:
     """The CLI line that prints the same bytes (for a person to reproduce)."""
-    from kgai_tui.core.answers.json_reads import split_paths
+    from kgai_tui.core.answers.answer import split_paths
 
     words = ["kgai-tui", "context", "--store", str(root)]
     joined = ",".join(split_paths(paths))
@@ -54,13 +54,14 @@ def agent_payload(engine: Engine, paths: str, topic: str) -> str:
         paths: file paths or globs, comma-separated.
         topic: a topic in words.
     """
-    from kgai_tui.core.answers.json_reads import error_json, recall_json
+    from kgai_tui.core.answers.answer import encode, failure
+    from kgai_tui.core.answers.recall import recall_answer
     from kgai_tui.core.errors import KgaiError
 
     try:
-        data = recall_json(engine, paths, topic)
+        data = encode(recall_answer(lambda: engine, paths, topic))
     except KgaiError as exc:
-        data = error_json(str(exc))
+        data = encode(failure(str(exc)))
     return data.decode("utf-8")
 
 

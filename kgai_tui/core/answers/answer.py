@@ -1,0 +1,107 @@
+"""An answer and its one encoder: the bytes every face prints for a read.
+
+Each read in this package returns an :class:`Answer` (the JSON object, keys in
+output order, and whether it holds floats); :func:`encode` turns it into the bytes
+``kgai-tui <read> --json`` prints, an MCP tool returns and the agent view shows.
+A failure has one shape everywhere too: :func:`failure` -> ``{"error", "ok": false}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.errors import KgaiError, StoreNotFoundError
+from kgai_tui.core.gosem.gojson import marshal_indent, with_go_floats
+from kgai_tui.core.interrupts import Interrupted
+from kgai_tui.core.safe_text import escape_json_controls
+from kgai_tui.core.store.discovery import StoreLocation
+
+__all__ = [
+    "Answer",
+    "EngineSource",
+    "encode",
+    "failure",
+    "failure_message",
+    "first_line",
+    "no_store",
+    "split_paths",
+]
+
+#: How a read gets its engine: called once, after the arguments were checked, so a
+#: bad argument is reported without opening (or even finding) the store.
+EngineSource = Callable[[], Engine]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One read's answer, before it is printed.
+
+    Attributes:
+        obj: the JSON-like value, keys already in output order; the text renderers
+            of :mod:`kgai_tui.text` take it as it is.
+        floats: it holds floats, printed as Go does (``15``, not ``15.0``); only
+            answers with floats pay for the extra walk.
+    """
+
+    obj: dict[str, Any]
+    floats: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """False when the answer is a failure (``"ok": false``, as doctor's can be)."""
+        return self.obj.get("ok") is not False
+
+
+def encode(answer: Answer) -> bytes:
+    """The answer's bytes: Go's ``MarshalIndent`` plus ``\\n``.
+
+    DEL, C1, bidi, zero-width and other format characters are written as
+    ``\\uXXXX`` escapes (Go's encoder writes them raw): the value is the same, and
+    the bytes cannot act on a terminal they are printed to.
+    """
+    obj = with_go_floats(answer.obj) if answer.floats else answer.obj
+    return escape_json_controls(marshal_indent(obj))
+
+
+def first_line(message: str) -> str:
+    """The one line a failure is reported as (``"failed"`` when there is none)."""
+    stripped = message.strip()
+    return stripped.splitlines()[0] if stripped else "failed"
+
+
+def failure_message(exc: KgaiError | Interrupted | OSError) -> str:
+    """What a failed read or write says: the core's message, the signal's, or the
+    file system's (``strerror: filename``)."""
+    if isinstance(exc, Interrupted):
+        return exc.describe()
+    if isinstance(exc, OSError):
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"{exc.strerror or exc}{where}"
+    return str(exc)
+
+
+def failure(message: str) -> Answer:
+    """The failure answer: ``{"error": <first line>, "ok": false}``."""
+    return Answer({"error": first_line(message), "ok": False})
+
+
+def no_store(location: StoreLocation) -> StoreNotFoundError:
+    """The error every face raises when nothing is at the discovered location."""
+    return StoreNotFoundError(
+        f"no kgai store at {location.root} (found via {location.source}); "
+        "pass --store PATH or set KGAI_STORE"
+    )
+
+
+def split_paths(values: str | Sequence[str]) -> list[str]:
+    """Split path arguments the way ``--paths a,b`` is split: commas, trimmed.
+
+    Args:
+        values: one comma-separated string, or several strings (each may itself
+            hold commas); empty parts are dropped.
+    """
+    items = [values] if isinstance(values, str) else list(values)
+    return [part.strip() for item in items for part in item.split(",") if part.strip()]

@@ -1,0 +1,66 @@
+"""The answers of the reads on the store as it is now: status, doctor, heads,
+conflicts, history, resolve and export (``kgai-tui <read> --json``, the MCP tools)."""
+
+from __future__ import annotations
+
+from kgai_tui.core.answers.answer import Answer, EngineSource
+from kgai_tui.core.reads.export import export_obj
+from kgai_tui.core.reads.health import doctor_obj, status_obj
+from kgai_tui.core.reads.kg import conflicts_obj, heads_obj, history_obj, resolve_obj
+
+__all__ = [
+    "conflicts_answer",
+    "doctor_answer",
+    "export_answer",
+    "heads_answer",
+    "history_answer",
+    "resolve_answer",
+    "status_answer",
+]
+
+
+def status_answer(engine: EngineSource) -> Answer:
+    """``status``: where the store is, this install, and what it holds."""
+    return Answer(status_obj(engine()))
+
+
+def doctor_answer(engine: EngineSource) -> Answer:
+    """``doctor``: every problem line; ``ok`` is false when there is one.
+
+    Args:
+        engine: should open without the warm cache (doctor verifies every byte).
+    """
+    return Answer(doctor_obj(engine()))
+
+
+def heads_answer(engine: EngineSource, element: str | None = None) -> Answer:
+    """``heads [ELEMENT]``: the decisions in force, on one element or on all.
+
+    Raises:
+        NotFoundError: no such element.
+    """
+    return Answer(heads_obj(engine().projection, element))
+
+
+def conflicts_answer(engine: EngineSource, about: str = "") -> Answer:
+    """``conflicts [--about X]``: elements with two or more decisions in force."""
+    return Answer(conflicts_obj(engine().projection, about))
+
+
+def history_answer(engine: EngineSource, element: str) -> Answer:
+    """``history ELEMENT``: every decision that shaped it, oldest first.
+
+    Raises:
+        NotFoundError: no decision touches the element.
+    """
+    return Answer(history_obj(engine().projection, element))
+
+
+def resolve_answer(engine: EngineSource, ref: str) -> Answer:
+    """``resolve KIND:NAME``: the element id, whether it exists, and its heads."""
+    return Answer(resolve_obj(engine().projection, ref))
+
+
+def export_answer(engine: EngineSource, *, canonical: bool = False) -> Answer:
+    """``export [--canonical]``: the whole projection (and its replay digest)."""
+    return Answer(export_obj(engine().projection, canonical=canonical))

@@ -1,0 +1,35 @@
+"""The answers of the reads at a moment: ``as-of`` (the MCP ``as_of`` tool) and ``diff``.
+
+Timestamps are RFC3339 or ``YYYY-MM-DD`` (the end of that day, UTC); they are
+checked before the store is opened, so a bad one is a usage error even without a
+store.
+"""
+
+from __future__ import annotations
+
+from kgai_tui.core.answers.answer import Answer, EngineSource
+from kgai_tui.core.reads.as_of import as_of_obj, as_of_view
+from kgai_tui.core.reads.diff import diff_obj
+from kgai_tui.core.reads.kg import parse_as_of
+
+__all__ = ["as_of_answer", "diff_answer"]
+
+
+def as_of_answer(engine: EngineSource, timestamp: str) -> Answer:
+    """``as-of TIMESTAMP``: names, links, heads and conflicts as they stood then.
+
+    Raises:
+        UsageError: the timestamp is neither RFC3339 nor ``YYYY-MM-DD``.
+    """
+    cut = parse_as_of(timestamp)
+    return Answer(as_of_obj(as_of_view(engine(), cut), cut))
+
+
+def diff_answer(engine: EngineSource, start: str, end: str) -> Answer:
+    """``diff FROM TO``: what changed between two moments, and the decision behind it.
+
+    Raises:
+        UsageError: either timestamp is neither RFC3339 nor ``YYYY-MM-DD``.
+    """
+    cut_from, cut_to = parse_as_of(start), parse_as_of(end)
+    return Answer(diff_obj(engine().shards, cut_from, cut_to))

@@ -18,7 +18,9 @@ from kgai_tui.core.errors import ConfigError
 __all__ = ["INSTALL_ID_SHAPE", "check_install_id", "is_install_id", "shard_install_id"]
 
 #: Human description used in error messages and docs.
-INSTALL_ID_SHAPE: Final = "'i' followed by 1-63 of 0-9, a-z and '-' (e.g. ib7b4a6de081e4d20)"
+INSTALL_ID_SHAPE: Final = (
+    "'i' followed by 1-63 of 0-9, a-z and '-' (e.g. ib7b4a6de081e4d20)"
+)
 
 _INSTALL_ID: Final = re.compile(r"i[0-9a-z-]{1,63}")
 

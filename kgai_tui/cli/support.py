@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, Final, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Final, NoReturn, ParamSpec, TypeVar
 
 import click
 
@@ -31,8 +31,6 @@ from kgai_tui.core.answers.answer import (
     first_line,
     no_store,
 )
-from kgai_tui.core.engine.engine import Engine
-from kgai_tui.core.engine.open import open_engine as open_store
 from kgai_tui.core.errors import (
     KgaiError,
     NotFoundError,
@@ -42,6 +40,9 @@ from kgai_tui.core.errors import (
 )
 from kgai_tui.core.safe_text import visible
 from kgai_tui.core.store.discovery import StoreLocation, locate_store
+
+if TYPE_CHECKING:
+    from kgai_tui.core.engine.engine import Engine
 
 # The engine the last open_engine returned (see there).
 _HELD: list[Engine] = []
@@ -171,6 +172,10 @@ def open_engine(store: str | None, *, cache: bool = True) -> Engine:
     Raises:
         StoreNotFoundError: nothing is at the discovered location.
     """
+    # The engine (NetworkX, NumPy) loads only when a command opens a store, so
+    # ``--version``, ``--help`` and commands that fail before opening stay light.
+    from kgai_tui.core.engine.open import open_engine as open_store
+
     location = resolve_location(store)
     if not location.exists:
         raise no_store(location)

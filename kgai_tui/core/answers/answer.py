@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.errors import KgaiError, StoreNotFoundError
-from kgai_tui.core.gosem.gojson import marshal_indent, with_go_floats
 from kgai_tui.core.interrupts import Interrupted
 from kgai_tui.core.safe_text import escape_json_controls
 from kgai_tui.core.store.discovery import StoreLocation
+
+if TYPE_CHECKING:
+    # Only for the annotation: the engine (and NetworkX under it) loads when a
+    # read opens the store, not when a command module is imported.
+    from kgai_tui.core.engine.engine import Engine
 
 __all__ = [
     "Answer",
@@ -32,7 +35,7 @@ __all__ = [
 
 #: How a read gets its engine: called once, after the arguments were checked, so a
 #: bad argument is reported without opening (or even finding) the store.
-EngineSource = Callable[[], Engine]
+EngineSource = Callable[[], "Engine"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,10 @@ def encode(answer: Answer) -> bytes:
     ``\\uXXXX`` escapes (Go's encoder writes them raw): the value is the same, and
     the bytes cannot act on a terminal they are printed to.
     """
+    # The encoder (orjson, json, decimal) loads when an answer is printed, not when
+    # a command module is imported.
+    from kgai_tui.core.gosem.gojson import marshal_indent, with_go_floats
+
     obj = with_go_floats(answer.obj) if answer.floats else answer.obj
     return escape_json_controls(marshal_indent(obj))
 

@@ -1,12 +1,14 @@
 """The answers of the reads on the store as it is now: status, doctor, heads,
-conflicts, history, resolve and export (``kgai-tui <read> --json``, the MCP tools)."""
+conflicts, history, resolve and export (``kgai-tui <read> --json``, the MCP tools).
+
+Each answer imports its read when it runs: the CLI imports this module for every
+command (``--version`` and ``--help`` included), and they should not pay for the
+encoder, the hashes or the projection.
+"""
 
 from __future__ import annotations
 
 from kgai_tui.core.answers.answer import Answer, EngineSource
-from kgai_tui.core.reads.export import export_obj
-from kgai_tui.core.reads.health import doctor_obj, status_obj
-from kgai_tui.core.reads.kg import conflicts_obj, heads_obj, history_obj, resolve_obj
 
 __all__ = [
     "conflicts_answer",
@@ -21,6 +23,8 @@ __all__ = [
 
 def status_answer(engine: EngineSource) -> Answer:
     """``status``: where the store is, this install, and what it holds."""
+    from kgai_tui.core.reads.health import status_obj
+
     return Answer(status_obj(engine()))
 
 
@@ -30,6 +34,8 @@ def doctor_answer(engine: EngineSource) -> Answer:
     Args:
         engine: should open without the warm cache (doctor verifies every byte).
     """
+    from kgai_tui.core.reads.health import doctor_obj
+
     return Answer(doctor_obj(engine()))
 
 
@@ -39,11 +45,15 @@ def heads_answer(engine: EngineSource, element: str | None = None) -> Answer:
     Raises:
         NotFoundError: no such element.
     """
+    from kgai_tui.core.reads.kg import heads_obj
+
     return Answer(heads_obj(engine().projection, element))
 
 
 def conflicts_answer(engine: EngineSource, about: str = "") -> Answer:
     """``conflicts [--about X]``: elements with two or more decisions in force."""
+    from kgai_tui.core.reads.kg import conflicts_obj
+
     return Answer(conflicts_obj(engine().projection, about))
 
 
@@ -53,14 +63,20 @@ def history_answer(engine: EngineSource, element: str) -> Answer:
     Raises:
         NotFoundError: no decision touches the element.
     """
+    from kgai_tui.core.reads.kg import history_obj
+
     return Answer(history_obj(engine().projection, element))
 
 
 def resolve_answer(engine: EngineSource, ref: str) -> Answer:
     """``resolve KIND:NAME``: the element id, whether it exists, and its heads."""
+    from kgai_tui.core.reads.kg import resolve_obj
+
     return Answer(resolve_obj(engine().projection, ref))
 
 
 def export_answer(engine: EngineSource, *, canonical: bool = False) -> Answer:
     """``export [--canonical]``: the whole projection (and its replay digest)."""
+    from kgai_tui.core.reads.export import export_obj
+
     return Answer(export_obj(engine().projection, canonical=canonical))

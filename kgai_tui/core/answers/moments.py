@@ -8,8 +8,6 @@ store.
 from __future__ import annotations
 
 from kgai_tui.core.answers.answer import Answer, EngineSource
-from kgai_tui.core.reads.as_of import as_of_obj, as_of_view
-from kgai_tui.core.reads.diff import diff_obj
 from kgai_tui.core.reads.kg import parse_as_of
 
 __all__ = ["as_of_answer", "diff_answer"]
@@ -21,6 +19,9 @@ def as_of_answer(engine: EngineSource, timestamp: str) -> Answer:
     Raises:
         UsageError: the timestamp is neither RFC3339 nor ``YYYY-MM-DD``.
     """
+    # The as-of view (NetworkX under it) loads only when this read runs.
+    from kgai_tui.core.reads.as_of import as_of_obj, as_of_view
+
     cut = parse_as_of(timestamp)
     return Answer(as_of_obj(as_of_view(engine(), cut), cut))
 
@@ -31,5 +32,7 @@ def diff_answer(engine: EngineSource, start: str, end: str) -> Answer:
     Raises:
         UsageError: either timestamp is neither RFC3339 nor ``YYYY-MM-DD``.
     """
+    from kgai_tui.core.reads.diff import diff_obj
+
     cut_from, cut_to = parse_as_of(start), parse_as_of(end)
     return Answer(diff_obj(engine().shards, cut_from, cut_to))

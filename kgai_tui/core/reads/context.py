@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-import numpy as np
-
 from kgai_tui.core.reads.kg import when_of
 from kgai_tui.core.recall.scoring import (
     ABOUT_WEIGHT,
@@ -24,12 +22,12 @@ from kgai_tui.core.recall.scoring import (
     split_paths,
     tokenize,
 )
-from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.wire.props import parse_props
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from kgai_tui.core.replay.projection import Projection
     from kgai_tui.core.replay.projection_view import ProjectionView
 
 DEFAULT_MAX: Final = 15
@@ -96,6 +94,10 @@ def _relevances(
     A live projection keeps a :class:`RecallIndex` (built on first use, exactly
     equal to the scan below); a point-in-time view is small enough to scan.
     """
+    # Imported here, like numpy below, so that importing this module (the CLI does,
+    # for every command) loads neither NetworkX nor NumPy.
+    from kgai_tui.core.replay.projection import Projection
+
     if isinstance(p, Projection) and (paths or q_toks):
         # The recall index (and numpy under it) loads only for recall.
         from kgai_tui.core.recall.index import recall_index_of
@@ -123,6 +125,8 @@ def _first_from_index(
     kept, so the id settles those ties exactly as a full sort would.
     """
     # The recall index (and numpy under it) loads only for recall.
+    import numpy as np
+
     from kgai_tui.core.recall.index import recall_index_of
 
     ids, rel = recall_index_of(p).relevance_array(paths, q_toks)
@@ -156,6 +160,8 @@ def context_obj(
     limit = limit if limit > 0 else DEFAULT_MAX
     q_toks = tokenize(about) if about else []
     filtered = bool(paths) or bool(about)
+    from kgai_tui.core.replay.projection import Projection  # see _relevances
+
     if isinstance(p, Projection) and (paths or q_toks):
         first, total = _first_from_index(p, paths, q_toks, limit)
     else:

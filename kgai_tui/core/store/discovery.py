@@ -8,7 +8,6 @@ creates a directory.
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +31,8 @@ def project_root(cwd: Path | None = None) -> Path:
     if env:
         return Path(env)
     here = cwd or Path.cwd()
+    import subprocess  # only when discovery asks git: not for --version or --help
+
     try:
         out = subprocess.run(
             [

@@ -30,7 +30,11 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from kgai_tui.core.gosem.gotext import go_trim_space, parse_recorded
-from kgai_tui.core.onboarding.frontmatter import FrontMatterError, parse_front_matter
+from kgai_tui.core.onboarding.frontmatter import (
+    FrontMatterError,
+    Value,
+    parse_front_matter,
+)
 
 _FENCE: Final = re.compile(r"\s{0,3}(```|~~~)")
 _H1: Final = re.compile(r"#\s+(.*?)\s*#*\s*\Z")
@@ -291,8 +295,17 @@ def _check_date(value: str, line: int) -> str:
     return value
 
 
+def _strings(value: Value, line: int, key: str) -> list[str]:
+    """A scalar or a (nested) list of scalars, flattened; a mapping is refused."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        raise AdrSyntaxError(line, f"front matter: {key} must be a value or a list")
+    return [s for item in value for s in _strings(item, line, key)]
+
+
 def _names(value: str | list[str]) -> tuple[str, ...]:
-    items = value if isinstance(value, list) else value.split(",")
+    items = value if isinstance(value, list) else value.replace("\n", ",").split(",")
     return tuple(n for n in (go_trim_space(i) for i in items) if n)
 
 
@@ -312,18 +325,21 @@ def _from_front_matter(lines: list[str], out: _Fields) -> tuple[int, bool]:
         return 0, False
     date = fm.fields.get("date")
     if date is not None:
-        if isinstance(date.value, list):
+        if not isinstance(date.value, str):
             raise AdrSyntaxError(date.line, "date must be a single value")
         out.date = _check_date(date.value, date.line)
     status = fm.fields.get("status")
     if status is not None:
-        text = (
-            status.value if isinstance(status.value, str) else ", ".join(status.value)
-        )
+        text = ", ".join(_strings(status.value, status.line, "status"))
         out.status_lines.append((status.line, text))
     for key in _AUTHOR_KEYS:
         if key in fm.fields and not out.deciders:
-            out.deciders = _names(fm.fields[key].value)
+            found = fm.fields[key]
+            value = found.value
+            items = (
+                value if isinstance(value, str) else _strings(value, found.line, key)
+            )
+            out.deciders = _names(items)
     return fm.body_start, True
 
 
@@ -393,7 +409,8 @@ def parse_adr(text: str, name: str) -> AdrRecord:
 
     Raises:
         AdrSyntaxError: no title heading, no number, a bad date, or front matter
-            outside the supported YAML subset; ``line`` says where.
+            that is not YAML or is refused (aliases, tags, over 64 KB);
+            ``line`` says where.
     """
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     fields = _Fields()

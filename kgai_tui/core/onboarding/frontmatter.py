@@ -1,4 +1,4 @@
-"""A small, strict subset of YAML for the front matter of MADR files.
+"""The YAML front matter of MADR files, read with PyYAML's safe loader.
 
 MADR 3 and 4 open a record with::
 
@@ -6,34 +6,52 @@ MADR 3 and 4 open a record with::
     status: accepted
     date: 2024-03-01
     decision-makers: [Ana Ruiz, "Bo Chen"]
-    consulted:
-      - Cy Park
+    consulted: |
+      Cy Park
+      the support team
     ---
 
-Supported: ``key: value`` lines at column 0 (plain, ``"double"`` or ``'single'``
-quoted scalars, a trailing `` # comment``), one-line flow lists ``[a, "b, c"]``,
-block lists of ``- item`` lines under a key with no value, blank lines and comment
-lines. Everything else (nested mappings, block scalars, anchors, flow mappings,
-duplicate keys) is refused with the line it is on, so a record that only a full YAML
-parser would read is reported rather than half understood.
+The block between the ``---`` lines is YAML: block scalars, flow and block lists,
+nested lists and mappings are all read. Values are kept as written: every scalar is
+a string (``2024-03-01`` stays ``"2024-03-01"``, ``0012`` stays ``"0012"``), a null
+(``~``, ``null`` or nothing) is ``""``.
+
+Hostile input is refused with the line it is on, before any value is built:
+
+* front matter over :data:`MAX_BYTES` (measured in UTF-8) or nested deeper than
+  :data:`MAX_DEPTH`;
+* aliases (``*name``), so an alias "bomb" cannot expand;
+* any explicit tag other than the plain ``!!str``, ``!!seq``, ``!!map`` and
+  ``!!null`` (``!!python/object:…`` included); no constructor runs at all, the
+  composed node tree is walked instead;
+* duplicate keys, keys that are not plain strings, a top level that is not a
+  mapping.
+
+PyYAML is imported on first use, so reading a store never loads it.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Final
+from functools import cache
+from typing import TYPE_CHECKING, Any, Final
 
-_KEY: Final = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_ .-]*?)\s*:(?:\s+(.*))?\Z")
-_ITEM: Final = re.compile(r"\s*-(?:\s+(.*))?\Z")
-_DQ_ESCAPES: Final = {'"': '"', "\\": "\\", "/": "/", "n": "\n", "t": "\t"}
+if TYPE_CHECKING:
+    from yaml.nodes import Node
 
-Scalar = str
-Value = str | list[str]
+MAX_BYTES: Final = 64 * 1024
+MAX_DEPTH: Final = 32
+
+_STR: Final = "tag:yaml.org,2002:str"
+_SEQ: Final = "tag:yaml.org,2002:seq"
+_MAP: Final = "tag:yaml.org,2002:map"
+_NULL: Final = "tag:yaml.org,2002:null"
+
+Value = str | list["Value"] | dict[str, "Value"]
 
 
 class FrontMatterError(ValueError):
-    """A front matter line outside the supported subset."""
+    """Front matter that is not YAML, or that this reader refuses."""
 
     def __init__(self, line: int, message: str) -> None:
         """Remember the 1-based line of the problem."""
@@ -58,114 +76,133 @@ class FrontMatter:
     body_start: int  # index of the first body line (0-based)
 
 
-def _unquote_double(text: str, line: int) -> tuple[str, str]:
-    """Read a ``"…"`` scalar at the start of ``text``; return it and the rest."""
-    out: list[str] = []
-    i = 1
-    while i < len(text):
-        ch = text[i]
-        if ch == '"':
-            return "".join(out), text[i + 1 :]
-        if ch == "\\":
-            nxt = text[i + 1 : i + 2]
-            if nxt not in _DQ_ESCAPES:
-                raise FrontMatterError(line, f"unsupported escape \\{nxt} in a string")
-            out.append(_DQ_ESCAPES[nxt])
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    raise FrontMatterError(line, "unterminated double-quoted string")
+class _Refused(Exception):
+    """A refusal; ``line`` is 0-based within the block."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
 
 
-def _unquote_single(text: str, line: int) -> tuple[str, str]:
-    """Read a ``'…'`` scalar (``''`` is a quote) at the start of ``text``."""
-    out: list[str] = []
-    i = 1
-    while i < len(text):
-        if text[i] == "'":
-            if text[i + 1 : i + 2] == "'":
-                out.append("'")
-                i += 2
-                continue
-            return "".join(out), text[i + 1 :]
-        out.append(text[i])
-        i += 1
-    raise FrontMatterError(line, "unterminated single-quoted string")
+@cache
+def _loader() -> type[Any]:
+    """A ``SafeLoader`` that refuses aliases and deep nesting and resolves no types.
 
-
-def _strip_comment(rest: str, line: int) -> None:
-    """Allow only white space or a comment after a quoted scalar."""
-    rest = rest.strip()
-    if rest and not rest.startswith("#"):
-        raise FrontMatterError(line, f"unexpected text after a quoted string: {rest!r}")
-
-
-def _plain(text: str, line: int) -> str:
-    """A plain scalar: up to a `` #`` comment, trimmed; special starts refused."""
-    cut = re.split(r"\s#", text, maxsplit=1)[0].strip()
-    if cut[:1] in ("&", "*", "!", "|", ">", "{", "%", "@", "`"):
-        raise FrontMatterError(
-            line, f"unsupported YAML construct {cut[:1]!r} (use a plain value)"
-        )
-    return "" if cut in ("~", "null", "Null", "NULL") else cut
-
-
-def scalar(text: str, line: int) -> str:
-    """Parse one scalar value (plain, double- or single-quoted).
-
-    Raises:
-        FrontMatterError: an unterminated quote, an unsupported construct.
+    Only the null resolver is kept, so ``2024-03-01``, ``yes`` and ``012`` are
+    strings as written, and any other tag on a node was written explicitly.
     """
-    text = text.strip()
-    if text.startswith('"'):
-        value, rest = _unquote_double(text, line)
-        _strip_comment(rest, line)
-        return value
-    if text.startswith("'"):
-        value, rest = _unquote_single(text, line)
-        _strip_comment(rest, line)
-        return value
-    return _plain(text, line)
+    import yaml  # lazy: the CLI's start-up never needs it
+    from yaml.events import AliasEvent
+
+    null_resolvers = {
+        first: [(tag, regexp) for tag, regexp in pairs if tag == _NULL]
+        for first, pairs in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+    class Loader(yaml.SafeLoader):
+        yaml_implicit_resolvers = {  # noqa: RUF012 (PyYAML's class-level table)
+            k: v for k, v in null_resolvers.items() if v
+        }
+
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self._depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(AliasEvent):
+                event = self.peek_event()  # type: ignore[no-untyped-call]
+                raise _Refused(
+                    event.start_mark.line,
+                    f"aliases ('*{event.anchor}') are not supported",
+                )
+            self._depth += 1
+            try:
+                if self._depth > MAX_DEPTH:
+                    deep = self.peek_event()  # type: ignore[no-untyped-call]
+                    raise _Refused(
+                        deep.start_mark.line, f"nested deeper than {MAX_DEPTH} levels"
+                    )
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+
+    return Loader
 
 
-def _flow_list(text: str, line: int) -> list[str]:
-    """Parse ``[a, "b", 'c']`` written on one line."""
-    items: list[str] = []
-    rest = text.strip()[1:]
-    while True:
-        rest = rest.lstrip()
-        if not rest:
-            raise FrontMatterError(line, "unterminated flow list (missing ']')")
-        if rest.startswith("]"):
-            _strip_comment(rest[1:], line)
-            return items
-        if rest[0] in "\"'":
-            reader = _unquote_double if rest[0] == '"' else _unquote_single
-            value, rest = reader(rest, line)
-        else:
-            end = min(
-                (i for i in (rest.find(","), rest.find("]")) if i >= 0),
-                default=-1,
-            )
-            if end < 0:
-                raise FrontMatterError(line, "unterminated flow list (missing ']')")
-            value, rest = _plain(rest[:end], line), rest[end:]
-            if rest.startswith("[") or "[" in value:
-                raise FrontMatterError(line, "nested lists are not supported")
-        items.append(value)
-        rest = rest.lstrip()
-        if rest.startswith(","):
-            rest = rest[1:]
-        elif not rest.startswith("]"):
-            raise FrontMatterError(line, "expected ',' or ']' in a flow list")
+def _value(node: Node) -> Value:
+    """A node as strings, lists and dicts; a tag outside the plain four is refused."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    line = node.start_mark.line
+    if node.tag == _NULL:
+        return ""
+    if isinstance(node, ScalarNode) and node.tag == _STR:
+        return str(node.value)
+    if isinstance(node, MappingNode) and node.tag == _MAP:
+        return {key: value for key, (_, value) in _mapping(node).items()}
+    if isinstance(node, SequenceNode) and node.tag == _SEQ:
+        return [_value(item) for item in node.value]
+    raise _Refused(line, f"unsupported YAML tag {node.tag!r}")
 
 
-def _value(text: str, line: int) -> Value:
-    text = text.strip()
-    if text.startswith("["):
-        return _flow_list(text, line)
-    return scalar(text, line)
+def _mapping(node: Any) -> dict[str, tuple[int, Value]]:
+    """A mapping's keys (lower case), each with its 0-based line and its value."""
+    from yaml.nodes import ScalarNode
+
+    out: dict[str, tuple[int, Value]] = {}
+    for key_node, value_node in node.value:
+        line = key_node.start_mark.line
+        if not isinstance(key_node, ScalarNode) or key_node.tag != _STR:
+            raise _Refused(line, "a key must be a plain string")
+        key = str(key_node.value).lower()
+        if key in out:
+            raise _Refused(line, f"duplicate key {key!r}")
+        out[key] = (line, _value(value_node))
+    return out
+
+
+_UNCLOSED: Final = {
+    "while parsing a flow sequence": "unterminated flow list (missing ']')",
+    "while parsing a flow mapping": "unterminated flow mapping (missing '}')",
+    "while scanning a quoted scalar": "unterminated quoted string",
+}
+
+
+def _yaml_message(context: str | None, problem: str | None) -> str:
+    """PyYAML's context and problem as one line (an unclosed bracket said plainly)."""
+    if context in _UNCLOSED and problem is not None and "<stream end>" in problem:
+        return _UNCLOSED[context]
+    text = "; ".join(p for p in (context, problem) if p) or "not valid YAML"
+    return " ".join(text.split())
+
+
+def _parse_block(text: str, first_line: int) -> dict[str, Field]:
+    """Parse the YAML between the delimiters; ``first_line`` is its 1-based line."""
+    import yaml
+
+    loader = _loader()(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            return {}
+        if root.tag != _MAP:
+            raise _Refused(root.start_mark.line, "expected 'key: value' lines")
+        return {
+            key: Field(value, first_line + line)
+            for key, (line, value) in _mapping(root).items()
+        }
+    except _Refused as exc:
+        raise FrontMatterError(first_line + exc.line, exc.message) from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = first_line + mark.line if mark is not None else first_line
+        raise FrontMatterError(line, _yaml_message(exc.context, exc.problem)) from None
+    except yaml.YAMLError as exc:
+        message = " ".join(str(exc).split()) or "not valid YAML"
+        raise FrontMatterError(first_line, message) from None
+    finally:
+        loader.dispose()
 
 
 def parse_front_matter(lines: list[str]) -> FrontMatter | None:
@@ -179,44 +216,21 @@ def parse_front_matter(lines: list[str]) -> FrontMatter | None:
         index of the first body line.
 
     Raises:
-        FrontMatterError: the block is never closed, or a line is outside the subset.
+        FrontMatterError: the block is never closed, is too large, is not YAML, or
+            uses a construct refused above.
     """
     if not lines or lines[0].rstrip() != "---":
         return None
-    fields: dict[str, Field] = {}
-    open_list: str | None = None
-    bare: list[str] = []
+    size = 0
     for index in range(1, len(lines)):
-        raw = lines[index].rstrip()
-        number = index + 1
-        if raw in ("---", "..."):
-            for key in bare:  # ``key:`` with no items is an empty value
-                if fields[key].value == []:
-                    fields[key] = Field("", fields[key].line)
+        if lines[index].rstrip() in ("---", "..."):
+            # No line end after the last line: an error at the end of the block
+            # (an unclosed ``[``) is reported on the block's last line.
+            fields = _parse_block("\n".join(lines[1:index]), 2)
             return FrontMatter(fields, index + 1)
-        if not raw.strip() or raw.lstrip().startswith("#"):
-            continue
-        item = _ITEM.match(raw)
-        if item is not None and open_list is not None:
-            current = fields[open_list].value
-            assert isinstance(current, list)
-            current.append(scalar(item.group(1) or "", number))
-            continue
-        if raw[0].isspace():
+        size += len(lines[index].encode("utf-8", "surrogatepass")) + 1
+        if size > MAX_BYTES:
             raise FrontMatterError(
-                number, "unexpected indentation (nested mappings are not supported)"
+                1, f"front matter is larger than {MAX_BYTES // 1024} KB"
             )
-        key_match = _KEY.match(raw)
-        if key_match is None:
-            raise FrontMatterError(number, f"expected 'key: value', got {raw!r}")
-        key, text = key_match.group(1).lower(), key_match.group(2) or ""
-        if key in fields:
-            raise FrontMatterError(number, f"duplicate key {key!r}")
-        if text.strip() and not text.strip().startswith("#"):
-            fields[key] = Field(_value(text, number), number)
-            open_list = None
-        else:
-            fields[key] = Field([], number)
-            open_list = key
-            bare.append(key)
     raise FrontMatterError(1, "front matter opened with '---' is never closed")

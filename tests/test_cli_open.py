@@ -32,6 +32,8 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Path, str]]:
         return Recorder()
 
     monkeypatch.setattr(app_module, "make_app", make_app)
+    # CliRunner is no terminal; the refusal without one is in test_cli_forgiving.
+    monkeypatch.setattr(cli, "_has_terminal", lambda: True)
     return seen
 
 

@@ -8,18 +8,23 @@ imported only when it is opened, so scripted reads never pay for Textual.
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Final
 
 import click
 
 from kgai_tui import __version__
 from kgai_tui.cli.support import (
+    EXIT_USAGE,
     JSON_OPTION,
     STORE_OPTION,
     emit,
     engine_source,
+    fail,
     guard_terminal_streams,
     handles_errors,
     resolve_location,
@@ -49,18 +54,75 @@ from kgai_tui.text.render import (
 
 
 class _DefaultToOpen(click.Group):
-    """A group whose first word, when it is not a command, is the store to open."""
+    """A group whose first word, when it is an existing directory, is the store to open.
+
+    Any other word that is not a command is a typo: click's "No such command",
+    with the closest command names. A usage error of a command given ``--json``
+    also prints the failure answer on stdout (docs/cli.md, "Exit codes").
+    """
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        """Route ``kgai-tui``, ``kgai-tui STORE`` and ``kgai-tui --demo`` (any
-        first word that is neither a command nor the group's own ``--help`` or
-        ``--version``) to the ``open`` command."""
-        if not args or (args[0] not in self.commands and args[0] not in _GROUP_FLAGS):
+        """Route ``kgai-tui``, ``kgai-tui DIR`` and ``kgai-tui --demo`` (any first
+        option other than the group's own ``--help`` or ``--version``) to the
+        ``open`` command."""
+        ctx.meta[_ARGV] = list(args)
+        if not args or _opens(args[0], self.commands):
             args = ["open", *args]
-        return super().parse_args(ctx, args)
+        with _json_usage_errors(ctx):
+            return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a usage error under ``--json`` also prints JSON."""
+        with _json_usage_errors(ctx):
+            return super().invoke(ctx)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """Find the command named by the first word, or say which names are close."""
+        name = args[0] if args else ""
+        if name in self.commands or name.startswith("-"):
+            return super().resolve_command(ctx, args)
+        raise click.UsageError(_no_such_command(name, sorted(self.commands)), ctx)
 
 
 _GROUP_FLAGS: Final = frozenset(("--help", "-h", "--version", "-V"))
+_ARGV: Final = "kgai_tui.argv"
+
+
+def _opens(word: str, commands: Mapping[str, click.Command]) -> bool:
+    """Whether the first word means ``open``: an option other than the group's
+    own, or a directory that is not also a command name."""
+    if word in commands or word in _GROUP_FLAGS:
+        return False
+    return word.startswith("-") or os.path.isdir(word)
+
+
+def _no_such_command(word: str, names: list[str]) -> str:
+    """One line: the unknown word, and the command names it is closest to."""
+    from difflib import get_close_matches
+
+    message = f"No such command {word!r}."
+    close = get_close_matches(word, names)
+    if close:
+        message += " Did you mean " + " or ".join(repr(n) for n in close) + "?"
+    elif word.lower() == "help":
+        message += " Try 'kgai-tui --help'."
+    if os.sep in word or word.startswith((".", "~")):
+        message += " There is no such directory to open either."
+    return message
+
+
+@contextmanager
+def _json_usage_errors(ctx: click.Context) -> Iterator[None]:
+    """With ``--json`` among the arguments, a usage error is answered like every
+    other failure: ``{"error", "ok": false}`` on stdout, one line on stderr, exit 2."""
+    try:
+        yield
+    except click.UsageError as exc:
+        if "--json" not in ctx.find_root().meta.get(_ARGV, ()):
+            raise
+        fail(exc.format_message(), EXIT_USAGE, as_json=True)
 
 
 @click.group(
@@ -75,6 +137,8 @@ def main() -> None:
     is found). Every read takes --json and prints the reference engine's JSON
     shape. Exit codes: 0 ok, 1 failed answer, 2 bad input, 3 no store, 4 write
     failed, 128+n stopped by signal n (a batch is whole or absent).
+
+    kg's names work too: ingest (record), info (status), version (--version).
     """
 
 
@@ -92,6 +156,8 @@ def open_command(store_path: str | None, store: str | None, demo: bool) -> None:
 
     Example: kgai-tui ~/work/shop/.kgai/store
     """
+    if not _has_terminal():
+        fail(NO_TERMINAL, EXIT_USAGE, as_json=False)
     from pathlib import Path
 
     from kgai_tui.core.errors import StoreNotFoundError
@@ -111,6 +177,26 @@ def open_command(store_path: str | None, store: str | None, demo: bool) -> None:
     from kgai_tui.ui.app import make_app
 
     make_app(root, label=label).run()
+
+
+NO_TERMINAL: Final = (
+    "the explorer needs a terminal; for scripts use the CLI: status, heads, "
+    "history, search, context ... --json (kgai-tui --help lists them all)"
+)
+
+
+def _has_terminal() -> bool:
+    """Whether the explorer can run: it reads keys from stdin and draws on a
+    terminal, so stdin, stdout and stderr (where Textual writes) must all be one.
+
+    Without this, ``kgai-tui </dev/null >out`` (a script, an agent) started the
+    full-screen app, which waited for keys that never came.
+    """
+    streams = (sys.stdin, sys.stdout, sys.stderr)
+    try:
+        return all(s is not None and s.isatty() for s in streams)
+    except (AttributeError, ValueError):  # a closed or replaced stream
+        return False
 
 
 @main.command()
@@ -298,6 +384,28 @@ from kgai_tui.cli.onboard import diff_command, import_group, report_command  # n
 main.add_command(import_group)
 main.add_command(diff_command)
 main.add_command(report_command)
+
+
+def _alias(command: click.Command, name: str) -> click.Command:
+    """``command`` under another name, left out of the command list."""
+    alias = copy.copy(command)
+    alias.name = name
+    alias.hidden = True
+    return alias
+
+
+# kg's names for the same commands (docs/cli.md, "Aliases").
+main.add_command(_alias(record_command, "ingest"))
+main.add_command(_alias(status, "info"))
+
+
+@main.command("version", hidden=True)
+def version_command() -> None:
+    """Print the version, as --version does (kg's version command).
+
+    Example: kgai-tui version
+    """
+    click.echo(f"kgai-tui, version {__version__}")
 
 
 def entry() -> None:

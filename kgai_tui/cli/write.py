@@ -156,19 +156,33 @@ def init_command(store: str | None, as_json: bool, actor: str | None) -> None:
 @click.command("record")
 @STORE_OPTION
 @JSON_OPTION
-@click.argument("file", required=False, default="-", metavar="[FILE|-]")
+@click.argument("file", required=False, default=None, metavar="[FILE|-]")
+@click.option(
+    "--file",
+    "file_option",
+    default=None,
+    metavar="FILE",
+    help="The document to record (as kg ingest --file; same as FILE).",
+)
 @click.option(
     "--dry-run", is_flag=True, help="Show what would be recorded; write nothing."
 )
 @handles_errors
 @stops_cleanly
-def record_command(store: str | None, as_json: bool, file: str, dry_run: bool) -> None:
+def record_command(
+    store: str | None,
+    as_json: bool,
+    file: str | None,
+    file_option: str | None,
+    dry_run: bool,
+) -> None:
     """Record decisions from a `kg ingest` JSON document (FILE, or stdin).
 
     The document is {"decision": {...}} or {"decisions": [...]}, each with title,
     rationale, author, date, refs, supersedes_on and mutations. Every decision is
     checked before anything is written; a decision already recorded is skipped
-    with a warning.
+    with a warning. --file FILE is the same as FILE (kg's ingest --file);
+    `kgai-tui ingest` is this command under kg's name.
 
     \b
     Example:
@@ -176,9 +190,12 @@ def record_command(store: str | None, as_json: bool, file: str, dry_run: bool) -
         [{"op": "upsert_element", "kind": "feature", "name": "Invoice"}]}}' \\
         | kgai-tui record
     """
+    if file is not None and file_option is not None:
+        raise UsageError("give the document as FILE or as --file, not both")
     from kgai_tui.core.write.writes import record
 
-    payload = _read_input(file)
+    given = file_option if file_option is not None else file
+    payload = _read_input("-" if given is None else given)
     obj = record(
         resolve_location(store).root, payload, dry_run=dry_run, on_notice=_notice
     )

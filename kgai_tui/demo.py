@@ -7,7 +7,11 @@ people decide the same thing without seeing each other, which is what a real
 conflict is. The result is built through the real write path (``record``), so
 every line is one the reference engine accepts, and byte-identical on every build.
 
-Usage: ``python -m kgai_tui.demo build [OUT]`` rebuilds ``assets/demo-store``.
+The built store is package data, ``kgai_tui/demo_store`` (its one copy in git), so it
+is found the same way in a checkout, an editable install and an installed wheel. The
+story it is built from lives in the checkout only (``assets/demo/story.json``).
+
+Usage: ``python -m kgai_tui.demo build [OUT]`` rebuilds ``kgai_tui/demo_store``.
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Final
 
-ASSETS: Final = Path(__file__).resolve().parent.parent / "assets"
+ASSETS: Final = Path(__file__).resolve().parent.parent / "assets"  # checkout only
 STORY: Final = ASSETS / "demo" / "story.json"
-DEMO_STORE: Final = ASSETS / "demo-store"
+# Package data (pyproject's package-data), next to this module in every install.
+DEMO_STORE: Final = Path(__file__).resolve().parent / "demo_store"
 VIEWER: Final = {"install_id": "i0de0000000000001", "actor": "you"}
 MACHINE: Final = "kgai-tui-demo"
 

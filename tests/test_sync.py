@@ -4,7 +4,8 @@ Three installs record decisions (two of them on the same element before syncing)
 after sync rounds every store has the same canonical export digest and the same
 conflict list, and a resolution made in one store clears the conflict everywhere.
 A store whose ``.gitignore`` kgai did not write refuses to sync and pushes nothing;
-an unreachable remote is a detail, not a failure.
+an unreachable remote is a detail, not a failure; a remote with no repository is
+an error.
 """
 
 from __future__ import annotations
@@ -251,13 +252,45 @@ def test_offline_is_a_detail_not_a_failure(tmp_path: Path) -> None:
         "pushed": False,
         "detail": "no remote configured; committed locally only",
     }
-    missing = tmp_path / "no-such-remote.git"
-    out = sync(a, "--remote", str(missing))
+    unreachable = "http://127.0.0.1:9/team.git"  # the discard port: connection refused
+    out = sync(a, "--remote", unreachable)
     assert out["ok"] is True and out["sync"]["pushed"] is False
-    assert out["sync"]["remote"] == str(missing)
+    assert out["sync"]["remote"] == unreachable
     assert out["sync"]["detail"].startswith("fetch failed (offline?): ")
-    text = cli("sync", "--store", str(a), "--remote", str(missing))
+    assert "127.0.0.1" in out["sync"]["detail"]
+    text = cli("sync", "--store", str(a), "--remote", unreachable)
     assert text.returncode == 0 and text.stdout.startswith("○ fetch failed (offline?)")
+    assert "kg sync" in git("log", "--format=%s", cwd=a)
+
+
+@pytest.mark.parametrize("kind", ["missing path", "not a repository", "file URL"])
+def test_a_remote_that_does_not_exist_is_an_error(tmp_path: Path, kind: str) -> None:
+    """No repository at the remote (issue 18, point 6): exit 1, one line, no JSON ok.
+
+    Unlike being offline, retrying will not help: the URL is wrong. The local
+    commit is still made (the store's own repository).
+    """
+    a = make_store(tmp_path / "a", "ana", None)
+    record(a, "Use Kafka", "service", "EventBus")
+    (tmp_path / "plain-dir").mkdir()
+    url = {
+        "missing path": str(tmp_path / "no-such-remote.git"),
+        "not a repository": str(tmp_path / "plain-dir"),
+        "file URL": (tmp_path / "no-such-remote.git").as_uri(),
+    }[kind]
+    done = cli("sync", "--store", str(a), "--remote", url)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stdout == ""
+    assert done.stderr.startswith("kgai-tui: no git repository at the remote ")
+    assert "does not appear to be a git repository" in done.stderr
+    assert "committed locally only" in done.stderr
+    assert "offline" not in done.stderr
+    as_json = cli("sync", "--store", str(a), "--remote", url, "--json")
+    assert as_json.returncode == 1
+    answer = json.loads(as_json.stdout)
+    assert (
+        answer["ok"] is False and "no git repository at the remote" in answer["error"]
+    )
     assert "kg sync" in git("log", "--format=%s", cwd=a)
 
 
@@ -276,3 +309,38 @@ def test_sync_never_creates_a_store(tmp_path: Path) -> None:
     done = cli("sync", "--store", str(tmp_path / "none"), "--remote", str(tmp_path))
     assert done.returncode == 3
     assert not (tmp_path / "none").exists()
+
+
+@pytest.mark.parametrize(
+    ("stderr", "missing"),
+    [
+        (
+            "remote: Repository not found.\nfatal: repository 'https://h/x.git/' not found",
+            True,
+        ),
+        (
+            "ERROR: Repository not found.\nfatal: Could not read from remote repository.",
+            True,
+        ),
+        ("fatal: '/x.git' does not appear to be a git repository", True),
+        (
+            "fatal: unable to access 'https://h/x.git/': Could not resolve host: h",
+            False,
+        ),
+        (
+            "ssh: connect to host h port 22: Network is unreachable\nfatal: Could not read from remote repository.",
+            False,
+        ),
+        (
+            "fatal: unable to access 'http://h/x.git/': Failed to connect to h port 80: Connection timed out",
+            False,
+        ),
+        ("git fetch timed out after 120 s", False),
+    ],
+)
+def test_which_fetch_failures_mean_no_such_remote(stderr: str, missing: bool) -> None:
+    """git's words for a missing repository (HTTP 404, ssh hosts) versus offline."""
+    from kgai_tui.sync.git import _no_such_remote
+    from kgai_tui.sync.run import GitRun
+
+    assert _no_such_remote(GitRun(False, b"", stderr)) is missing

@@ -61,8 +61,9 @@ def sync_command(store: str | None, as_json: bool, remote: str | None) -> None:
     A remote can only add verified lines to other installs' shards; everything
     else it holds is refused and listed. Refuses (exit 1) when the store's
     .gitignore or .gitattributes was not written by kgai, and (exit 2) ext:: and
-    fd:: remotes. Being offline is reported, not a failure. Afterwards new
-    conflicts are listed. Never a rebase, never a force push.
+    fd:: remotes. Being offline is reported, not a failure; a remote with no
+    repository is (exit 1). Afterwards new conflicts are listed. Never a rebase,
+    never a force push.
 
     Example: kgai-tui sync --remote git@example.com:team/decisions.git
     """

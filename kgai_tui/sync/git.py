@@ -8,7 +8,8 @@ symlinks. Here git never writes the working tree with remote content:
    regular files, untracking everything else (``kg.config.json`` holds the cloud
    token); commit as the actor with ``kgai@local`` when the tree changed.
 2. No remote: stop, committed locally only.
-3. Point ``origin`` at the remote; ``git fetch``. A failure is a detail (offline).
+3. Point ``origin`` at the remote; ``git fetch``. A failure is a detail (offline),
+   unless git reached the remote and found no repository there: an error.
 4. List ``origin/main``'s tree without checking it out (:mod:`kgai_tui.sync.tree`);
    for each foreign shard that differs from ours, read its blob and append its new
    verified, chained lines to our copy (:mod:`kgai_tui.sync.shard`). Every other
@@ -25,16 +26,18 @@ the scaffold back.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from kgai_tui.core.reads.health import redact
 from kgai_tui.core.store.install_ids import shard_install_id
 from kgai_tui.core.store.scaffold import MERGE_DRIVER
 from kgai_tui.sync.refusal import Refusal
-from kgai_tui.sync.run import NETWORK_TIMEOUT, SyncError, git, must
+from kgai_tui.sync.run import NETWORK_TIMEOUT, GitRun, SyncError, git, must
 from kgai_tui.sync.shard import held_bytes, take_foreign
 from kgai_tui.sync.tree import (
     MAX_REMOTE_SHARD,
@@ -51,6 +54,7 @@ COMMIT_EMAIL: Final = "kgai@local"
 NO_REMOTE: Final = "no remote configured; committed locally only"
 SCAFFOLD: Final = (".gitignore", ".gitattributes")
 _REMOTE: Final = "refs/remotes/origin/main"
+_NOT_FOUND: Final = re.compile(r"repository not found|repository '[^'\n]*' not found")
 
 Notice = Callable[[str], None]
 
@@ -266,6 +270,11 @@ def git_sync(
         timeout=NETWORK_TIMEOUT,
     )
     if not fetched.ok:
+        if _no_such_remote(fetched):
+            raise SyncError(
+                f"no git repository at the remote {redact(url)} (committed locally "
+                f"only): {fetched.why(url)}"
+            )
         return GitOutcome(
             committed=committed,
             detail=f"fetch failed (offline?): {fetched.why(url)}",
@@ -286,6 +295,20 @@ def git_sync(
         detail="" if pushed.ok else f"push failed: {pushed.why(url)}",
         refused=tuple(vetted.refused),
         refused_total=vetted.refused_total,
+    )
+
+
+def _no_such_remote(fetched: GitRun) -> bool:
+    """Whether a failed fetch reached the remote's host and found no repository there.
+
+    A path that does not exist or is no repository, git's and the hosts' "repository
+    not found" (HTTP 404, GitHub over ssh): an error. Anything else (no network, DNS,
+    refused or timed-out connections, and what cannot be told apart from them) is
+    offline. Git's messages are English: it runs under ``LC_ALL=C``.
+    """
+    said = fetched.err.lower()
+    return "does not appear to be a git repository" in said or bool(
+        _NOT_FOUND.search(said)
     )
 
 

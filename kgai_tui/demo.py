@@ -7,11 +7,12 @@ people decide the same thing without seeing each other, which is what a real
 conflict is. The result is built through the real write path (``record``), so
 every line is one the reference engine accepts, and byte-identical on every build.
 
-The built store is package data, ``kgai_tui/demo_store`` (its one copy in git), so it
-is found the same way in a checkout, an editable install and an installed wheel. The
+The built store's one copy in git is ``assets/demo-store``; ``kgai_tui/demo_store`` is
+a symlink to it, which a wheel build follows, so the store is package data and is
+found at the same path in a checkout, an editable install and an installed wheel. The
 story it is built from lives in the checkout only (``assets/demo/story.json``).
 
-Usage: ``python -m kgai_tui.demo build [OUT]`` rebuilds ``kgai_tui/demo_store``.
+Usage: ``python -m kgai_tui.demo build [OUT]`` rebuilds ``assets/demo-store``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from typing import Any, Final
 
 ASSETS: Final = Path(__file__).resolve().parent.parent / "assets"  # checkout only
 STORY: Final = ASSETS / "demo" / "story.json"
-# Package data (pyproject's package-data), next to this module in every install.
+# Package data (pyproject's package-data), next to this module in every install; in a
+# checkout, a symlink to assets/demo-store.
 DEMO_STORE: Final = Path(__file__).resolve().parent / "demo_store"
 VIEWER: Final = {"install_id": "i0de0000000000001", "actor": "you"}
 MACHINE: Final = "kgai-tui-demo"
@@ -60,7 +62,7 @@ def _sync(into: Path, stores: dict[str, Path], writers: dict[str, Any]) -> None:
             shutil.copyfile(source, into / "log" / shard_name)
 
 
-def build(out: Path = DEMO_STORE, story_path: Path = STORY) -> Path:
+def build(out: Path = DEMO_STORE.resolve(), story_path: Path = STORY) -> Path:
     """Build the demo store at ``out`` from the story, replacing what was there."""
     from kgai_tui.core.write.writes import init_store, record
 
@@ -118,7 +120,7 @@ def main(argv: list[str]) -> int:
     if len(argv) < 1 or argv[0] != "build":
         print("usage: python -m kgai_tui.demo build [OUT]", file=sys.stderr)
         return 2
-    out = Path(argv[1]) if len(argv) > 1 else DEMO_STORE
+    out = Path(argv[1]) if len(argv) > 1 else DEMO_STORE.resolve()
     built = build(out)
     print(f"built the demo store at {built}")
     return 0

@@ -1,4 +1,4 @@
-"""The bundled demo store: one copy, package data, the story's exact build (issue 18).
+"""The bundled demo store: one copy in assets/, package data, the story's build (issue 18).
 
 A wheel ships only what pyproject's package-data names, so every file of the store
 must match one of its patterns (a glob skips dot files). The wheel itself is built and
@@ -25,7 +25,9 @@ def _files(root: Path) -> list[str]:
 
 def test_the_demo_store_is_package_data() -> None:
     assert DEMO_STORE == PACKAGE / "demo_store"
-    assert not (ROOT / "assets" / "demo-store").exists(), "one copy of the store"
+    # One copy in git, in assets/; the package holds a symlink a wheel build follows.
+    assert DEMO_STORE.is_symlink()
+    assert DEMO_STORE.resolve() == ROOT / "assets" / "demo-store"
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
     patterns = pyproject["tool"]["setuptools"]["package-data"]["kgai_tui"]
     files = _files(DEMO_STORE)

@@ -30,6 +30,8 @@ STORY: Final = ASSETS / "demo" / "story.json"
 # Package data (pyproject's package-data), next to this module in every install; in a
 # checkout, a symlink to assets/demo-store.
 DEMO_STORE: Final = Path(__file__).resolve().parent / "demo_store"
+# Where a rebuild writes: the real directory behind the symlink (rmtree refuses links).
+BUILD_TARGET: Final = DEMO_STORE.resolve()
 VIEWER: Final = {"install_id": "i0de0000000000001", "actor": "you"}
 MACHINE: Final = "kgai-tui-demo"
 
@@ -62,7 +64,7 @@ def _sync(into: Path, stores: dict[str, Path], writers: dict[str, Any]) -> None:
             shutil.copyfile(source, into / "log" / shard_name)
 
 
-def build(out: Path = DEMO_STORE.resolve(), story_path: Path = STORY) -> Path:
+def build(out: Path = BUILD_TARGET, story_path: Path = STORY) -> Path:
     """Build the demo store at ``out`` from the story, replacing what was there."""
     from kgai_tui.core.write.writes import init_store, record
 
@@ -120,7 +122,7 @@ def main(argv: list[str]) -> int:
     if len(argv) < 1 or argv[0] != "build":
         print("usage: python -m kgai_tui.demo build [OUT]", file=sys.stderr)
         return 2
-    out = Path(argv[1]) if len(argv) > 1 else DEMO_STORE.resolve()
+    out = Path(argv[1]) if len(argv) > 1 else BUILD_TARGET
     built = build(out)
     print(f"built the demo store at {built}")
     return 0

@@ -185,15 +185,47 @@ def open_engine(store: str | None, *, cache: bool = True) -> Engine:
     # passes the engine as a temporary, and freeing its millions of objects the
     # moment the answer is computed delays printing it (1.9 s at 1M decisions).
     _HELD[:] = [engine]
-    skipped = len(engine.problems)
+    _warn_skipped(len(engine.problems), location.root)
+    return engine
+
+
+def _warn_skipped(skipped: int, root: Path | str) -> None:
     if skipped:
         click.echo(
             f"kgai-tui: warning: {skipped} problem line(s) in "
-            f"{visible(str(Path(location.root) / 'log'))} "
+            f"{visible(str(Path(root) / 'log'))} "
             "(run `kgai-tui doctor` for details)",
             err=True,
         )
-    return engine
+
+
+def open_model_engine(store: str | None) -> Engine:
+    """Open the discovered store through its read model on disk (:mod:`core.model`).
+
+    The kg reads (status, heads, history, resolve, conflicts) touch only the rows
+    they need this way. When the model cannot be written (a read-only cache
+    directory), or ``KGAI_TUI_READ_MODEL=off``, the store is opened as a whole.
+    """
+    from kgai_tui.core.model.schema import model_enabled
+
+    if not model_enabled():
+        return open_engine(store)
+    from kgai_tui.core.model.open import open_model
+
+    location = resolve_location(store)
+    if not location.exists:
+        raise no_store(location)
+    try:
+        engine = open_model(location.root)
+    except OSError:
+        return open_engine(store)
+    _warn_skipped(len(engine.problems), location.root)
+    return engine  # type: ignore[return-value]
+
+
+def model_source(store: str | None) -> EngineSource:
+    """The store through its read model, opened once an answer's arguments are checked."""
+    return lambda: open_model_engine(store)
 
 
 def engine_source(store: str | None, *, cache: bool = True) -> EngineSource:

@@ -27,7 +27,6 @@ from kgai_tui.core.replay.order import (
     HASHED,
     EventObserver,
     LineSource,
-    LogSummary,
     apply_in_order,
     canonical_events,
     canonical_order,
@@ -42,6 +41,7 @@ from kgai_tui.core.store.logscan import (
 from kgai_tui.core.store.regular_file import open_regular
 from kgai_tui.core.store.shards import (
     LineProblem,
+    LogSummary,
     ShardEvent,
     ShardRead,
     read_shard,

@@ -61,7 +61,7 @@ def status_obj(engine: Engine) -> dict[str, Any]:
     out["cloud_configured"] = bool(cfg.get("cloud_url") and cfg.get("cloud_token"))
     summary = engine.summary()
     out["events"] = summary.events
-    out["elements"] = p.graph.number_of_nodes()
+    out["elements"] = p.element_count()
     out["decisions"] = len(p.dec_id)
     out["conflicts"] = len(p.contested)
     retired = cfg.get("retired_installs")

@@ -89,14 +89,16 @@ def heads_obj(p: ProjectionView, token: str | None = None) -> dict[str, Any]:
     """Return the head set of one element, or of every element that has one."""
     if token:
         eid = find_element(p, token)
-        if eid not in p.graph:
+        if not p.has_element(eid):
             raise NotFoundError(
                 f"no element {json.dumps(go_trim_space(token), ensure_ascii=False)}"
                 f" (element {eid})"
             )
         eids = [eid]
     else:
-        eids = sorted(e for e, h in p.heads.items() if h)
+        held = [(e, h) for e, h in p.heads.items() if h]
+        p.prefetch(i for _, h in held for i in h)
+        eids = sorted(e for e, _ in held)
     rows = [heads_entry(p, e) for e in eids]
     return {"count": len(rows), "heads": rows, "ok": True}
 
@@ -107,7 +109,7 @@ def heads_obj(p: ProjectionView, token: str | None = None) -> dict[str, Any]:
 def find_element(p: ProjectionView, token: str) -> str:
     """Resolve a history token: an existing element id, else ``kind:name``."""
     trimmed = go_trim_space(token)
-    if trimmed in p.graph:
+    if p.has_element(trimmed):
         return trimmed
     return resolve_ref(trimmed)[2]
 
@@ -137,6 +139,7 @@ def history_obj(p: ProjectionView, token: str) -> dict[str, Any]:
         )
     kind, name, _ = p.element(eid) or ("", "", "")
     heads = p.heads.get(eid, set())
+    p.prefetch(shapers)
     rows = []
     for i in history_order(p, list(shapers)):
         row: dict[str, Any] = {"id": p.dec_id[i], "title": p.dec_title[i]}
@@ -169,7 +172,7 @@ def resolve_obj(p: ProjectionView, token: str) -> dict[str, Any]:
         "name": name,
         "kind": kind,
         "element_id": eid,
-        "existed": eid in p.graph,
+        "existed": p.has_element(eid),
     }
     heads = p.heads_of(eid)
     if heads:

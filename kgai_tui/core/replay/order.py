@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import mmap
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -29,15 +28,6 @@ GATES = HASH_OK | DECISION_ID_OK
 # Called once per hash-verified event in canonical order, duplicates removed:
 # (event dict, passed the decision-id gate too).
 EventObserver = Callable[[dict[str, Any], bool], None]
-
-
-@dataclass(frozen=True, slots=True)
-class LogSummary:
-    """Counts of what was read, for status and warnings."""
-
-    shards: int
-    events: int
-    skipped: int
 
 
 def canonical_events(

@@ -485,6 +485,17 @@ class Projection:
         """Return ``(kind, name, props_blob)`` of an element, or ``None``."""
         return element_of(self.graph, eid)
 
+    def has_element(self, eid: str) -> bool:
+        """Whether ``eid`` is an element."""
+        return eid in self.graph
+
+    def element_count(self) -> int:
+        """How many elements there are."""
+        return int(self.graph.number_of_nodes())
+
+    def prefetch(self, indices: Iterable[int]) -> None:
+        """Nothing to fetch: every decision is in memory."""
+
     def head_order(self, indices: Iterable[int]) -> list[int]:
         """Order decision indices newest first: lamport descending, then id."""
         return newest_first(self.dec_lamport, self.dec_id, indices)

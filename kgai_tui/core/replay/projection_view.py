@@ -124,6 +124,19 @@ class ProjectionView(Protocol):
         """Return ``(kind, name, props_blob)`` of an element, or ``None``."""
         ...
 
+    def has_element(self, eid: str) -> bool:
+        """Whether ``eid`` is an element (without walking the graph)."""
+        ...
+
+    def element_count(self) -> int:
+        """How many elements there are."""
+        ...
+
+    def prefetch(self, indices: Iterable[int]) -> None:
+        """Say these decisions are about to be read (a model on disk fetches them
+        in a few queries; in memory, nothing to do)."""
+        ...
+
     def head_order(self, indices: Iterable[int]) -> list[int]:
         """Order decision indices newest first: lamport descending, then id."""
         ...

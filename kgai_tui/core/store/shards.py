@@ -27,6 +27,15 @@ _UNICODE_SPACES: Final = tuple(
 
 
 @dataclass(frozen=True, slots=True)
+class LogSummary:
+    """Counts of what was read, for status and warnings."""
+
+    shards: int
+    events: int
+    skipped: int
+
+
+@dataclass(frozen=True, slots=True)
 class LineProblem:
     """A line the replay skipped (or an integrity finding), located for a person."""
 

@@ -21,7 +21,6 @@ from typing import Any, Final
 
 from kgai_tui.core import clock
 from kgai_tui.core.engine.engine import Engine
-from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import (
     NotFoundError,
     RefusedError,
@@ -60,6 +59,11 @@ from kgai_tui.core.write.ingest import (
 )
 from kgai_tui.core.write.ingest_input import parse_ingest
 from kgai_tui.core.write.lock import store_lock
+from kgai_tui.core.write.session_engine import (
+    refresh_model,
+    release_engine,
+    session_engine,
+)
 
 Notice = Callable[[str], None]
 
@@ -212,14 +216,24 @@ def write_session(
     _require_store(root)
     if dry_run:
         cfg = ensure_identity(load_config(root))
-        yield WriteSession(root, cfg, open_engine(root))
+        session = WriteSession(root, cfg, session_engine(root))
+        try:
+            yield session
+        finally:
+            release_engine(session.engine)
         return
     with store_lock(root, lock_timeout):
         cfg = _locked_config(root, on_notice)
         repaired = repair_torn_tail(own_shard(root, cfg.install_id))
         if repaired:
             on_notice(repaired)
-        yield WriteSession(root, cfg, open_engine(root))
+        session = WriteSession(root, cfg, session_engine(root))
+        try:
+            yield session
+        finally:
+            release_engine(session.engine)
+        if session.committed:
+            refresh_model(root)
 
 
 def _stale_cache_notice(root: Path, on_notice: Notice) -> None:

@@ -1,0 +1,266 @@
+"""Writing the model: a whole one from a replayed engine, and the parts an update touched.
+
+A whole model is written to a temporary file in the model directory and renamed into
+place, so a reader never opens half of one. An update is one SQLite transaction in
+write-ahead-log mode: a reader keeps the snapshot it started with and sees the model
+before the update or after it, never between, and never waits for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import sqlite3
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from kgai_tui.core.model.schema import DDL, DEC_COLUMNS, INDEXES, header
+from kgai_tui.core.model.seal import write_seal
+from kgai_tui.core.store.logscan import HASH_OK, ShardScan
+
+if TYPE_CHECKING:
+    from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.replay.projection import Projection
+
+__all__ = [
+    "INSERT_DEC",
+    "INSERT_EL",
+    "build_model",
+    "el_row",
+    "graph_state",
+    "shard_state",
+    "write_meta",
+]
+
+INSERT_DEC = (
+    f"INSERT OR REPLACE INTO dec (ix, {', '.join(DEC_COLUMNS)})"
+    f" VALUES ({', '.join('?' * (len(DEC_COLUMNS) + 1))})"
+)
+INSERT_EL = (
+    "INSERT OR REPLACE INTO el (id, seq, kind, name, props, shapes_seq, shapes,"
+    " heads_seq, heads, max_auth) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _json_list(values: Sequence[Any]) -> bytes | None:
+    return orjson.dumps(list(values)) if values else None
+
+
+def dec_rows(p: Projection | Any, indices: Iterable[int]) -> Iterator[tuple[Any, ...]]:
+    """Rows for the decision table, list columns as JSON."""
+    cols = (
+        p.dec_id,
+        p.dec_title,
+        p.dec_rationale,
+        p.dec_author,
+        p.dec_refs,
+        p.dec_summary,
+        p.dec_time,
+        p.dec_lamport,
+        p.dec_install,
+        p.dec_hash,
+    )
+    shapes, sup, by = p.dec_shapes, p.dec_supersedes, p.dec_superseded_by
+    for i in indices:
+        yield (
+            i,
+            *(c[i] for c in cols),
+            _json_list(shapes[i]),
+            _json_list(sup[i]),
+            _json_list(by[i]),
+        )
+
+
+def dec_rows_all(p: Projection) -> Iterator[tuple[Any, ...]]:
+    """Every decision row of an in-memory projection (zipped columns: fast)."""
+    for i, rest in enumerate(
+        zip(
+            p.dec_id,
+            p.dec_title,
+            p.dec_rationale,
+            p.dec_author,
+            p.dec_refs,
+            p.dec_summary,
+            p.dec_time,
+            p.dec_lamport,
+            p.dec_install,
+            p.dec_hash,
+            p.dec_shapes,
+            p.dec_supersedes,
+            p.dec_superseded_by,
+            strict=True,
+        )
+    ):
+        yield (
+            i,
+            *rest[:10],
+            _json_list(rest[10]),
+            _json_list(rest[11]),
+            _json_list(rest[12]),
+        )
+
+
+def el_row(
+    eid: str,
+    seq: int,
+    attrs: dict[str, Any],
+    shapes_seq: int | None,
+    shapes: dict[int, bool] | None,
+    heads_seq: int | None,
+    heads: Iterable[int] | None,
+    max_auth: int,
+) -> tuple[Any, ...]:
+    """One row of the element table."""
+    return (
+        eid,
+        seq,
+        attrs["kind"],
+        attrs["name"],
+        attrs["props"],
+        shapes_seq,
+        None
+        if shapes is None
+        else orjson.dumps([[i, int(a)] for i, a in shapes.items()]),
+        heads_seq,
+        None if heads is None else orjson.dumps(sorted(heads)),
+        max_auth,
+    )
+
+
+def graph_state(graph: Any) -> tuple[Any, ...]:
+    """Nodes, successors and predecessors in NetworkX's own orders (marshal-able)."""
+    inner = vars(graph)
+    nodes = [(n, a["kind"], a["name"], a["props"]) for n, a in inner["_node"].items()]
+    succ = [
+        (
+            src,
+            [
+                (dst, [(k, a["created_by"]) for k, a in keys.items()])
+                for dst, keys in out.items()
+            ],
+        )
+        for src, out in inner["_succ"].items()
+        if out
+    ]
+    pred = [(dst, list(into)) for dst, into in inner["_pred"].items() if into]
+    return nodes, succ, pred
+
+
+def shard_state(scan: ShardScan) -> dict[str, Any]:
+    """What an update needs of a shard: where it ended, its fingerprint, its problems."""
+    n = len(scan)
+    return {
+        "print": scan.shard_print().to_list(),
+        "newlines": scan.newline_count,
+        "events": n,
+        "last_hash": scan.hashes[-1] if n else None,
+        "last_lamport": scan.lamports[-1] if n else 0,
+        "torn": bool(scan.torn_tail),
+        "problems": [[p.line, p.reason, p.hash] for p in scan.problems],
+    }
+
+
+def last_key(scans: Sequence[ShardScan]) -> list[Any] | None:
+    """The largest ``(lamport, hash)`` of a hash-verified event (the replay's end)."""
+    best: tuple[int, str] | None = None
+    for s in scans:
+        for lam, h, f in zip(s.lamports, s.hashes, s.flags, strict=True):
+            if f & HASH_OK and (best is None or (lam, h) > best):
+                best = (lam, h)
+    return None if best is None else list(best)
+
+
+def write_meta(db: sqlite3.Connection, values: dict[str, Any]) -> None:
+    """Set ``meta`` keys, as :mod:`marshal` (exact for every string, even a shard
+    name or store path that is not UTF-8)."""
+    db.executemany(
+        "INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)",
+        [(k, marshal.dumps(v)) for k, v in values.items()],
+    )
+
+
+def build_model(engine: Engine, path: Path) -> None:
+    """Write the model of a replayed engine to ``path`` (atomically, then sealed)."""
+    assert engine.root is not None
+    p = engine.projection
+    p.flush_props()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".sqlite", dir=path.parent)
+    os.close(fd)
+    try:
+        db = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=OFF")
+            db.execute("PRAGMA synchronous=OFF")
+            db.execute("PRAGMA page_size=8192")
+            db.executescript(DDL)
+            db.execute("BEGIN")
+            db.executemany(INSERT_DEC, dec_rows_all(p))
+            _write_elements(db, p)
+            write_meta(db, _meta_of(engine))
+            db.execute("COMMIT")
+            db.execute(INDEXES)
+            db.execute(
+                "PRAGMA journal_mode=WAL"
+            )  # kept in the file: readers never wait
+        finally:
+            db.close()
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        # The old model's write-ahead log must never meet the new file.
+        for suffix in ("-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path.with_name(path.name + suffix))
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    write_seal(path)
+
+
+def _write_elements(db: sqlite3.Connection, p: Projection) -> None:
+    shapes_at = {eid: n for n, eid in enumerate(p.el_shapes)}
+    heads_at = {eid: n for n, eid in enumerate(p.heads)}
+    shapes, heads = p.el_shapes, p.heads
+    db.executemany(
+        INSERT_EL,
+        (
+            el_row(
+                eid,
+                seq,
+                attrs,
+                shapes_at.get(eid),
+                shapes.get(eid),
+                heads_at.get(eid),
+                heads.get(eid),
+                p.max_authority_lamport(eid),
+            )
+            for seq, (eid, attrs) in enumerate(vars(p.graph)["_node"].items())
+        ),
+    )
+
+
+def _meta_of(engine: Engine) -> dict[str, Any]:
+    p = engine.projection
+    assert engine.root is not None
+    return {
+        "header": header(engine.root),
+        "counts": {
+            "applied": p.applied_count,
+            "decisions": len(p.dec_id),
+            "elements": p.graph.number_of_nodes(),
+            "shapes_seq": len(p.el_shapes),
+            "heads_seq": len(p.heads),
+        },
+        "contested": sorted(p.contested),
+        "unknown_ops": [list(x) for x in p.unknown_ops],
+        "graph": graph_state(p.graph),
+        "shards": [shard_state(s) for s in engine.scans],
+        "last": last_key(engine.scans),
+    }

@@ -1,0 +1,197 @@
+"""The projection read from the model's rows: a :class:`ProjectionView` without the log.
+
+Everything a read asks for is fetched when asked: an element's row, the rows of the
+decisions shaping it, the heads. The NetworkX graph, which only the explorer, export,
+the report and recall walk whole, is built from the model on first use.
+"""
+
+from __future__ import annotations
+
+import marshal
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING, Any, cast
+
+from kgai_tui.core.model.rows import (
+    DecColumn,
+    DecRows,
+    ElementField,
+    ElRows,
+    ModelCorruptError,
+    field,
+)
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+__all__ = ["DiskProjection", "graph_from_state", "read_meta"]
+
+
+def read_meta(db: sqlite3.Connection, key: str) -> Any:
+    """One value of the ``meta`` table, decoded."""
+    hit = db.execute("SELECT v FROM meta WHERE k = ?", (key,)).fetchone()
+    if hit is None or not isinstance(hit[0], bytes):
+        raise ModelCorruptError(f"meta {key} is missing")
+    try:
+        return marshal.loads(hit[0])
+    except (ValueError, EOFError, TypeError) as exc:
+        raise ModelCorruptError(f"meta {key} does not decode") from exc
+
+
+def graph_from_state(state: Any) -> nx.MultiDiGraph[str]:
+    """The element graph exactly as the replay left it: node, successor and
+    predecessor orders included (what iteration over nodes, edges and in-edges gives).
+    """
+    import networkx as nx
+
+    nodes, succ, pred = state
+    graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
+    graph.add_nodes_from(
+        (n, {"kind": k, "name": nm, "props": p}) for n, k, nm, p in nodes
+    )
+    inner = vars(graph)
+    succ_map: dict[str, dict[str, dict[str, dict[str, Any]]]] = inner["_succ"]
+    pred_map: dict[str, dict[str, dict[str, dict[str, Any]]]] = inner["_pred"]
+    for src, targets in succ:
+        out = succ_map[src]
+        for dst, keys in targets:
+            out[dst] = {key: {"created_by": by} for key, by in keys}
+    for dst, sources in pred:
+        into = pred_map[dst]
+        for src in sources:
+            into[src] = succ_map[src][dst]
+    return graph
+
+
+class DiskProjection:
+    """A read-only projection over an open model connection (one read's snapshot)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        """Read the small parts now (counts, conflicts); rows later, when asked."""
+        self.db = db
+        counts = read_meta(db, "counts")
+        self.applied_count: int = counts["applied"]
+        self._elements: int = counts["elements"]
+        self._decs = DecRows(db, counts["decisions"])
+        self._els = ElRows(db)
+        self.el_shapes = ElementField(self._els, 5, counts["shapes_seq"])
+        self.heads = ElementField(self._els, 7, counts["heads_seq"])
+        self.contested: AbstractSet[str] = frozenset(read_meta(db, "contested"))
+        self._graph: nx.MultiDiGraph[str] | None = None
+        self._unknown: list[tuple[str, str]] | None = None
+        self._index: dict[str, int] = {}
+        col = self._decs.column
+        self.dec_id: DecColumn = col("id")
+        self.dec_title = col("title")
+        self.dec_rationale = col("rationale")
+        self.dec_author = col("author")
+        self.dec_refs = col("refs")
+        self.dec_summary = col("summary")
+        self.dec_time = col("time")
+        self.dec_lamport = col("lamport")
+        self.dec_install = col("install")
+        self.dec_hash = col("hash")
+        self.dec_shapes = col("shapes")
+        self.dec_supersedes = col("supersedes")
+        self.dec_superseded_by = col("superseded_by")
+
+    # ------------------------------------------------------------------ the graph
+
+    @property
+    def graph(self) -> nx.MultiDiGraph[str]:
+        """The element graph (NetworkX), built from the model on first use."""
+        if self._graph is None:
+            self._graph = graph_from_state(read_meta(self.db, "graph"))
+            if self._graph.number_of_nodes() != self._elements:
+                raise ModelCorruptError("the graph and the element count differ")
+        return self._graph
+
+    def element(self, eid: str) -> tuple[str, str, str] | None:
+        """Return ``(kind, name, props_blob)`` of an element, or ``None``."""
+        row = self._els.get(eid)
+        return None if row is None else (row[1], row[2], row[3])
+
+    def has_element(self, eid: str) -> bool:
+        """Whether ``eid`` is an element (one row, no graph)."""
+        return self._els.get(eid) is not None
+
+    def element_count(self) -> int:
+        """How many elements there are."""
+        return self._elements
+
+    # ------------------------------------------------------------------ decisions
+
+    @property
+    def dec_index(self) -> Mapping[str, int]:
+        """Decision id to index, one lookup per id asked."""
+        return _DecIndex(self)
+
+    def lookup(self, dec_id: str) -> int | None:
+        """The index of a decision id, or ``None``."""
+        if dec_id in self._index:
+            return self._index[dec_id]
+        found = self._decs.find(dec_id)
+        if found is not None:
+            self._index[dec_id] = found
+        return found
+
+    def prefetch(self, indices: Iterable[int]) -> None:
+        """Fetch many decision rows in a few queries (before reading them one by one)."""
+        self._decs.prefetch(indices)
+
+    @property
+    def unknown_ops(self) -> Sequence[tuple[str, str]]:
+        """``(event hash, op)`` of every mutation with an unknown op."""
+        if self._unknown is None:
+            self._unknown = [
+                (str(h), str(op)) for h, op in read_meta(self.db, "unknown_ops")
+            ]
+        return self._unknown
+
+    def head_order(self, indices: Iterable[int]) -> list[int]:
+        """Order decision indices newest first: lamport descending, then id."""
+        chosen = list(indices)
+        self._decs.prefetch(chosen)
+        lam, ids = self.dec_lamport, self.dec_id
+        return sorted(chosen, key=lambda i: (-lam[i], ids[i]))
+
+    def heads_of(self, eid: str) -> list[int]:
+        """Return the heads of an element, newest first."""
+        row = self._els.get(eid)
+        if row is None or row[7] is None:
+            return []
+        return self.head_order(field(row, 7))
+
+    def max_authority_lamport(self, eid: str) -> int:
+        """Return the largest lamport of a decision with authority on the element."""
+        row = self._els.get(eid)
+        return 0 if row is None else int(row[8])
+
+    def all_heads(self) -> list[tuple[str, set[int]]]:
+        """Every element's heads (``heads.items()``), their rows fetched in batches."""
+        items = cast("list[tuple[str, set[int]]]", self.heads.items())
+        self._decs.prefetch(i for _, h in items for i in h)
+        return items
+
+
+class _DecIndex(Mapping[str, int]):
+    """``dec_index`` of a :class:`DiskProjection`: lookups only, by SQL."""
+
+    def __init__(self, p: DiskProjection) -> None:
+        self._p = p
+
+    def __getitem__(self, dec_id: str) -> int:
+        found = self._p.lookup(dec_id)
+        if found is None:
+            raise KeyError(dec_id)
+        return found
+
+    def __contains__(self, dec_id: object) -> bool:
+        return isinstance(dec_id, str) and self._p.lookup(dec_id) is not None
+
+    def __iter__(self) -> Any:
+        return iter(self._p.dec_id)
+
+    def __len__(self) -> int:
+        return len(self._p.dec_id)

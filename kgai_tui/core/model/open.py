@@ -1,0 +1,206 @@
+"""Open a store through its read model: trust it, extend it, or rebuild it, then read.
+
+The pipeline::
+
+    list_log + prints_from_disk                  the shards as they are now
+    sealed(model) and header matches?            else rebuild (under the model lock)
+      compare the model's fingerprint with now
+        same   -> read                           (how = "warm")
+        append -> extend_model, then read        (how = "append")
+        else   -> open_cold, build_model, read   (how = "cold")
+
+A read holds one SQLite read transaction from its first row to its answer; in
+write-ahead-log mode a writer extending the model meanwhile neither waits for it nor
+changes what it sees, so the answer is the replay of one prefix of the log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import quote
+
+from kgai_tui.core.errors import StoreNotFoundError
+from kgai_tui.core.model.disk import DiskProjection, read_meta
+from kgai_tui.core.model.rows import ModelCorruptError
+from kgai_tui.core.model.schema import header, model_path
+from kgai_tui.core.model.seal import model_lock, sealed, write_seal
+from kgai_tui.core.store.shard_print import ShardPrint, compare_prints, prints_from_disk
+from kgai_tui.core.store.shards import LineProblem, LogSummary, list_log
+
+__all__ = ["ModelEngine", "ModelUnavailableError", "open_model"]
+
+# Seconds a writer waits for readers to finish (and a reader for a writer's commit).
+_BUSY: Final = 60.0
+# Rounds of "the log grew again while we extended" before answering from the model
+# as it is (a consistent prefix of the log).
+_ROUNDS: Final = 4
+_FAILURES: Final = (
+    sqlite3.DatabaseError,
+    ModelCorruptError,
+    ValueError,
+    TypeError,
+    KeyError,
+)
+
+
+class ModelEngine:
+    """An opened store read through its model: what the kg reads ask of an engine."""
+
+    def __init__(
+        self,
+        root: Path,
+        db: sqlite3.Connection,
+        how: str,
+        refused: list[LineProblem],
+        cache_base: Path | None,
+    ) -> None:
+        """Wrap a connection holding an open read transaction on a checked model."""
+        self.root: Path | None = root
+        self.db = db
+        self.how = how
+        self.refused = refused
+        self.cache_base = cache_base
+        self.projection = DiskProjection(db)
+        self.shard_states: list[dict[str, Any]] = read_meta(db, "shards")
+
+    @property
+    def log_dir(self) -> Path | None:
+        """The store's ``log/`` directory."""
+        return None if self.root is None else self.root / "log"
+
+    @property
+    def problems(self) -> list[LineProblem]:
+        """Every problem found while reading, in shard name then line order."""
+        found = [
+            LineProblem(s["print"][0], int(line), str(reason), str(h))
+            for s in self.shard_states
+            for line, reason, h in s["problems"]
+        ]
+        if not self.refused:
+            return found
+        return sorted(
+            self.refused + found,
+            key=lambda p: p.shard.encode("utf-8", "surrogateescape"),
+        )
+
+    def summary(self) -> LogSummary:
+        """Count shards, parsed events and skipped lines."""
+        events = sum(int(s["events"]) for s in self.shard_states)
+        return LogSummary(len(self.shard_states), events, len(self.problems))
+
+    def close(self) -> None:
+        """End the read transaction and close the model."""
+        with contextlib.suppress(sqlite3.Error):
+            self.db.close()
+
+
+def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
+    if write:
+        return sqlite3.connect(path, isolation_level=None, timeout=_BUSY)
+    uri = f"file:{quote(str(path))}?mode=ro"
+    return sqlite3.connect(uri, uri=True, isolation_level=None, timeout=_BUSY)
+
+
+def _stored_prints(db: sqlite3.Connection, root: Path) -> list[ShardPrint]:
+    if read_meta(db, "header") != header(root):
+        raise ModelCorruptError("built for another format, version or store")
+    return [ShardPrint.from_list(s["print"]) for s in read_meta(db, "shards")]
+
+
+class ModelUnavailableError(OSError):
+    """The model could not be built or extended here (a full disk, a file size
+    limit, a read-only cache directory): the caller reads the log without it."""
+
+
+def open_model(root: Path, cache_base: Path | None = None) -> ModelEngine:
+    """Open the store at ``root`` through its read model (built or extended if needed).
+
+    Raises:
+        StoreNotFoundError: ``root/log`` is not a directory.
+        OSError: the model cannot be written (the caller reads without it).
+    """
+    try:
+        return _open_model(root, cache_base)
+    except (sqlite3.Error, UnicodeError) as exc:
+        raise ModelUnavailableError(f"the read model is unavailable: {exc}") from exc
+
+
+def _open_model(root: Path, cache_base: Path | None) -> ModelEngine:
+    log_dir = root / "log"
+    if not log_dir.is_dir():
+        raise StoreNotFoundError(f"no kgai store at {root} (no log/ directory)")
+    path = model_path(root, cache_base)
+    how = "warm"
+    for round_ in range(_ROUNDS + 1):
+        listing = list_log(log_dir)
+        now = prints_from_disk(log_dir, listing.names)
+        db: sqlite3.Connection | None = None
+        if sealed(path):
+            try:
+                db = _connect(path, write=False)
+                db.execute("BEGIN")
+                change = compare_prints(_stored_prints(db, root), now, log_dir)
+                if change == "same" or round_ == _ROUNDS:
+                    return ModelEngine(root, db, how, list(listing.refused), cache_base)
+            except _FAILURES:
+                pass
+            if db is not None:
+                db.close()
+        how = _bring_up_to_date(root, path, listing.names, listing.refused, now)
+    raise ModelCorruptError(
+        "the model could not be brought up to date"
+    )  # pragma: no cover
+
+
+def _bring_up_to_date(
+    root: Path,
+    path: Path,
+    names: list[str],
+    refused: list[LineProblem],
+    now: list[ShardPrint],
+) -> str:
+    """Under the model lock: extend the model if it can be, else rebuild it."""
+    log_dir = root / "log"
+    with model_lock(path):
+        if sealed(path):
+            db = None
+            try:
+                db = _connect(path, write=True)
+                change = compare_prints(_stored_prints(db, root), now, log_dir)
+                if change == "same":
+                    return "warm"  # another process did it while we waited
+                if change == "append" and _extend(db, log_dir, now):
+                    # Fold the log into the file when no reader holds it back
+                    # (never waiting for one), then seal both as they are.
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    db.close()
+                    write_seal(path)
+                    return "append"
+            except _FAILURES:
+                pass
+            finally:
+                if db is not None:
+                    db.close()
+        _rebuild(root, path, names, refused)
+        return "cold"
+
+
+def _extend(db: sqlite3.Connection, log_dir: Path, now: list[ShardPrint]) -> bool:
+    from kgai_tui.core.model.update import extend_model
+
+    return extend_model(db, log_dir, now)
+
+
+def _rebuild(
+    root: Path, path: Path, names: list[str], refused: list[LineProblem]
+) -> None:
+    from kgai_tui.core.engine.cold_open import open_cold
+    from kgai_tui.core.heap import GcPaused
+    from kgai_tui.core.model.build import build_model
+
+    with GcPaused():
+        engine = open_cold(root, names, refused=refused)
+        build_model(engine, path)

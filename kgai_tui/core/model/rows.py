@@ -1,0 +1,320 @@
+"""Rows of the read model as the projection's containers, fetched on first use.
+
+The replay and the reads index decision columns by a small integer and look elements
+up by id; these classes answer the same operations from SQLite, one row at a time
+(or a batch, :meth:`DecRows.prefetch`), and keep every row they fetched or changed so
+an update can write exactly those back (:mod:`kgai_tui.core.model.commit`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
+from typing import Any, Final
+
+import orjson
+
+from kgai_tui.core.model.schema import DEC_COLUMNS, LIST_COLUMNS
+
+_SELECT_DEC: Final = "SELECT ix, " + ", ".join(DEC_COLUMNS) + " FROM dec"
+_BATCH: Final = 500
+_LISTS: Final = tuple(i for i, c in enumerate(DEC_COLUMNS) if c in LIST_COLUMNS)
+_INT_LISTS: Final = frozenset(
+    i for i, c in enumerate(DEC_COLUMNS) if c in ("supersedes", "superseded_by")
+)
+
+
+def storable(key: str) -> bool:
+    """Whether ``key`` can be a stored key (every stored string is valid UTF-8; an
+    argument with a lone surrogate, from a non-UTF-8 command line, is not)."""
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+class ModelCorruptError(Exception):
+    """The model's rows contradict each other: it is rebuilt, never believed."""
+
+
+def _decode_row(raw: tuple[Any, ...]) -> list[Any]:
+    row = list(raw[1:])
+    for i in _LISTS:
+        value = row[i]
+        row[i] = [] if value is None else orjson.loads(value)
+        if not isinstance(row[i], list):
+            raise ModelCorruptError("a list column holds no list")
+    return row
+
+
+class DecRows:
+    """Decision rows by index: the first ``base`` on disk, later ones in memory."""
+
+    def __init__(self, db: sqlite3.Connection, base: int) -> None:
+        """Read rows of ``db`` whose indices are below ``base`` (the model's count)."""
+        self.db = db
+        self.base = base
+        self.rows: dict[int, list[Any]] = {}
+        self.lengths = [base] * len(DEC_COLUMNS)
+
+    def row(self, i: int) -> list[Any]:
+        """The row at index ``i`` (fetched once)."""
+        row = self.rows.get(i)
+        if row is None:
+            if not 0 <= i < self.base:
+                raise IndexError(i)
+            raw = self.db.execute(_SELECT_DEC + " WHERE ix = ?", (i,)).fetchone()
+            if raw is None:
+                raise ModelCorruptError(f"decision row {i} is missing")
+            row = self.rows[i] = _decode_row(raw)
+        return row
+
+    def prefetch(self, indices: Iterable[int]) -> None:
+        """Fetch the rows of ``indices`` not held yet, a few hundred per query."""
+        rows, base = self.rows, self.base
+        missing = sorted({i for i in indices if i not in rows and 0 <= i < base})
+        for at in range(0, len(missing), _BATCH):
+            chunk = missing[at : at + _BATCH]
+            marks = ",".join("?" * len(chunk))
+            found = 0
+            for raw in self.db.execute(f"{_SELECT_DEC} WHERE ix IN ({marks})", chunk):
+                rows[raw[0]] = _decode_row(raw)
+                found += 1
+            if found != len(chunk):
+                raise ModelCorruptError("decision rows are missing")
+
+    def column(self, name: str) -> DecColumn:
+        """One column as a list-like view."""
+        return DecColumn(self, DEC_COLUMNS.index(name))
+
+    def find(self, dec_id: str) -> int | None:
+        """The index of a decision id on disk, or ``None``."""
+        if not storable(dec_id):
+            return None
+        hit = self.db.execute("SELECT ix FROM dec WHERE id = ?", (dec_id,)).fetchone()
+        return None if hit is None else int(hit[0])
+
+
+class DecColumn:
+    """One decision column: indexing, assignment, ``append`` past the end, iteration."""
+
+    def __init__(self, rows: DecRows, k: int) -> None:
+        """View field ``k`` of ``rows``."""
+        self._rows = rows
+        self._k = k
+
+    def __len__(self) -> int:
+        return self._rows.lengths[self._k]
+
+    def __getitem__(self, i: int) -> Any:
+        if i < 0:
+            i += len(self)
+        return self._rows.row(i)[self._k]
+
+    def __setitem__(self, i: int, value: Any) -> None:
+        self._rows.row(i)[self._k] = value
+
+    def append(self, value: Any) -> None:
+        """Set the field of the next index (a new decision's row grows column by column)."""
+        rows, k = self._rows, self._k
+        i = rows.lengths[k]
+        row = rows.rows.get(i)
+        if row is None:
+            row = rows.rows[i] = [None] * len(DEC_COLUMNS)
+        row[k] = value
+        rows.lengths[k] = i + 1
+
+    def __iter__(self) -> Iterator[Any]:
+        rows, k = self._rows, self._k
+        name = DEC_COLUMNS[k]
+        decode = k in _LISTS
+        cursor = rows.db.execute(f"SELECT ix, {name} FROM dec ORDER BY ix")
+        expected = 0
+        for ix, value in cursor:
+            if ix != expected:
+                raise ModelCorruptError("decision rows are not contiguous")
+            expected += 1
+            held = rows.rows.get(ix)
+            if held is not None:
+                yield held[k]
+            elif decode:
+                yield [] if value is None else orjson.loads(value)
+            else:
+                yield value
+        if expected != rows.base:
+            raise ModelCorruptError("decision rows are missing")
+        for i in range(rows.base, len(self)):
+            yield rows.rows[i][k]
+
+
+class ElRows:
+    """Element rows by id: ``[seq, kind, name, props, shapes_seq, shapes, heads_seq,
+    heads, max_auth]`` with shapes a dict and heads a set; ``None`` for no element."""
+
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        create: Callable[[str], list[Any] | None] | None = None,
+    ) -> None:
+        """Read rows of ``db``; ``create`` makes the row of an element not on disk
+        (an update: a node the replay just added), or says there is none."""
+        self.db = db
+        self.rows: dict[str, list[Any] | None] = {}
+        self.new: list[str] = []
+        self._create = create
+
+    def get(self, eid: str) -> list[Any] | None:
+        """The row of element ``eid`` (fetched once), or ``None``."""
+        if eid in self.rows:
+            return self.rows[eid]
+        if not storable(eid):
+            return None
+        raw = self.db.execute(
+            "SELECT seq, kind, name, props, shapes_seq, shapes, heads_seq, heads,"
+            " max_auth FROM el WHERE id = ?",
+            (eid,),
+        ).fetchone()
+        row = None if raw is None else _decode_el(raw)
+        if row is None and self._create is not None:
+            row = self._create(eid)
+            if row is None:
+                return None  # not cached: the replay may add the node later
+            self.new.append(eid)
+        self.rows[eid] = row
+        return row
+
+    def all(self) -> Iterator[tuple[str, list[Any]]]:
+        """Every element row in graph order (rows held in memory win)."""
+        cursor = self.db.execute(
+            "SELECT id, seq, kind, name, props, shapes_seq, shapes, heads_seq, heads,"
+            " max_auth FROM el ORDER BY seq"
+        )
+        rows = self.rows
+        for raw in cursor:
+            eid = raw[0]
+            held = rows.get(eid)
+            if held is None:
+                held = rows[eid] = _decode_el(raw[1:])
+            yield eid, held
+        for eid in self.new:
+            row = self.rows[eid]
+            assert row is not None
+            yield eid, row
+
+
+def _decode_el(raw: tuple[Any, ...]) -> list[Any]:
+    """A row as fetched: the shapes and heads stay JSON until first read (:func:`field`)."""
+    return list(raw)
+
+
+def field(row: list[Any], k: int) -> Any:
+    """Field ``k`` of an element row, decoding the shapes (5) or heads (7) once."""
+    value = row[k]
+    if isinstance(value, bytes | str):
+        try:
+            items = orjson.loads(value)
+            if not isinstance(items, list):
+                raise ModelCorruptError("an element's list is no list")
+            value = {i: bool(a) for i, a in items} if k == 5 else set(items)
+        except (orjson.JSONDecodeError, TypeError, ValueError) as exc:
+            raise ModelCorruptError("an element row does not decode") from exc
+        row[k] = value
+    return value
+
+
+_SHAPES: Final = 5
+_HEADS: Final = 7
+_SEQ_OF: Final = {_SHAPES: 4, _HEADS: 6}
+
+
+class ElementField(MutableMapping[str, Any]):
+    """``el_shapes`` or ``heads``: a per-element field, keyed like the projection's dict.
+
+    Iteration follows the projection's dict order (the field's ``*_seq`` column);
+    assigning a new key gives it the next position.
+    """
+
+    def __init__(self, rows: ElRows, field: int, next_seq: int) -> None:
+        """View ``field`` (:data:`_SHAPES` or :data:`_HEADS`) of ``rows``."""
+        self._rows = rows
+        self._field = field
+        self._next = next_seq
+
+    def __getitem__(self, eid: str) -> Any:
+        row = self._rows.get(eid)
+        if row is None or row[self._field] is None:
+            raise KeyError(eid)
+        return field(row, self._field)
+
+    def __setitem__(self, eid: str, value: Any) -> None:
+        row = self._rows.get(eid)
+        if row is None:
+            raise ModelCorruptError(f"{eid} is not an element of the model")
+        if row[self._field] is None:
+            row[_SEQ_OF[self._field]] = self._next
+            self._next += 1
+        row[self._field] = value
+
+    def __delitem__(self, eid: str) -> None:
+        raise TypeError("the projection never removes a shapes or heads entry")
+
+    def __contains__(self, eid: object) -> bool:
+        if not isinstance(eid, str):
+            return False
+        row = self._rows.get(eid)
+        return row is not None and row[self._field] is not None
+
+    def _ordered(self) -> list[tuple[int, str, Any]]:
+        f, s = self._field, _SEQ_OF[self._field]
+        return sorted(
+            (row[s], eid, field(row, f))
+            for eid, row in self._rows.all()
+            if row[f] is not None
+        )
+
+    def __iter__(self) -> Iterator[str]:
+        return (eid for _, eid, _ in self._ordered())
+
+    def __len__(self) -> int:
+        return len(self._ordered())
+
+    def items(self) -> Any:
+        return [(eid, value) for _, eid, value in self._ordered()]
+
+    def values(self) -> Any:
+        return [value for _, _, value in self._ordered()]
+
+    @property
+    def next_seq(self) -> int:
+        """The position the next new key gets."""
+        return self._next
+
+
+class MaxAuth(MutableMapping[str, int]):
+    """Per element, the largest lamport of a decision with authority on it."""
+
+    def __init__(self, rows: ElRows) -> None:
+        """View the ``max_auth`` column of ``rows``."""
+        self._rows = rows
+
+    def __getitem__(self, eid: str) -> int:
+        row = self._rows.get(eid)
+        if row is None:
+            raise KeyError(eid)
+        return int(row[8])
+
+    def __setitem__(self, eid: str, value: int) -> None:
+        row = self._rows.get(eid)
+        if row is None:
+            raise ModelCorruptError(f"{eid} is not an element of the model")
+        row[8] = value
+
+    def __delitem__(self, eid: str) -> None:
+        raise TypeError("never removed")
+
+    def __iter__(self) -> Iterator[str]:
+        return (eid for eid, _ in self._rows.all())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self._rows.all())

@@ -1,0 +1,104 @@
+"""Where the read model lives, its tables, and the header that must match to trust it."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+from typing import Final
+
+from kgai_tui import __version__
+
+#: Bumped whenever the tables or what a column holds change.
+FORMAT: Final = 2
+
+# One row per decision index: the projection's decision columns. Lists are JSON
+# (NULL when empty); ``time`` is NULL for a stub or Go's zero time.
+# One row per element in graph order (``seq``): its node attributes, the decisions
+# shaping it (JSON ``[[index, authority], ...]`` in SHAPES creation order, NULL when
+# none) and its heads (JSON sorted indices, NULL when it never had one), with the
+# position of each in the projection's dicts (``shapes_seq``, ``heads_seq``).
+# ``meta`` holds everything small: counts, the fingerprint, shard states, the
+# graph's edges for the NetworkX consumers.
+DDL: Final = """
+CREATE TABLE meta (k TEXT PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE dec (
+    ix INTEGER PRIMARY KEY,
+    id TEXT NOT NULL,
+    title TEXT NOT NULL,
+    rationale TEXT NOT NULL,
+    author TEXT NOT NULL,
+    refs TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    time INTEGER,
+    lamport INTEGER NOT NULL,
+    install TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    shapes TEXT,
+    supersedes TEXT,
+    superseded_by TEXT
+);
+CREATE TABLE el (
+    id TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    props TEXT NOT NULL,
+    shapes_seq INTEGER,
+    shapes TEXT,
+    heads_seq INTEGER,
+    heads TEXT,
+    max_auth INTEGER NOT NULL
+) WITHOUT ROWID;
+"""
+#: Built after the bulk insert (cheaper than maintaining it row by row).
+INDEXES: Final = "CREATE UNIQUE INDEX dec_id ON dec (id);"
+
+DEC_COLUMNS: Final = (
+    "id",
+    "title",
+    "rationale",
+    "author",
+    "refs",
+    "summary",
+    "time",
+    "lamport",
+    "install",
+    "hash",
+    "shapes",
+    "supersedes",
+    "superseded_by",
+)
+#: Columns holding JSON lists (decoded on fetch).
+LIST_COLUMNS: Final = frozenset({"shapes", "supersedes", "superseded_by"})
+
+
+def model_path(root: Path, base: Path | None = None) -> Path:
+    """The model file of the store at ``root`` (``KGAI_TUI_CACHE_DIR`` overrides the base)."""
+    if base is None:
+        env = os.environ.get("KGAI_TUI_CACHE_DIR")
+        if env:
+            base = Path(env)
+        else:
+            import platformdirs
+
+            base = Path(platformdirs.user_cache_dir("kgai-tui"))
+    key = hashlib.sha256(os.fsencode(root.resolve())).hexdigest()[:32]
+    return base / "model" / f"{key}.sqlite"
+
+
+def header(root: Path) -> dict[str, object]:
+    """What a model must have been built for: this format, Python, package and store."""
+    return {
+        "format": FORMAT,
+        "python": sys.version,
+        "kgai_tui": __version__,
+        "root": os.fsdecode(root.resolve()),
+    }
+
+
+def model_enabled() -> bool:
+    """Whether reads and writes go through the model (``KGAI_TUI_READ_MODEL=off``:
+    every open replays the log into memory instead, as before the model)."""
+    return os.environ.get("KGAI_TUI_READ_MODEL", "").lower() not in ("off", "0", "no")

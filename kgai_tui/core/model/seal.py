@@ -1,0 +1,85 @@
+"""The model's seal and lock: what it looked like when we last wrote it, and who writes.
+
+SQLite keeps a transaction atomic through a crash, but nothing stops another program,
+a disk error or a killed writer from leaving bytes we never wrote. So every writer,
+holding the model's lock, records the file's identity afterwards (inode, size,
+modification and change times, in ns), and its write-ahead log's, in
+``<model>.seal``; a reader trusts the file only while both still match. Readers open
+the model read-only, so only a writer (holding the lock) ever changes either file. A mismatch means "written by someone else, or
+interrupted": the model is rebuilt from the log, never read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+
+__all__ = ["model_lock", "sealed", "write_seal"]
+
+
+def _identity(path: Path) -> list[int] | None:
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    import stat
+
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _identities(path: Path) -> list[list[int] | None]:
+    """The model file's identity and its write-ahead log's (``None``: no log)."""
+    wal = _identity(path.with_name(path.name + "-wal"))
+    # An empty log holds nothing (a read-only reader may create one): as if none.
+    return [_identity(path), None if wal is None or wal[1] == 0 else wal]
+
+
+def _seal_path(path: Path) -> Path:
+    return path.with_name(path.name + ".seal")
+
+
+def write_seal(path: Path) -> None:
+    """Record the model file's identity as it is now (call under the lock)."""
+    ident = _identities(path)
+    seal = _seal_path(path)
+    tmp = seal.with_name(seal.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(orjson.dumps(ident))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, seal)
+
+
+def sealed(path: Path) -> bool:
+    """Whether the model file is exactly as its last writer left it."""
+    ident = _identities(path)
+    if ident[0] is None:
+        return False
+    try:
+        with open(_seal_path(path), "rb") as fh:
+            recorded = orjson.loads(fh.read(256))
+    except (OSError, orjson.JSONDecodeError):
+        return False
+    return bool(recorded == ident)
+
+
+@contextlib.contextmanager
+def model_lock(path: Path) -> Iterator[None]:
+    """Hold the model's writer lock (``<model>.lock``, an exclusive ``flock``).
+
+    In the cache directory, never in the store: readers of the store take no lock.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -1,0 +1,232 @@
+"""Extending the model in place with lines appended to the shards.
+
+The replay's own code applies the new events (:meth:`Projection.apply_many`) to an
+:class:`OverlayProjection`, whose containers fetch rows from the model on first use
+and keep every row they touch; one transaction then writes those rows back with the
+new fingerprint. Appended events that do not all sort after the last applied one
+cannot be applied this way (the replay would have put them earlier): the caller
+rebuilds instead.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from kgai_tui.core.model.build import (
+    INSERT_DEC,
+    INSERT_EL,
+    dec_rows,
+    el_row,
+    graph_state,
+    last_key,
+    write_meta,
+)
+from kgai_tui.core.model.disk import graph_from_state, read_meta
+from kgai_tui.core.model.rows import (
+    DecRows,
+    ElementField,
+    ElRows,
+    MaxAuth,
+    ModelCorruptError,
+    field,
+)
+from kgai_tui.core.model.schema import DEC_COLUMNS
+from kgai_tui.core.replay.order import LineSource, apply_in_order, canonical_order
+from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.store.logscan import ShardScan, scan_bytes
+from kgai_tui.core.store.regular_file import open_regular
+from kgai_tui.core.store.shard_print import ShardPrint
+
+__all__ = ["OverlayProjection", "extend_model"]
+
+
+class _Index:
+    """``dec_index`` for the replay: held ids first, then one lookup on disk."""
+
+    def __init__(self, rows: DecRows) -> None:
+        self._rows = rows
+        self._held: dict[str, int | None] = {}
+
+    def get(self, dec_id: str, default: int | None = None) -> int | None:
+        if dec_id not in self._held:
+            self._held[dec_id] = self._rows.find(dec_id)
+        found = self._held[dec_id]
+        return default if found is None else found
+
+    def __getitem__(self, dec_id: str) -> int:
+        found = self.get(dec_id)
+        if found is None:
+            raise KeyError(dec_id)
+        return found
+
+    def __setitem__(self, dec_id: str, idx: int) -> None:
+        self._held[dec_id] = idx
+
+    def __contains__(self, dec_id: object) -> bool:
+        return isinstance(dec_id, str) and self.get(dec_id) is not None
+
+
+class OverlayProjection(Projection):
+    """A projection whose state is the model's rows, fetched as the replay needs them."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        """Load the small parts (graph, conflicts, counts); rows come on demand."""
+        super().__init__()
+        counts = read_meta(db, "counts")
+        self.graph_before = read_meta(db, "graph")
+        self.graph = graph_from_state(self.graph_before)
+        inner = vars(self.graph)
+        self._nodes, self._succ = inner["_node"], inner["_succ"]
+        self.applied = set()  # new events all sort after every applied one
+        self.applied_count = counts["applied"]
+        self.decs = DecRows(db, counts["decisions"])
+        self._dec_index = _Index(self.decs)  # type: ignore[assignment]
+        for name in DEC_COLUMNS:
+            setattr(self, "dec_" + name, self.decs.column(name))
+        self._node_seq = counts["elements"]
+        self.els = ElRows(db, self._new_row)
+        self._el_shapes = ElementField(self.els, 5, counts["shapes_seq"])
+        self.heads = ElementField(self.els, 7, counts["heads_seq"])  # type: ignore[assignment]
+        self.contested = set(read_meta(db, "contested"))
+        self.unknown_ops = [(str(h), str(op)) for h, op in read_meta(db, "unknown_ops")]
+        self._max_auth = MaxAuth(self.els)  # type: ignore[assignment]
+
+    def _new_row(self, eid: str) -> list[Any] | None:
+        if eid not in self._nodes:
+            return None
+        seq = self._node_seq
+        self._node_seq += 1
+        return [seq, "", "", "", None, None, None, None, 0]
+
+    def rows_to_write(self) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """The decision and element rows this replay touched, ready to write."""
+        lengths = set(self.decs.lengths)
+        if len(lengths) != 1:
+            raise ModelCorruptError("a new decision's row is incomplete")
+        decs = list(dec_rows(self, sorted(self.decs.rows)))
+        before = {n[0]: n[1:] for n in self.graph_before[0]}
+        nodes = self._nodes
+        for eid, attrs in nodes.items():  # props flushed since, new nodes
+            if before.get(eid) != (attrs["kind"], attrs["name"], attrs["props"]):
+                self.els.get(eid)
+        els = [
+            el_row(
+                eid,
+                row[0],
+                nodes[eid],
+                row[4],
+                field(row, 5),
+                row[6],
+                field(row, 7),
+                row[8],
+            )
+            for eid, row in self.els.rows.items()
+            if row is not None
+        ]
+        return decs, els
+
+    def counts(self) -> dict[str, int]:
+        """The model's counts after this replay."""
+        shapes, heads = self._el_shapes, self.heads
+        assert isinstance(shapes, ElementField) and isinstance(heads, ElementField)
+        return {
+            "applied": self.applied_count,
+            "decisions": len(self.dec_id),
+            "elements": self.graph.number_of_nodes(),
+            "shapes_seq": shapes.next_seq,
+            "heads_seq": heads.next_seq,
+        }
+
+
+def _problems(scan: ShardScan, shift: int) -> list[list[Any]]:
+    return [[p.line + shift, p.reason, p.hash] for p in scan.problems]
+
+
+def extend_model(
+    db: sqlite3.Connection, log_dir: Path, now: Sequence[ShardPrint]
+) -> bool:
+    """Apply what was appended to the shards since the model was written.
+
+    ``db`` is a writable connection, held under the model's lock; ``now`` the shards'
+    fingerprint (already classified as "append"). Returns ``False`` when the model
+    must be rebuilt instead (a torn tail, a replaced file, events that sort before
+    the last applied one); nothing is written then.
+    """
+    stored = {s["print"][0]: s for s in read_meta(db, "shards")}
+    fresh_scans: list[ShardScan] = []
+    states: list[dict[str, Any]] = []
+    for p in now:
+        old = stored.pop(p.name, None)
+        if old is not None and old["torn"]:
+            return False  # a torn tail may have been completed: read it whole
+        offset = 0 if old is None else int(old["print"][1])
+        try:
+            with open_regular(log_dir / p.name) as f:
+                if f.stat.st_ino != p.inode or f.size < p.size:
+                    return False
+                tail = f.read(offset, p.size - offset)
+        except OSError:
+            return False
+        if len(tail) != p.size - offset:
+            return False
+        fresh = scan_bytes(
+            p.name,
+            tail,
+            start=offset,
+            prev_hash=None if old is None else old["last_hash"],
+        )
+        fresh_scans.append(fresh)
+        newlines = 0 if old is None else int(old["newlines"])
+        states.append(
+            {
+                "print": p.to_list(),
+                "newlines": newlines + fresh.newline_count,
+                "events": (0 if old is None else int(old["events"])) + len(fresh),
+                "last_hash": fresh.hashes[-1]
+                if len(fresh)
+                else (None if old is None else old["last_hash"]),
+                "last_lamport": fresh.lamports[-1]
+                if len(fresh)
+                else (0 if old is None else old["last_lamport"]),
+                "torn": bool(fresh.torn_tail),
+                "problems": ([] if old is None else old["problems"])
+                + _problems(fresh, newlines),
+            }
+        )
+    if stored:
+        return False
+    last = read_meta(db, "last")
+    keys = canonical_order(fresh_scans)
+    if keys and last is not None and list(keys[0][:2]) <= last:
+        return False
+    overlay = OverlayProjection(db)
+    source = LineSource(log_dir, fresh_scans)
+    apply_in_order(
+        overlay, fresh_scans, source, keys, after=None if last is None else tuple(last)
+    )
+    source.release()
+    decs, els = overlay.rows_to_write()
+    fresh_last = last_key(fresh_scans)
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.executemany(INSERT_DEC, decs)
+        db.executemany(INSERT_EL, els)
+        write_meta(
+            db,
+            {
+                "counts": overlay.counts(),
+                "contested": sorted(overlay.contested),
+                "unknown_ops": [list(x) for x in overlay.unknown_ops],
+                "graph": graph_state(overlay.graph),
+                "shards": states,
+                "last": fresh_last if fresh_last is not None else last,
+            },
+        )
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return True

@@ -1,0 +1,276 @@
+"""The read model on disk answers exactly what a fresh replay answers (issue 17).
+
+Every property builds a real store and a real SQLite model in a temporary cache
+directory, then compares the model with ``open_engine(cache=False)`` of the same
+files: every decision column, every element's shapes and heads in the replay's
+own orders, the graph (nodes, edges and in-edges in NetworkX's orders), and the
+JSON of the reads the model serves. Each also asserts how the model was opened, so
+a model that is silently rebuilt every time (or trusted when it should not be)
+fails.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
+from builders import write_store
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_replay_properties import Chooser, Generated, lines, stores
+
+from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.model.open import ModelEngine, open_model
+from kgai_tui.core.model.schema import model_path
+from kgai_tui.core.reads.export import export_digest, export_parts
+from kgai_tui.core.reads.health import status_obj
+from kgai_tui.core.reads.kg import conflicts_obj, heads_obj, history_obj, resolve_obj
+from kgai_tui.core.replay.projection_view import ProjectionView
+
+SETTINGS = settings(max_examples=25, deadline=None)
+
+
+def state(p: ProjectionView) -> dict[str, Any]:
+    """Everything a projection holds, in the orders a reader can observe."""
+    graph = p.graph
+    return {
+        "applied": p.applied_count,
+        "dec": [
+            list(col)
+            for col in (
+                p.dec_id,
+                p.dec_title,
+                p.dec_rationale,
+                p.dec_author,
+                p.dec_refs,
+                p.dec_summary,
+                p.dec_time,
+                p.dec_lamport,
+                p.dec_install,
+                p.dec_hash,
+                p.dec_shapes,
+                p.dec_supersedes,
+                p.dec_superseded_by,
+            )
+        ],
+        "el_shapes": [(e, list(s.items())) for e, s in p.el_shapes.items()],
+        "heads": [(e, sorted(h)) for e, h in p.heads.items()],
+        "contested": sorted(p.contested),
+        "unknown": [list(x) for x in p.unknown_ops],
+        "nodes": list(graph.nodes(data=True)),
+        "edges": list(graph.edges(keys=True, data=True)),
+        "in_edges": [list(graph.in_edges(n, keys=True)) for n in graph.nodes],
+        "max_auth": [(e, p.max_authority_lamport(e)) for e in graph.nodes],
+        "elements": p.element_count(),
+    }
+
+
+def reads(engine: Any) -> bytes:
+    """The JSON of every read the model serves, for every element."""
+    p = engine.projection
+    eids = sorted(p.graph.nodes)
+    out = {
+        "status": {k: v for k, v in status_obj(engine).items() if k != "root"},
+        "heads": heads_obj(p),
+        "conflicts": conflicts_obj(p),
+        "history": [history_obj(p, e) for e in eids if p.el_shapes.get(e)],
+        "heads_one": [heads_obj(p, e) for e in eids],
+        "resolve": [resolve_obj(p, e) for e in eids if ":" in e],
+        "digest": export_digest(export_parts(p)),
+        "problems": [x.describe() for x in engine.problems],
+    }
+    return orjson.dumps(out, option=orjson.OPT_SORT_KEYS)
+
+
+@contextmanager
+def scratch() -> Iterator[tuple[Path, Path]]:
+    """A store directory and a cache directory, removed afterwards."""
+    top = Path(tempfile.mkdtemp(prefix="kgai-model-"))
+    try:
+        yield top / "store", top / "cache"
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def assert_same(model: ModelEngine, root: Path) -> None:
+    """The model equals a fresh in-memory replay of the store, state and reads."""
+    replay = open_engine(root, cache=False)
+    try:
+        assert state(model.projection) == state(replay.projection)
+        assert reads(model) == reads(replay)
+    finally:
+        model.close()
+
+
+def append_files(root: Path, files: dict[str, bytes]) -> None:
+    """Append bytes to shards (creating new ones)."""
+    for name, data in files.items():
+        with open(root / "log" / name, "ab") as fh:
+            fh.write(data)
+
+
+def split(
+    gen: Generated, c: Chooser
+) -> tuple[dict[str, bytes], list[dict[str, bytes]]]:
+    """Each writer's shard cut into a prefix and up to three appended parts."""
+    first: dict[str, bytes] = {}
+    later: list[dict[str, bytes]] = [{}, {}, {}]
+    for w in gen.writers:
+        evs = gen.shards[w]
+        cuts = sorted(c.integer(0, len(evs)) for _ in range(3))
+        bounds = [0, *cuts, len(evs)]
+        name = f"{w}.ndjson"
+        if bounds[1] or c.chance(50):
+            first[name] = lines(evs[: bounds[1]])
+        for k in range(3):
+            part = evs[bounds[k + 1] : bounds[k + 2]]
+            if part:
+                later[k][name] = lines(part)
+    return first, later
+
+
+@SETTINGS
+@given(gen=stores())
+def test_cold_build_equals_replay(gen: Generated) -> None:
+    with scratch() as (root, cache):
+        write_store(root, gen.files())
+        model = open_model(root, cache)
+        assert model.how == "cold"
+        assert_same(model, root)
+        again = open_model(root, cache)
+        assert again.how == "warm"
+        assert_same(again, root)
+
+
+@SETTINGS
+@given(gen=stores(), data=st.data())
+def test_appends_in_any_split_equal_replay(gen: Generated, data: st.DataObject) -> None:
+    c = Chooser(draw=data.draw)
+    first, later = split(gen, c)
+    with scratch() as (root, cache):
+        write_store(root, first)
+        open_model(root, cache).close()
+        for part in later:
+            if not part:
+                continue
+            append_files(root, part)
+            model = open_model(root, cache)
+            # Extended in place when every new event sorts after the applied ones.
+            assert model.how in ("append", "cold")
+            assert_same(model, root)
+
+
+def test_appends_after_the_last_event_extend_in_place(tmp_path: Path) -> None:
+    from builders import ShardWriter, decision, link, upsert
+
+    root, cache = tmp_path / "store", tmp_path / "cache"
+    w = ShardWriter("i-one")
+    for n in range(6):
+        w.add(
+            decision(
+                f"d{n}",
+                [
+                    upsert("feature", f"F{n % 3}"),
+                    link(
+                        "add_link", ("feature", f"F{n % 3}"), ("service", "S"), "uses"
+                    ),
+                ],
+            ),
+            lamport=n + 1,
+            recorded_at=f"2026-01-0{n + 1}T00:00:00Z",
+        )
+    write_store(root, {"i-one.ndjson": lines(w.events[:3])})
+    assert open_model(root, cache).how == "cold"
+    append_files(root, {"i-one.ndjson": lines(w.events[3:])})
+    model = open_model(root, cache)
+    assert model.how == "append"
+    assert_same(model, root)
+
+
+def _damage(path: Path, how: str, rnd: random.Random) -> None:
+    if how == "delete":
+        path.unlink()
+    elif how == "truncate":
+        size = path.stat().st_size
+        with open(path, "r+b") as fh:
+            fh.truncate(rnd.randrange(size))
+    else:
+        size = path.stat().st_size
+        at = rnd.randrange(size)
+        with open(path, "r+b") as fh:
+            fh.seek(at)
+            old = fh.read(1)
+            fh.seek(at)
+            fh.write(bytes([(old[0] + 1 + rnd.randrange(255)) % 256]))
+
+
+@SETTINGS
+@given(
+    gen=stores(),
+    how=st.sampled_from(["delete", "truncate", "byte", "seal", "wal"]),
+    seed=st.integers(0, 2**32),
+)
+def test_damaged_model_is_rebuilt_not_believed(
+    gen: Generated, how: str, seed: int
+) -> None:
+    rnd = random.Random(seed)
+    with scratch() as (root, cache):
+        write_store(root, gen.files())
+        open_model(root, cache).close()
+        path = model_path(root, cache)
+        if how == "seal":
+            path.with_name(path.name + ".seal").write_bytes(b"[1,2,3,4]")
+        elif how == "wal":
+            # Bytes in the write-ahead log that no writer of ours put there.
+            path.with_name(path.name + "-wal").write_bytes(os.urandom(600))
+        else:
+            _damage(path, how, rnd)
+        model = open_model(root, cache)
+        assert model.how == "cold"
+        assert_same(model, root)
+
+
+def test_model_lives_in_the_cache_and_reads_write_nothing_in_the_store(
+    tmp_path: Path,
+) -> None:
+    from builders import ShardWriter, decision, upsert
+
+    root, cache = tmp_path / "store", tmp_path / "cache"
+    w = ShardWriter("i-one")
+    w.add(
+        decision("d", [upsert("feature", "F")]),
+        lamport=1,
+        recorded_at="2026-01-01T00:00:00Z",
+    )
+    write_store(root, {"i-one.ndjson": lines(w.events)})
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in root.rglob("*"))
+    open_model(root, cache).close()
+    assert model_path(root, cache).is_file()
+    assert model_path(root, cache).is_relative_to(cache)
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in root.rglob("*")) == before
+
+
+def test_rewritten_shard_rebuilds(tmp_path: Path) -> None:
+    from builders import ShardWriter, decision, upsert
+
+    root, cache = tmp_path / "store", tmp_path / "cache"
+    w = ShardWriter("i-one")
+    for n in range(4):
+        w.add(
+            decision(f"d{n}", [upsert("feature", f"F{n}")]),
+            lamport=n + 1,
+            recorded_at="2026-01-01T00:00:00Z",
+        )
+    write_store(root, {"i-one.ndjson": lines(w.events)})
+    open_model(root, cache).close()
+    (root / "log" / "i-one.ndjson").write_bytes(lines(w.events[:2]))
+    model = open_model(root, cache)
+    assert model.how == "cold"
+    assert_same(model, root)

@@ -2,7 +2,8 @@
 
 All store work (open, replay at a moment, search, resolve) runs in thread workers;
 results come back to the UI thread and are handed to the views as an immutable
-:class:`Snapshot`.
+:class:`Snapshot`. The theme chosen in the palette is remembered in the user's
+config directory (:mod:`kgai_tui.ui.preferences`) and used again at the next start.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.screen import Screen
+from textual.theme import Theme
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
@@ -23,6 +25,7 @@ from kgai_tui.ui.commands import bindings, system_commands
 from kgai_tui.ui.diff_view import DiffMark
 from kgai_tui.ui.live import LIVE_POLL_SECONDS, LiveReload
 from kgai_tui.ui.palette import JumpProvider
+from kgai_tui.ui.preferences import save_theme, saved_theme
 from kgai_tui.ui.prepare import Prepared, prepare
 from kgai_tui.ui.screens import DecisionModal, HelpScreen, TextModal, doctor_report
 from kgai_tui.ui.snapshot import (
@@ -31,6 +34,7 @@ from kgai_tui.ui.snapshot import (
     ReloadRequested,
     Snapshot,
 )
+from kgai_tui.ui.theme import Palette, palette_of
 from kgai_tui.ui.views.agent import AgentScreen
 from kgai_tui.ui.views.switcher import ViewSwitcher
 from kgai_tui.ui.widgets.footer import QuietFooter
@@ -71,6 +75,11 @@ class KgaiApp(App[None]):
         self._revision = 0
         self.diff_mark = DiffMark()
         self._history_pending: tuple[Engine, bool] | None = None
+        theme = saved_theme()
+        if theme is not None and theme in self.available_themes:
+            self.theme = theme
+        self.palette: Palette = palette_of(self)
+        self._theme_saved = True  # False once saving it has failed (warned once)
 
     def compose(self) -> ComposeResult:
         """Header, banner, the five views, the slider and the footer."""
@@ -83,6 +92,7 @@ class KgaiApp(App[None]):
     def on_mount(self) -> None:
         """Load the store in a worker; poll the shards for live changes."""
         self.query_one("#element-tree").focus()
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.query_one(StoreHeader).start_opening(self.label)
         self._load(keep_moment=False)
         if self.live:
@@ -128,7 +138,7 @@ class KgaiApp(App[None]):
         header = self.query_one(StoreHeader)
         header.opened()
         if self.snapshot is None:
-            header.show_failure(str(worker.error))
+            header.show_failure(str(worker.error), self.palette)
 
     def _read_history(self) -> None:
         """Read the time index (the slider's moments) once per load, in a worker."""
@@ -167,7 +177,7 @@ class KgaiApp(App[None]):
     def _project(self, moment: datetime | None) -> None:
         from kgai_tui.core.reads.moments import graph_delta
 
-        engine, cursor = self.engine, self.cursor
+        engine, cursor, palette = self.engine, self.cursor, self.palette
         if engine is None or (moment is not None and cursor is None):
             return
         projection = (
@@ -175,7 +185,7 @@ class KgaiApp(App[None]):
         )
         previous = self.snapshot.projection if self.snapshot is not None else None
         delta = graph_delta(previous, projection) if previous is not None else None
-        prepared = prepare(projection, delta)
+        prepared = prepare(projection, delta, palette)
         self.call_from_thread(
             self._present, engine, projection, moment, delta, prepared
         )
@@ -187,11 +197,22 @@ class KgaiApp(App[None]):
         moment: datetime | None,
         delta: GraphDelta | None,
         prepared: Prepared,
+        *,
+        revision: int | None = None,
     ) -> None:
-        self._revision += 1
-        self.snapshot = Snapshot(engine, projection, moment, delta, self._revision)
+        """Show new data (or, given its ``revision``, the same data in a new look)."""
+        if revision is None:
+            self._revision += 1
+            revision = self._revision
+        self.snapshot = Snapshot(
+            engine, projection, moment, delta, revision, prepared.palette
+        )
         self.query_one(StoreHeader).show_snapshot(
-            self.label, self.snapshot, prepared.decisions, len(self.problems)
+            self.label,
+            self.snapshot,
+            decisions=prepared.decisions,
+            writers=prepared.writers,
+            problems=len(self.problems),
         )
         self.query_one(MomentBanner).show_moment(moment, delta)
         views = self.query_one(ViewSwitcher)
@@ -202,6 +223,45 @@ class KgaiApp(App[None]):
         # every decision), then, once per load, the time index for the slider.
         self.call_after_refresh(views.show_timeline, self.snapshot)
         self.call_after_refresh(self._read_history)
+        if prepared.palette != self.palette:  # the theme changed meanwhile
+            self._restyle(self.snapshot, self.palette)
+
+    # ------------------------------------------------------------------ theme
+
+    def _theme_changed(self, theme: Theme) -> None:
+        """Redraw in the new theme's colours and remember it for the next start."""
+        palette = palette_of(self)
+        if palette != self.palette:
+            self.palette = palette
+            if self.snapshot is not None:
+                self._restyle(self.snapshot, palette)
+        try:
+            save_theme(theme.name)
+        except OSError as exc:
+            if self._theme_saved:
+                self.notify(
+                    f"Could not remember the theme: {exc}",
+                    severity="warning",
+                    markup=False,
+                )
+            self._theme_saved = False
+
+    @work(thread=True, exclusive=True, group="restyle", exit_on_error=False)
+    def _restyle(self, snapshot: Snapshot, palette: Palette) -> None:
+        prepared = prepare(snapshot.projection, snapshot.delta, palette)
+        self.call_from_thread(self._restyled, snapshot, prepared)
+
+    def _restyled(self, snapshot: Snapshot, prepared: Prepared) -> None:
+        if snapshot is not self.snapshot or prepared.palette != self.palette:
+            return  # newer data or another theme is on its way
+        self._present(
+            snapshot.engine,
+            snapshot.projection,
+            snapshot.moment,
+            snapshot.delta,
+            prepared,
+            revision=snapshot.revision,
+        )
 
     # ------------------------------------------------------------------ navigation
 
@@ -249,11 +309,11 @@ class KgaiApp(App[None]):
 
     def action_help(self) -> None:
         """Show every key."""
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen(self.palette))
 
     def action_doctor(self) -> None:
         """Show the integrity report."""
-        self.push_screen(TextModal(doctor_report(self.problems)))
+        self.push_screen(TextModal(doctor_report(self.problems, self.palette)))
 
     @on(ReloadRequested)
     def action_reload(self) -> None:
@@ -272,7 +332,12 @@ class KgaiApp(App[None]):
         if self.snapshot is None:
             return
         self.push_screen(
-            DecisionModal(self.snapshot.view, index, self.snapshot.mutations_of(index)),
+            DecisionModal(
+                self.snapshot.view,
+                index,
+                self.snapshot.mutations_of(index),
+                palette=self.palette,
+            ),
             self._after_decision,
         )
 

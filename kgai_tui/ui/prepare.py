@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kgai_tui.core.reads.view import KgView
+from kgai_tui.ui.theme import Palette
 from kgai_tui.ui.views.elements import ElementRows, element_rows
 
 if TYPE_CHECKING:
@@ -15,13 +16,25 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """The header's decision count and the Elements view's tree."""
+    """The header's counts and the Elements view's tree, drawn in ``palette``."""
 
     decisions: int
+    writers: int
     elements: ElementRows
+    palette: Palette
 
 
-def prepare(projection: ProjectionView, delta: GraphDelta | None) -> Prepared:
+def writer_count(projection: ProjectionView) -> int:
+    """How many writers (install ids) had recorded a decision in ``projection``.
+
+    Stubs (decisions only referred to) have no install id and do not count.
+    """
+    return len(set(projection.dec_install) - {""})
+
+
+def prepare(
+    projection: ProjectionView, delta: GraphDelta | None, palette: Palette
+) -> Prepared:
     """Do a snapshot's O(decisions) work for the header and the Elements view.
 
     Also builds the projection's lazy per-element index here, which the details
@@ -31,5 +44,9 @@ def prepare(projection: ProjectionView, delta: GraphDelta | None) -> Prepared:
     view.prepare()
     return Prepared(
         decisions=view.recorded_count(),
-        elements=element_rows(view, delta.elements_added if delta else ()),
+        writers=writer_count(projection),
+        elements=element_rows(
+            view, delta.elements_added if delta else (), palette=palette
+        ),
+        palette=palette,
     )

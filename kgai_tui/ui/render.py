@@ -1,6 +1,7 @@
 """Pure functions from core data to Rich ``Text``; every store string goes via ``plain``.
 
-Kept free of widgets so the look can be unit-tested without running an app.
+Kept free of widgets so the look can be unit-tested without running an app. Colours
+come from the :class:`~kgai_tui.ui.theme.Palette` passed in (the app's theme).
 """
 
 from __future__ import annotations
@@ -9,19 +10,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from rich.console import Group
+from rich.style import Style
 from rich.text import Text
 
 from kgai_tui.core.gosem.gotext import format_epoch
 from kgai_tui.ui.safe_text import one_line, plain
+from kgai_tui.ui.theme import Palette
 
 if TYPE_CHECKING:
     from kgai_tui.core.reads.view import Decision, KgView
     from kgai_tui.core.wire.model import Mutation
 
 DIM: Final = "dim"
-HEAD: Final = "bold green"
-CONTESTED: Final = "bold red"
-DEAD_END: Final = "italic yellow"
 
 
 def day(d: Decision) -> str:
@@ -32,7 +33,7 @@ def day(d: Decision) -> str:
     return format_epoch(stamp)[:10]
 
 
-def element_details(v: KgView, eid: str, *, width: int = 80) -> Text:
+def element_details(v: KgView, eid: str, *, palette: Palette, width: int = 80) -> Text:
     """Props, links, decisions in force and history of one element, as one Text."""
     from kgai_tui.core.wire.props import parse_props
 
@@ -47,13 +48,13 @@ def element_details(v: KgView, eid: str, *, width: int = 80) -> Text:
     out.append("\n")
     heads = v.heads(eid)
     if len(heads) > 1:
-        out.append(f"⚠ contested: {len(heads)} decisions in force\n", CONTESTED)
+        out.append(f"⚠ contested: {len(heads)} decisions in force\n", palette.contested)
     props = parse_props(blob)
     if props:
         out.append("\nProps\n", "bold underline")
         for key in sorted(props):
             out.append("  ")
-            out.append_text(plain(key, "cyan"))
+            out.append_text(plain(key, palette.field))
             out.append(" = ")
             out.append_text(plain(props[key]))
             out.append("\n")
@@ -63,13 +64,13 @@ def element_details(v: KgView, eid: str, *, width: int = 80) -> Text:
         out.append("\nLinks\n", "bold underline")
         for link in outs:
             out.append("  → ")
-            out.append_text(plain(link.kind, "magenta"))
+            out.append_text(plain(link.kind, palette.link))
             out.append(" ")
             out.append_text(plain(v.label(link.other)))
             out.append("\n")
         for link in ins:
             out.append("  ← ")
-            out.append_text(plain(link.kind, "magenta"))
+            out.append_text(plain(link.kind, palette.link))
             out.append(" ")
             out.append_text(plain(v.label(link.other)))
             out.append("\n")
@@ -78,8 +79,7 @@ def element_details(v: KgView, eid: str, *, width: int = 80) -> Text:
         out.append("  no decision in force\n", DIM)
     for idx in heads:
         d = v.decision(idx)
-        style = CONTESTED if len(heads) > 1 else HEAD
-        out.append("  ● ", style)
+        out.append("  ● ", palette.contested if len(heads) > 1 else palette.head)
         out.append_text(plain(d.title, "bold"))
         out.append(f"\n    {day(d)} · ", DIM)
         out.append_text(plain(d.author or "unknown", DIM))
@@ -93,10 +93,12 @@ def element_details(v: KgView, eid: str, *, width: int = 80) -> Text:
     head_set = set(heads)
     for idx in v.history(eid):
         d = v.decision(idx)
+        mark: str
+        style: Style | str
         if idx in head_set:
-            mark, style = "●", CONTESTED if len(heads) > 1 else HEAD
+            mark, style = "●", palette.contested if len(heads) > 1 else palette.head
         elif v.is_dead_end(idx):
-            mark, style = "✗", DEAD_END
+            mark, style = "✗", palette.dead_end
         elif not shapers[idx]:
             mark, style = "·", DIM
         else:
@@ -105,16 +107,18 @@ def element_details(v: KgView, eid: str, *, width: int = 80) -> Text:
         title_style = "" if idx in head_set else DIM
         out.append_text(plain(one_line(d.title, width), title_style))
         if v.is_dead_end(idx):
-            out.append("  (dead end)", DEAD_END)
+            out.append("  (dead end)", palette.dead_end)
         out.append("\n")
     return out
 
 
-def mutation_lines(v: KgView, mutations: Sequence[Mutation]) -> list[Text]:
+def mutation_lines(
+    v: KgView, mutations: Sequence[Mutation], palette: Palette
+) -> list[Text]:
     """One readable line per mutation, element ids shown as ``kind:name``."""
     lines = []
     for m in mutations:
-        line = Text(f"{m.op} ", "cyan")
+        line = Text(f"{m.op} ", palette.field)
         if m.op == "upsert_element":
             line.append_text(plain(f"{m.kind}:{m.name}" if m.kind else m.name))
             for key, value in m.props:
@@ -127,7 +131,7 @@ def mutation_lines(v: KgView, mutations: Sequence[Mutation]) -> list[Text]:
         elif m.op in ("add_link", "retire_link"):
             line.append_text(plain(v.label(m.from_id)))
             line.append(" ─")
-            line.append_text(plain(m.link_kind, "magenta"))
+            line.append_text(plain(m.link_kind, palette.link))
             line.append("→ ")
             line.append_text(plain(v.label(m.to_id)))
         else:
@@ -143,11 +147,12 @@ def _append_changes(
     mutations: Sequence[Mutation],
     heading: tuple[str, str],
     summary_heading: str,
+    palette: Palette,
 ) -> None:
     """Append the mutations under ``heading``, or the stored summary without them."""
     if mutations:
         out.append(*heading)
-        for line in mutation_lines(v, mutations):
+        for line in mutation_lines(v, mutations, palette):
             out.append("  ")
             out.append_text(line)
             out.append("\n")
@@ -158,7 +163,11 @@ def _append_changes(
 
 
 def decision_record(
-    v: KgView, idx: int, mutations: Sequence[Mutation] | None = None
+    v: KgView,
+    idx: int,
+    mutations: Sequence[Mutation] | None = None,
+    *,
+    palette: Palette,
 ) -> Text:
     """Everything about one decision: fields, changes, shapes, what it replaced."""
     d = v.decision(idx)
@@ -181,6 +190,7 @@ def decision_record(
         mutations or (),
         ("\nMutations\n", "bold underline"),
         "\nWhat it changes\n",
+        palette,
     )
     if d.refs:
         out.append("\nRefs\n", "bold underline")
@@ -190,7 +200,9 @@ def decision_record(
         out.append("\nShapes\n", "bold underline")
         for eid in d.shapes:
             authority = v.has_authority(eid, idx)
-            out.append("  ● " if authority else "  · ", HEAD if authority else DIM)
+            out.append(
+                "  ● " if authority else "  · ", palette.head if authority else DIM
+            )
             out.append_text(plain(v.label(eid)))
             out.append("\n")
     for label, ids in (("Replaces", d.supersedes), ("Replaced by", d.superseded_by)):
@@ -209,29 +221,37 @@ def head_card(
     idx: int,
     number: int,
     mutations: Sequence[Mutation] | None = None,
-) -> Text:
-    """One side of a conflict: title, rationale, author, date, changes, replaced."""
+    *,
+    palette: Palette,
+) -> Group:
+    """One side of a conflict: title, date, author, id, rationale, changes, replaced.
+
+    The decision id has a line of its own that never wraps: a card too narrow for it
+    cuts it with an ellipsis rather than breaking it in two.
+    """
     d = v.decision(idx)
-    out = Text()
-    out.append(f"[{number}] ", "bold reverse")
-    out.append_text(plain(d.title, "bold"))
-    out.append(f"\n{day(d)} · ", DIM)
-    out.append_text(plain(d.author or "unknown", DIM))
-    out.append(f" · {d.id}\n\n", DIM)
+    top = Text()
+    top.append(f"[{number}] ", "bold reverse")
+    top.append_text(plain(d.title, "bold"))
+    top.append(f"\n{day(d)} · ", DIM)
+    top.append_text(plain(d.author or "unknown", DIM))
+    ident = plain(d.id, DIM)
+    ident.no_wrap = True
+    ident.overflow = "ellipsis"
+    out = Text("\n")
     if d.rationale:
         out.append_text(plain(d.rationale, keep_newlines=True))
         out.append("\n\n")
     # A bare upsert (no props) only names the element; it changes nothing visible.
     changes = [m for m in mutations or () if m.op != "upsert_element" or m.props]
-    _append_changes(out, v, d, changes, ("changes:\n", "bold"), "changes: ")
+    _append_changes(out, v, d, changes, ("changes:\n", "bold"), "changes: ", palette)
     replaced = d.supersedes
     out.append("replaced: ", "bold")
     if replaced:
         out.append_text(plain(", ".join(one_line(v.title(r), 40) for r in replaced)))
     else:
         out.append("nothing", DIM)
-    out.append("\n")
-    return out
+    return Group(top, ident, out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +263,13 @@ class GraphLine:
 
 
 def neighbourhood(
-    v: KgView, center: str, *, depth: int, selected: int, width: int
+    v: KgView,
+    center: str,
+    *,
+    depth: int,
+    selected: int,
+    width: int,
+    palette: Palette,
 ) -> tuple[list[GraphLine], list[str]]:
     """Draw an element, its neighbours as boxes, and the link kinds on the edges.
 
@@ -260,7 +286,7 @@ def neighbourhood(
     rows += [(False, link.kind, link.other) for link in v.links_in(center)]
     lines: list[GraphLine] = []
     label = one_line(v.label(center), max(width - 8, 16))
-    style = CONTESTED if center in contested else "bold"
+    style: Style | str = palette.contested if center in contested else "bold"
     inner = len(label) + 2
     lines.append(GraphLine(Text("┏" + "━" * inner + "┓", style), None))
     body = Text("┃ ", style)
@@ -278,17 +304,17 @@ def neighbourhood(
         last = n == len(rows) - 1
         chosen = n == selected
         name = one_line(v.label(other), max(width - kind_w - 16, 12))
-        box_style = CONTESTED if other in contested else ""
+        box_style = palette.contested if other in contested else Style()
         if chosen:
-            box_style = (box_style + " reverse").strip()
+            box_style += Style(reverse=True)
         edge = one_line(kind, kind_w)
         if outgoing:
             wire = Text("─ ", DIM)
-            wire.append_text(plain(edge, "magenta"))
+            wire.append_text(plain(edge, palette.link))
             wire.append(" " + "─" * (kind_w - len(edge)) + "─▶", DIM)
         else:
             wire = Text("◀─ ", DIM)
-            wire.append_text(plain(edge, "magenta"))
+            wire.append_text(plain(edge, palette.link))
             wire.append(" " + "─" * (kind_w - len(edge)) + "─", DIM)
         pad = " " * (kind_w + 5)
         stem = "   │" if not last else "    "
@@ -305,7 +331,7 @@ def neighbourhood(
             mid.append_text(wire)
             mid.append("┤", DIM)
             mid.append(" ", box_style)
-            mid.append_text(plain(name, box_style or "bold"))
+            mid.append_text(plain(name, box_style or Style(bold=True)))
             mid.append(" ", box_style)
             mid.append("│", DIM)
             bottom = Text(stem + pad + "└" + "─" * (len(name) + 2) + "┘", DIM)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from textual import on
@@ -19,6 +20,7 @@ from kgai_tui.core.wire.model import Mutation
 from kgai_tui.ui.commands import help_rows
 from kgai_tui.ui.render import decision_record
 from kgai_tui.ui.safe_text import one_line, plain
+from kgai_tui.ui.theme import Palette
 
 
 class DecisionModal(ModalScreen[str | None]):
@@ -33,12 +35,15 @@ class DecisionModal(ModalScreen[str | None]):
         view: KgView,
         index: int,
         mutations: tuple[Mutation, ...] = (),
+        *,
+        palette: Palette,
     ) -> None:
         """Show decision ``index`` of ``view`` and the mutations it carried."""
         super().__init__()
         self.view = view
         self.index = index
         self.mutations = mutations
+        self.palette = palette
 
     def compose(self) -> ComposeResult:
         """The record, then its navigable neighbours."""
@@ -46,7 +51,8 @@ class DecisionModal(ModalScreen[str | None]):
         with Vertical(id="modal-box"):
             with VerticalScroll():
                 yield Static(
-                    decision_record(v, d.index, self.mutations), id="decision-record"
+                    decision_record(v, d.index, self.mutations, palette=self.palette),
+                    id="decision-record",
                 )
                 yield Static(self._event_facts(), id="decision-event")
             options = [
@@ -143,14 +149,14 @@ class ResolveModal(ModalScreen[tuple[str | None, str, str] | None]):
             self.dismiss(None)
 
 
-def doctor_report(problems: list[str]) -> Text:
+def doctor_report(problems: list[str], palette: Palette) -> Text:
     """The integrity report: every problem, or that the shards are sound."""
     if not problems:
         return Text(
             "✓ every shard is sound: hashes, decision ids and chains check out.",
-            "green",
+            palette.ok,
         )
-    body = Text(f"✗ {len(problems)} problem(s)\n\n", "bold red")
+    body = Text(f"✗ {len(problems)} problem(s)\n\n", palette.error)
     for problem in problems:
         body.append_text(plain(problem))
         body.append("\n")
@@ -182,10 +188,17 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,question_mark,q", "dismiss(None)", "Close"),
     ]
 
+    def __init__(self, palette: Palette) -> None:
+        """Draw the keys in ``palette``."""
+        super().__init__()
+        self.palette = palette
+
     def compose(self) -> ComposeResult:
         """The key table and the legend."""
         table = Table(title="kgai-tui keys", show_header=True, expand=True)
-        table.add_column("key", style="bold cyan", no_wrap=True)
+        table.add_column(
+            "key", style=self.palette.field + Style(bold=True), no_wrap=True
+        )
         table.add_column("does")
         for key, does in help_rows():
             table.add_row(Text(key), Text(does))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from kgai_tui.core.reads.view import KgView
+from kgai_tui.ui.theme import Palette
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
@@ -19,13 +20,18 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """The whole store (``engine``) and the projection at the slider's moment."""
+    """The whole store (``engine``), the projection at the slider's moment, its look.
+
+    ``revision`` numbers the data shown: a new theme makes a new snapshot with the
+    same revision and a new ``palette``.
+    """
 
     engine: Engine
     projection: ProjectionView
     moment: datetime | None
     delta: GraphDelta | None
     revision: int
+    palette: Palette
 
     @property
     def view(self) -> KgView:
@@ -38,11 +44,6 @@ class Snapshot:
         if event is None or event.decision is None:
             return ()
         return event.decision.mutations or ()
-
-    @property
-    def writers(self) -> int:
-        """Number of shards (one per writer)."""
-        return len(self.engine.scans)
 
 
 class ElementRequested(Message):

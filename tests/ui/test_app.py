@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import subprocess
 import sys
 import time
@@ -11,8 +12,9 @@ from datetime import datetime
 from pathlib import Path
 
 from builders import ShardWriter, decision, link, upsert, write_store
+from textual import events
 from textual.pilot import Pilot
-from textual.widgets import Button, ContentSwitcher, OptionList, Static, Tree
+from textual.widgets import Button, ContentSwitcher, Input, OptionList, Static, Tree
 
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads.as_of import project_as_of
@@ -333,3 +335,145 @@ def test_palette_jumps_to_an_element(demo_store: Path) -> None:
     from kgai_tui.core.wire.ids import element_id
 
     assert chosen == [element_id("service", "Billing")]
+
+
+def test_enter_in_the_search_box_goes_to_the_first_hit(demo_store: Path) -> None:
+    """Enter leaves the box for the hits at once: a `1` typed with it switches view."""
+    app = make_app(demo_store, live=False)
+    seen: list[object] = []
+
+    def typed_together(*keys: str) -> None:
+        # Every key is queued before any is handled: a fast typist, a paste, tmux.
+        for key in keys:
+            app.post_message(events.Key(key, "\r" if key == "enter" else key))
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("5")
+        await pilot.pause()
+        box = app.query_one("#search-input", Input)
+        assert app.focused is box
+        typed_together(*"invoice", "enter", "1")
+        await _settle(pilot)
+        seen.append(app.query_one(ContentSwitcher).current)
+        seen.append(box.value)
+        await pilot.press("5")
+        await pilot.pause()
+        typed_together(*"typst", "enter")
+        await asyncio.sleep(0.4)  # past the debounce of the keys handled late
+        await _settle(pilot)
+        results = app.query_one("#search-results", OptionList)
+        focused: object = app.focused
+        seen.append(box.value)
+        seen.append(focused is results)
+        seen.append(results.highlighted)
+        seen.append(results.option_count > 0)
+        seen.append("Typst" in str(results.get_option_at_index(0).prompt))
+        await pilot.press("1")
+        await pilot.pause()
+        seen.append(app.query_one(ContentSwitcher).current)
+
+    _drive(app, steps)
+    assert seen == ["elements", "invoice", "typst", True, 0, True, True, "elements"]
+
+
+def test_enter_on_a_hit_still_opens_it(demo_store: Path) -> None:
+    """Enter on the hits (not in the box) opens the highlighted hit."""
+    app = make_app(demo_store, live=False)
+    seen: list[str] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("slash", *"invoice", "enter")
+        await _settle(pilot)
+        await pilot.press("enter")
+        await _settle(pilot)
+        seen.append(app.query_one(ContentSwitcher).current or "")
+        seen.append(app.selected_element or "")
+
+    _drive(app, steps)
+    from kgai_tui.core.wire.ids import element_id
+
+    assert seen == ["elements", element_id("feature", "Invoice")]
+
+
+def test_header_writers_follow_the_slider(demo_store: Path) -> None:
+    """The writer count is of writers that had recorded a decision by the moment."""
+    app = make_app(demo_store, live=False)
+    seen: list[tuple[datetime | None, str]] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        for key in ("home", "right_square_bracket", "right_square_bracket"):
+            await pilot.press(key)
+            await _settle(pilot)
+            seen.append(
+                (
+                    app.query_one(TimeSlider).moment,
+                    str(app.query_one("#header", Static).render()),
+                )
+            )
+        for _ in range(8):
+            await pilot.press("right_square_bracket")
+        await _settle(pilot)
+        seen.append(
+            (
+                app.query_one(TimeSlider).moment,
+                str(app.query_one("#header", Static).render()),
+            )
+        )
+        await pilot.press("end")
+        await _settle(pilot)
+        seen.append((None, str(app.query_one("#header", Static).render())))
+
+    _drive(app, steps)
+    engine = open_engine(demo_store)
+    counts = []
+    for moment, header in seen:
+        p = (
+            engine.projection
+            if moment is None
+            else project_as_of(engine.shards, moment)
+        )
+        writers = {w for w, h in zip(p.dec_install, p.dec_hash, strict=True) if h}
+        assert f"{len(writers)} writers" in header
+        counts.append(len(writers))
+    assert counts[0] == 1 and counts[-1] == 4 and counts[0] < counts[-2]
+
+
+def test_conflict_cards_never_break_a_decision_id(demo_store: Path) -> None:
+    """Cards sit side by side when an id fits on one line of each, else they stack."""
+    stacked: dict[tuple[int, int], bool] = {}
+
+    async def main() -> None:
+        for size in ((60, 20), (80, 24), (120, 40)):
+            app = make_app(demo_store, live=False)
+            async with app.run_test(size=size) as pilot:
+                await _settle(pilot)
+                await pilot.press("4")
+                await _settle(pilot)
+                heads = app.query_one("#conflict-heads")
+                stacked[size] = heads.has_class("-stacked")
+                assert app.snapshot is not None
+                v = app.snapshot.view
+                ids = {
+                    v.decision(i).id
+                    for e in v.conflicts()
+                    for i in v.heads(e)
+                    if e == app.query_one("#conflicts").selected  # type: ignore[attr-defined]
+                }
+                lines = _screen_lines(app)
+                shown = [did for did in ids if any(did in line for line in lines)]
+                assert shown, size  # (at 60x20 the second card is below the fold)
+                for did in ids:  # wherever an id starts, all of it is on that line
+                    for line in lines:
+                        assert did[:10] not in line or did in line, (size, line)
+
+    asyncio.run(main())
+    assert stacked == {(60, 20): True, (80, 24): True, (120, 40): False}
+
+
+def _screen_lines(app: KgaiApp) -> list[str]:
+    """The text of every line on the screen, as drawn."""
+    from rich.console import Console
+
+    console = Console(width=app.size.width, record=True, file=io.StringIO())
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text().splitlines()

@@ -20,6 +20,7 @@ from kgai_tui.core.reads.view import KgView
 from kgai_tui.core.safe_text import _BREAKS, _SPACES, one_line, visible
 from kgai_tui.core.wire.ids import element_id
 from kgai_tui.ui.app import KgaiApp, make_app
+from kgai_tui.ui.theme import ANSI
 from kgai_tui.ui.views.elements import element_rows
 from kgai_tui.ui.views.timeline import _histogram
 from kgai_tui.ui.widgets.decision_list import DecisionList
@@ -117,7 +118,7 @@ def test_element_rows_group_sort_and_filter(tmp_path: Path) -> None:
     engine = open_engine(
         write_store(tmp_path / "s", {"i1.ndjson": w.to_bytes()}), cache=False
     )
-    rows = element_rows(KgView(engine.projection))
+    rows = element_rows(KgView(engine.projection), palette=ANSI)
     assert [(k, [r.label.plain for r in rs]) for k, rs in rows.groups] == [
         ("feature", ["Alpha", "beta"]),
         ("service", ["Billing"]),
@@ -162,6 +163,7 @@ def test_histogram_matches_the_per_stamp_count(span_days: int) -> None:
     ]
     times += [base, base + span_days * 86400]
     rows = sorted(range(len(times)), key=lambda i: (times[i] is None, times[i] or 0))
+
     def stamps(order: list[int]) -> list[int]:
         return [s for s in map(times.__getitem__, order) if s is not None]
 

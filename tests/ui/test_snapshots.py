@@ -1,4 +1,4 @@
-"""SVG snapshots of every view on the demo store, at 120x40 and at 80x24."""
+"""SVG snapshots of every view on the demo store, at 120x40 and at 80x24 (and a few more)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
+from kgai_tui.ui import preferences
 from kgai_tui.ui.app import make_app
 
 VIEWS = {
@@ -59,3 +60,22 @@ def test_help_snapshot(snap_compare: Any, demo_store: Path) -> None:
     assert snap_compare(
         app, terminal_size=(120, 40), run_before=_before("question_mark")
     )
+
+
+@pytest.mark.snapshot
+def test_conflicts_narrow_snapshot(snap_compare: Any, demo_store: Path) -> None:
+    """At 60x20 the head cards stack, each decision id whole on its own line."""
+    app = make_app(demo_store, label="demo store", live=False)
+    assert snap_compare(app, terminal_size=(60, 20), run_before=_before("4"))
+
+
+@pytest.mark.snapshot
+def test_saved_theme_snapshot(
+    snap_compare: Any, demo_store: Path, config_dir: Path
+) -> None:
+    """A theme saved by an earlier run colours every mark (here nord, on Elements)."""
+    config_dir.mkdir(parents=True)
+    (config_dir / preferences.FILE_NAME).write_text('{"theme": "nord"}')
+    app = make_app(demo_store, label="demo store", live=False)
+    steps = ("down",) * 7
+    assert snap_compare(app, terminal_size=(120, 40), run_before=_before("1", steps))

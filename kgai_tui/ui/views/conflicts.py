@@ -1,11 +1,17 @@
-"""ConflictsView: contested elements, their heads side by side, and resolution."""
+"""ConflictsView: contested elements, their heads side by side, and resolution.
+
+The heads sit side by side while each card is wide enough for a whole decision id;
+narrower, they stack (class ``-stacked``), so an id is never broken in two.
+"""
 
 from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Final
 
+from rich.cells import cell_len
+from rich.style import Style
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -18,6 +24,11 @@ from kgai_tui.ui.render import head_card
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.screens import ResolveModal
 from kgai_tui.ui.snapshot import ReloadRequested, Snapshot
+
+CARD_CHROME: Final = 5
+"""Columns a head card takes besides its text: border 2, padding 2, margin 1."""
+CARD_MIN_TEXT: Final = 24
+"""The narrowest text column worth putting beside another."""
 
 
 class ConflictsView(Horizontal):
@@ -33,6 +44,7 @@ class ConflictsView(Horizontal):
         self.root = root
         self.snapshot: Snapshot | None = None
         self.selected: str | None = None
+        self._card_width = 0  # columns each head card needs to sit side by side
 
     def compose(self) -> ComposeResult:
         """Lay out the list and the heads."""
@@ -67,11 +79,13 @@ class ConflictsView(Horizontal):
             caption.update(
                 Text(
                     f"⚠ {len(contested)} element(s) decided two ways · r resolves",
-                    "bold red",
+                    snapshot.palette.error,
                 )
             )
         else:
-            caption.update(Text("✓ no open conflicts", "bold green"))
+            caption.update(
+                Text("✓ no open conflicts", snapshot.palette.ok + Style(bold=True))
+            )
         if self.selected is None or not v.is_contested(self.selected):
             self.selected = contested[0] if contested else None
         if self.selected is not None:
@@ -98,14 +112,34 @@ class ConflictsView(Horizontal):
             return
         v = self.snapshot.view
         heads = v.heads(self.selected)
+        longest = max((cell_len(v.decision(idx).id) for idx in heads), default=0)
+        self._card_width = max(longest, CARD_MIN_TEXT) + CARD_CHROME
         cards = [
             Static(
-                head_card(v, idx, n, self.snapshot.mutations_of(idx)),
+                head_card(
+                    v,
+                    idx,
+                    n,
+                    self.snapshot.mutations_of(idx),
+                    palette=self.snapshot.palette,
+                ),
                 classes="head-card",
             )
             for n, idx in enumerate(heads, start=1)
         ]
         box.mount(*cards)
+        self._arrange(len(cards))
+
+    def _arrange(self, cards: int) -> None:
+        """Stack the cards when side by side they would be too narrow for an id."""
+        main = self.query_one("#conflict-main", VerticalScroll)
+        width = main.scrollable_content_region.width
+        box = self.query_one("#conflict-heads", Horizontal)
+        box.set_class(width < cards * self._card_width, "-stacked")
+
+    def on_resize(self) -> None:
+        """Decide again between side by side and stacked."""
+        self._arrange(len(self.query(".head-card")))
 
     def action_resolve(self) -> None:
         """Open the resolve dialog for the highlighted conflict."""

@@ -14,9 +14,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 
-from kgai_tui.ui.render import CONTESTED, DIM, HEAD, element_details
+from kgai_tui.ui.render import DIM, element_details
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.snapshot import DecisionRequested, ElementRequested, Snapshot
+from kgai_tui.ui.theme import Palette
 from kgai_tui.ui.widgets.element_tree import ElementTree
 
 if TYPE_CHECKING:
@@ -58,7 +59,9 @@ class ElementRows:
         return out
 
 
-def element_rows(v: KgView, added: Iterable[str] = ()) -> ElementRows:
+def element_rows(
+    v: KgView, added: Iterable[str] = (), *, palette: Palette
+) -> ElementRows:
     """Group the elements by kind, sorted by name, labelled (pure: run it in a worker).
 
     ``added`` are elements new since the previous slider position (marked ``new``).
@@ -76,10 +79,10 @@ def element_rows(v: KgView, added: Iterable[str] = ()) -> ElementRows:
         for lower, eid, real_kind, name in members:
             label = plain(one_line(name or f"(unnamed {eid})", 60))
             if v.is_contested(eid):
-                label.stylize(CONTESTED)
-                label.append(" ⚠", CONTESTED)
+                label.stylize(palette.contested)
+                label.append(" ⚠", palette.contested)
             if eid in new:
-                label.append(" new", "bold green")
+                label.append(" new", palette.new)
             rows.append(ElementRow(eid, label, lower, real_kind.lower()))
         groups.append((kind, tuple(rows)))
     first = min(v.element_ids(), key=v.label, default=None)
@@ -180,10 +183,16 @@ class ElementsView(Horizontal):
                 Text("this element does not exist at this moment", style="dim")
             )
             return
+        palette = self.snapshot.palette
         details.update(
-            element_details(v, self.selected, width=max(self.size.width - 34, 40))
+            element_details(
+                v,
+                self.selected,
+                palette=palette,
+                width=max(self.size.width - 34, 40),
+            )
         )
-        navigation = _navigation(v, self.selected)
+        navigation = _navigation(v, self.selected, palette)
         self._targets = [target for _, target in navigation]
         links.add_options([option for option, _ in navigation])
         links.display = links.option_count > 0
@@ -199,7 +208,9 @@ class ElementsView(Horizontal):
             self.post_message(DecisionRequested(int(ref)))
 
 
-def _navigation(v: KgView, eid: str) -> list[tuple[Option, tuple[str, str]]]:
+def _navigation(
+    v: KgView, eid: str, palette: Palette
+) -> list[tuple[Option, tuple[str, str]]]:
     """Links to follow, then the element's decisions (newest first) to open.
 
     Each option comes with its target (``("e", element)`` or ``("d", index)``)
@@ -210,14 +221,14 @@ def _navigation(v: KgView, eid: str) -> list[tuple[Option, tuple[str, str]]]:
     for arrow, links in (("→ ", v.links_out(eid)), ("← ", v.links_in(eid))):
         for link in links:
             line = Text(arrow)
-            line.append_text(plain(link.kind, "magenta"))
+            line.append_text(plain(link.kind, palette.link))
             line.append(" ")
             line.append_text(plain(v.label(link.other)))
             options.append((Option(line), ("e", link.other)))
     for idx in reversed(v.history(eid)):
         head = v.is_head(eid, idx)
         d = v.decision(idx)
-        line = Text("● " if head else "○ ", HEAD if head else DIM)
+        line = Text("● " if head else "○ ", palette.head if head else DIM)
         line.append_text(plain(one_line(d.title or d.id, 90)))
         options.append((Option(line), ("d", str(idx))))
     return options

@@ -70,6 +70,7 @@ class GraphView(ScrollView, can_focus=True):
                 depth=self.depth,
                 selected=self.selected,
                 width=width,
+                palette=self.snapshot.palette,
             )
             header = Text(
                 f"depth {self.depth} · {len(self._order)} neighbour(s) · ↑↓ pick · enter go · ⌫ back · +/- depth",

@@ -1,12 +1,24 @@
-"""SearchView: a debounced query box over the BM25 index, hits with highlights."""
+"""SearchView: a debounced query box over the BM25 index, hits with highlights.
+
+Enter in the box moves to the hits at once, so the keys that follow (``1``, ``q``,
+arrows) act on the hits, never on the query; it also runs the query without waiting
+for the debounce. While the hits have the focus, the first of every new list of hits
+is highlighted.
+
+"At once" matters: keys typed together (a fast typist, a paste, tmux send-keys) are
+handed to the focused widget as they are read. Enter is therefore a priority binding,
+run while the app dispatches it, and moves the focus with ``Screen.set_focus`` rather
+than ``Widget.focus`` (which waits its turn behind those keys).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.timer import Timer
 from textual.widgets import Input, Label, OptionList, Static, Switch
@@ -20,7 +32,11 @@ DEBOUNCE_SECONDS = 0.25
 
 
 class SearchView(Vertical):
-    """Type to search; Enter opens the highlighted hit."""
+    """Type to search; Enter goes to the hits, Enter there opens the highlighted one."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "to_hits", "Go to the hits", show=False, priority=True),
+    ]
 
     def __init__(self, *, id: str | None = None) -> None:
         """Start empty."""
@@ -43,9 +59,11 @@ class SearchView(Vertical):
         yield OptionList(id="search-results", markup=False)
 
     def show(self, snapshot: Snapshot) -> None:
-        """Re-run the query against a new snapshot."""
+        """Re-run the query against a new snapshot (not for a new look of the same)."""
+        same = self.snapshot is not None and self.snapshot.revision == snapshot.revision
         self.snapshot = snapshot
-        self._schedule(0.0)
+        if not same:
+            self._schedule(0.0)
 
     @on(Input.Changed, "#search-input")
     def _typed(self) -> None:
@@ -55,12 +73,19 @@ class SearchView(Vertical):
     def _toggled(self) -> None:
         self._schedule(0.0)
 
-    @on(Input.Submitted, "#search-input")
-    def _submitted(self) -> None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Enter goes to the hits only from the box (on a hit, it opens the hit)."""
+        if action == "to_hits":
+            return self.screen.focused is self.query_one("#search-input", Input)
+        return True
+
+    def action_to_hits(self) -> None:
+        """Go to the hits now; search without the debounce; highlight the first hit."""
         results = self.query_one("#search-results", OptionList)
+        self.screen.set_focus(results)
         if results.option_count:
-            results.focus()
             results.highlighted = 0
+        self._schedule(0.0)
 
     def _schedule(self, delay: float) -> None:
         if self._timer is not None:
@@ -112,6 +137,8 @@ class SearchView(Vertical):
                 line.append_text(plain(one_line(", ".join(hit.elements), 100), "dim"))
             options.append(Option(line, id=str(n)))
         results.add_options(options)
+        if results.option_count and self.screen.focused is results:
+            results.highlighted = 0
         caption = self.query_one("#search-caption", Static)
         if not query.strip():
             caption.update(Text("type to search the store as of the slider", "dim"))

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from itertools import pairwise
 from threading import Lock
 
+from rich.style import Style
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -17,9 +18,10 @@ from textual.widgets import Select, Sparkline, Static
 from textual.worker import get_current_worker
 
 from kgai_tui.core.reads.view import KgView
-from kgai_tui.ui.render import CONTESTED, DEAD_END, DIM, HEAD, day
+from kgai_tui.ui.render import DIM, day
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.snapshot import DecisionRequested, Snapshot
+from kgai_tui.ui.theme import Palette
 from kgai_tui.ui.widgets.decision_list import DecisionList
 
 _ALL = "__all__"
@@ -95,7 +97,7 @@ class TimelineView(Vertical):
         super().__init__(id=id)
         self.snapshot: Snapshot | None = None
         self._base: TimelineBase | None = None
-        self._shown: tuple[int, Filters] | None = None
+        self._shown: tuple[int, Palette, Filters] | None = None
         # One computation at a time: a cancelled worker cannot be stopped midway,
         # so while the slider is dragged the superseded ones leave at the lock.
         self._computing = Lock()
@@ -159,7 +161,7 @@ class TimelineView(Vertical):
         if self.snapshot is None:
             return
         filters = self._filters()
-        if self._shown == (self.snapshot.revision, filters):
+        if self._shown == (self.snapshot.revision, self.snapshot.palette, filters):
             return  # already on screen
         base = self._base
         if base is not None and base.revision != self.snapshot.revision:
@@ -192,7 +194,7 @@ class TimelineView(Vertical):
             self._set_options("#filter-writer", base.writers)
             self._set_options("#filter-author", base.authors)
             self._set_options("#filter-kind", base.kinds)
-        self._shown = (snapshot.revision, result.filters)
+        self._shown = (snapshot.revision, snapshot.palette, result.filters)
         v = snapshot.view
         rows = result.rows
         self.query_one("#timeline-histogram", Sparkline).data = result.counts or [0]
@@ -204,10 +206,10 @@ class TimelineView(Vertical):
                 "dim",
             )
         )
-        head_set = base.head_set
+        head_set, palette = base.head_set, snapshot.palette
 
         def render(idx: int, width: int) -> Text:
-            return _row(v, idx, head_set, width)
+            return _row(v, idx, head_set, width, palette)
 
         self.query_one("#timeline-list", DecisionList).set_rows(rows, render)
         if result.filters != self._filters():
@@ -250,13 +252,16 @@ def _histogram(stamps: list[int]) -> tuple[list[float], str]:
     return [float(b - a) for a, b in pairwise(cuts)], unit
 
 
-def _row(v: KgView, idx: int, head_set: AbstractSet[int], width: int) -> Text:
+def _row(
+    v: KgView, idx: int, head_set: AbstractSet[int], width: int, palette: Palette
+) -> Text:
     d = v.decision(idx)
+    style: Style | str
     if idx in head_set:
         contested = any(v.is_contested(e) and v.is_head(e, idx) for e in d.shapes)
-        mark, style = ("●", CONTESTED) if contested else ("●", HEAD)
+        mark, style = "●", palette.contested if contested else palette.head
     elif v.is_dead_end(idx):
-        mark, style = "✗", DEAD_END
+        mark, style = "✗", palette.dead_end
     else:
         mark, style = "○", DIM
     line = Text(f"{day(d)} ", DIM)
@@ -268,7 +273,7 @@ def _row(v: KgView, idx: int, head_set: AbstractSet[int], width: int) -> Text:
         )
     )
     line.append("  ")
-    line.append_text(plain(one_line(d.author or "unknown", 16), "cyan"))
+    line.append_text(plain(one_line(d.author or "unknown", 16), palette.field))
     if d.shapes:
         line.append(" · ", DIM)
         line.append_text(plain(one_line(v.label(d.shapes[0]), 30), DIM))

@@ -15,6 +15,7 @@ from kgai_tui.ui.safe_text import one_line, plain
 if TYPE_CHECKING:
     from kgai_tui.core.reads.moments import GraphDelta
     from kgai_tui.ui.snapshot import Snapshot
+    from kgai_tui.ui.theme import Palette
 
 OPENING_TICK_SECONDS = 0.1
 
@@ -45,25 +46,35 @@ class StoreHeader(Static):
             self._clock.stop()
             self._clock = None
 
-    def show_failure(self, error: str) -> None:
+    def show_failure(self, error: str, palette: Palette) -> None:
         """The store could not be opened: say why."""
-        text = Text("kgai-tui · could not open the store: ", "bold red")
+        text = Text("kgai-tui · could not open the store: ", palette.error)
         text.append_text(plain(one_line(error, 100)))
         self.update(text)
 
     def show_snapshot(
-        self, label: str, snapshot: Snapshot, decisions: int, problems: int
+        self,
+        label: str,
+        snapshot: Snapshot,
+        *,
+        decisions: int,
+        writers: int,
+        problems: int,
     ) -> None:
-        """The store's counts at the slider and its health (``problems`` found)."""
+        """The store's counts at the slider and its health (``problems`` found).
+
+        ``decisions`` and ``writers`` are those recorded by the slider's moment.
+        """
         self.update(
             header_text(
                 label,
                 narrow=self.app.size.width < 100,
                 elements=snapshot.view.element_count(),
                 decisions=decisions,
-                writers=snapshot.writers,
+                writers=writers,
                 conflicts=len(snapshot.view.conflicts()),
                 problems=problems,
+                palette=snapshot.palette,
             )
         )
 
@@ -77,6 +88,7 @@ def header_text(
     writers: int,
     conflicts: int,
     problems: int,
+    palette: Palette,
 ) -> Text:
     """The header line; ``narrow`` (under 100 columns) abbreviates it."""
     room = 18 if narrow else 34
@@ -96,13 +108,13 @@ def header_text(
         f"{conflicts} conflict{plural}"
         if narrow
         else f"{conflicts} open conflict{plural}",
-        "bold red" if conflicts else "green",
+        palette.error if conflicts else palette.ok,
     )
     header.append(" ")
     if problems:
-        header.append(f" ✗ {problems} problem(s) · d ", "bold white on red")
+        header.append(f" ✗ {problems} problem(s) · d ", palette.error_badge)
     else:
-        header.append(" ✓ healthy ", "bold black on green")
+        header.append(" ✓ healthy ", palette.ok_badge)
     return header
 
 

@@ -31,7 +31,7 @@ def _notice(message: str) -> None:
     help="Also offer the record and resolve_conflict tools.",
 )
 def mcp_command(store: str | None, allow_write: bool) -> None:
-    """Serve the store to AI agents over MCP (stdio): recall, search, history...
+    """Serve the store to AI agents over MCP (stdio).
 
     Tools: recall, search, history, conflicts, as_of, status; with
     --allow-write also record and resolve_conflict. Each answers with the exact
@@ -56,7 +56,9 @@ def mcp_command(store: str | None, allow_write: bool) -> None:
 )
 @handles_errors
 def sync_command(store: str | None, as_json: bool, remote: str | None) -> None:
-    """Share the store through git: commit, fetch, take teammates' new lines, push.
+    """Share the store with teammates through git.
+
+    Commits, fetches, takes teammates' new lines and pushes.
 
     A remote can only add verified lines to other installs' shards; everything
     else it holds is refused and listed. Refuses (exit 1) when the store's

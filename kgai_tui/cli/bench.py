@@ -34,7 +34,7 @@ def need_benchmarks() -> None:
 
 @click.group("bench", hidden=True)
 def bench_group() -> None:
-    """Generate benchmark stores and measure search on them.
+    """Generate benchmark stores and measure them.
 
     Needs the source checkout: the benchmark code is not in the wheel.
 
@@ -56,7 +56,9 @@ def bench_group() -> None:
 def generate_command(
     out: Path, decisions: int, writers: int, elements: int, segments: bool
 ) -> None:
-    """Write the reference generator's synthetic store (spec 9.1), byte for byte.
+    """Write a synthetic store, as the reference generator does.
+
+    The store is the reference generator's (spec 9.1), byte for byte.
 
     OUT/log/<install>.ndjson gets one shard per writer (a store kgai-tui and kg
     open); with --segments, the reference tool's upload layout.
@@ -95,7 +97,9 @@ def bench_search_command(
     no_scan: bool,
     as_json: bool,
 ) -> None:
-    """Benchmark search on a store: the index vs SQLite FTS5 vs the scan scorer.
+    """Benchmark search on a store.
+
+    Compares the index with SQLite FTS5 and the scan scorer.
 
     Measures the index build (time, size), adding 1,000 events, query latency
     p50/p95 in process, and a whole warm `kgai-tui search` process. The store is
@@ -150,7 +154,9 @@ def bench_search_command(
 def bench_run_command(
     store: Path, iterations: int, queries: int, budget: float, as_json: bool
 ) -> None:
-    """Benchmark a store: opens, reads, as-of, search and peak RSS in one table.
+    """Benchmark a store's opens, reads, as-of and search.
+
+    Also its peak RSS, all in one table.
 
     Cold and warm opens are whole `python -m kgai_tui status` processes; the reads
     run in this process on the open engine. Beside each row: the issue's 1M target,

@@ -66,7 +66,10 @@ class _DefaultToOpen(click.Group):
         option other than the group's own ``--help`` or ``--version``) to the
         ``open`` command."""
         ctx.meta[_ARGV] = list(args)
-        if not args or _opens(args[0], self.commands):
+        # Shell completion parses resiliently with no words yet: it lists the
+        # commands instead of completing ``open``'s options.
+        bare = not args and not ctx.resilient_parsing
+        if bare or (args and _opens(args[0], self.commands)):
             args = ["open", *args]
         with _json_usage_errors(ctx):
             return super().parse_args(ctx, args)
@@ -81,9 +84,25 @@ class _DefaultToOpen(click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         """Find the command named by the first word, or say which names are close."""
         name = args[0] if args else ""
-        if name in self.commands or name.startswith("-"):
+        if name in self.commands or name.startswith("-") or ctx.resilient_parsing:
             return super().resolve_command(ctx, args)
         raise click.UsageError(_no_such_command(name, sorted(self.commands)), ctx)
+
+    def format_commands(
+        self, ctx: click.Context, formatter: click.HelpFormatter
+    ) -> None:
+        """List the commands with their whole first sentence, wrapped if need be.
+
+        click cuts a one-liner that does not fit the terminal with "...".
+        """
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=sys.maxsize)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 _GROUP_FLAGS: Final = frozenset(("--help", "-h", "--version", "-V"))
@@ -148,7 +167,7 @@ def main() -> None:
 @click.option("--demo", is_flag=True, help="Open a fresh copy of the demo store.")
 @handles_errors
 def open_command(store_path: str | None, store: str | None, demo: bool) -> None:
-    """Open the terminal explorer on a store (the default command).
+    """Open the terminal explorer (the default command).
 
     Without a store found (--store, KGAI_STORE, the project's .kgai/store), it
     opens a temporary copy of the bundled demo store; nothing in the install
@@ -231,7 +250,9 @@ def heads(store: str | None, as_json: bool, element: str | None) -> None:
 @click.argument("element", nargs=-1, required=True)
 @handles_errors
 def history(store: str | None, as_json: bool, element: tuple[str, ...]) -> None:
-    """Show every decision that shaped ELEMENT (kind:name or id), oldest first.
+    """List every decision that shaped ELEMENT, oldest first.
+
+    ELEMENT is kind:name or an element id.
 
     Example: kgai-tui history feature:Invoice
     """
@@ -245,7 +266,7 @@ def history(store: str | None, as_json: bool, element: tuple[str, ...]) -> None:
 @click.argument("ref", nargs=-1, required=True)
 @handles_errors
 def resolve(store: str | None, as_json: bool, ref: tuple[str, ...]) -> None:
-    """Resolve KIND:NAME to its element id, existence and heads.
+    """Resolve KIND:NAME to its id, existence and heads.
 
     Example: kgai-tui resolve service:Billing
     """
@@ -295,7 +316,7 @@ def context(
 @_with_context_options
 @handles_errors
 def recall(store: str | None, as_json: bool, paths: str, about: str, max_: int) -> None:
-    """Alias of ``context``.
+    """Recall the decisions in force (the same as context).
 
     Example: kgai-tui recall --about "invoice rendering"
     """
@@ -308,7 +329,7 @@ def recall(store: str | None, as_json: bool, paths: str, about: str, max_: int) 
 @click.argument("timestamp")
 @handles_errors
 def as_of(store: str | None, as_json: bool, timestamp: str) -> None:
-    """Show the graph, heads and conflicts as they stood at TIMESTAMP.
+    """Show the graph, heads and conflicts at a past moment.
 
     TIMESTAMP is RFC3339, or YYYY-MM-DD meaning the end of that day (UTC).
 
@@ -325,7 +346,9 @@ def as_of(store: str | None, as_json: bool, timestamp: str) -> None:
 )
 @handles_errors
 def export(store: str | None, canonical: bool, as_json: bool) -> None:
-    """Print the whole projection as JSON (with --canonical, its digest).
+    """Print the whole projection as JSON.
+
+    With --canonical, also its replay digest.
 
     Example: kgai-tui export --canonical
     """
@@ -337,7 +360,9 @@ def export(store: str | None, canonical: bool, as_json: bool) -> None:
 @JSON_OPTION
 @handles_errors
 def status(store: str | None, as_json: bool) -> None:
-    """Summarise the store: writers, events, elements, decisions, conflicts.
+    """Summarise the store: events, elements, conflicts.
+
+    Also its writers, this install and actor, and the decision count.
 
     Example: kgai-tui status --json
     """

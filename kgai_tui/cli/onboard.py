@@ -76,7 +76,7 @@ def render_import(result: ImportResult) -> str:
 
 @click.group("import")
 def import_group() -> None:
-    """Import decisions kept elsewhere (architecture decision records).
+    """Import decisions kept elsewhere, such as ADRs.
 
     Example: kgai-tui import adr docs/adr --dry-run
     """
@@ -141,7 +141,9 @@ def adr_command(
 @click.argument("end", metavar="TO")
 @handles_errors
 def diff_command(store: str | None, as_json: bool, start: str, end: str) -> None:
-    """Show what changed between two moments, and the decision behind each change.
+    """Show what changed between two moments, and why.
+
+    Each change comes with the decision behind it.
 
     FROM and TO are RFC3339 or YYYY-MM-DD (the end of that day, UTC), as for
     as-of. Lists decisions recorded and superseded, elements added, props changed

@@ -80,7 +80,9 @@ def search_command(
     limit: int,
     query: tuple[str, ...],
 ) -> None:
-    """Search elements and decisions (BM25; the same answer on every machine).
+    """Search elements and decisions (BM25).
+
+    The same store and query give the same answer on every machine.
 
     Words may match anywhere (more matches rank higher); "a phrase" must match in
     order; invoi* is a prefix; kind:feature, author:alice and element:Invoice

@@ -131,7 +131,9 @@ def render_ingest(obj: dict[str, Any]) -> str:
 @handles_errors
 @stops_cleanly
 def init_command(store: str | None, as_json: bool, actor: str | None) -> None:
-    """Create a store (or bring one up to date): log/, config, ignore rules, git.
+    """Create a store, or bring one up to date.
+
+    It holds log/, the config, ignore rules and a git repository.
 
     Running it again changes nothing unless --actor differs. A .gitignore or
     .gitattributes that kgai did not write is never overwritten (exit 1).
@@ -176,10 +178,10 @@ def record_command(
     file_option: str | None,
     dry_run: bool,
 ) -> None:
-    """Record decisions from a `kg ingest` JSON document (FILE, or stdin).
+    """Record decisions from a kg ingest JSON document.
 
-    The document is {"decision": {...}} or {"decisions": [...]}, each with title,
-    rationale, author, date, refs, supersedes_on and mutations. Every decision is
+    The document (FILE, or stdin) is {"decision": {...}} or {"decisions": [...]},
+    each with title, rationale, author, date, refs, supersedes_on and mutations. Every decision is
     checked before anything is written; a decision already recorded is skipped
     with a warning. --file FILE is the same as FILE (kg's ingest --file);
     `kgai-tui ingest` is this command under kg's name.
@@ -222,7 +224,7 @@ def resolve_conflict_command(
     title: str | None,
     rationale: str,
 ) -> None:
-    """End a conflict on ELEMENT with one decision superseding every side.
+    """End a conflict with one decision superseding every side.
 
     --keep restates the kept decision (a unique id prefix is enough); --title
     records a new decision instead. Both sides stay in history. Exit 1 when

@@ -371,8 +371,13 @@ def test_write_tools_equal_the_cli_on_an_identical_copy(tmp_path: Path) -> None:
             "resolve_conflict",
             {"element": "service:Payments", "keep": "d_x", "rationale": "r"},
         ),
-        ("record", {"decision": {"title": "x", "elements": ["a"]}}),
-        ("record", {"decision": {"rationale": "no title"}}),
+        # Documents that fit the tool's schema but not the write path (a schema
+        # misfit is an argument error instead: tests/test_mcp_schema.py).
+        ("record", {"decision": {"title": "   ", "rationale": "blank title"}}),
+        (
+            "record",
+            {"decision": {"title": "x", "mutations": [{"op": "set_prop", "key": "k"}]}},
+        ),
     ]
 
     async def steps(client: Client) -> tuple[set[str], list[CallToolResult]]:

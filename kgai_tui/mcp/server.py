@@ -4,9 +4,11 @@ Every read tool calls the answer function the matching ``kgai-tui … --json`` c
 calls (:mod:`kgai_tui.core.answers`) and returns its encoded bytes as text content. A failure is an
 ``isError`` result whose text is the CLI's ``{"error": …, "ok": false}`` bytes;
 bad arguments (wrong types, out-of-range numbers, unknown names) are ``isError``
-results from the SDK's validation, which is strict: ``dry_run: "yes"`` or ``1`` is
-refused, not taken for true. A line that is not a JSON-RPC message at all gets a
-JSON-RPC error from :mod:`kgai_tui.mcp.wire`. The server never exits on a bad call.
+results of one sentence (:mod:`kgai_tui.mcp.arg_errors`), checked strictly against
+each tool's described schema (:mod:`kgai_tui.mcp.args`): ``dry_run: "yes"`` or
+``1`` is refused, not taken for true. A line that is not a JSON-RPC message at all
+gets a JSON-RPC error from :mod:`kgai_tui.mcp.wire`. The server never exits on a
+bad call.
 
 Writes (``record``, ``resolve_conflict``) are only offered with ``--allow-write``;
 they go through the same locked write path as ``kgai-tui record``.
@@ -14,16 +16,11 @@ they go through the same locked write path as ``kgai-tui record``.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any, cast
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.tools import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import ConfigDict, Field, StrictBool
+from mcp.types import CallToolResult, TextContent
 
 from kgai_tui import __version__
 from kgai_tui.core import interrupts
@@ -35,16 +32,28 @@ from kgai_tui.core.answers.search import search_answer
 from kgai_tui.core.errors import KgaiError, UsageError
 from kgai_tui.core.interrupts import Interrupted
 from kgai_tui.mcp import text as mcp_text
+from kgai_tui.mcp.args import (
+    About,
+    AsOf,
+    ConflictElement,
+    Decisions,
+    DryRun,
+    Element,
+    IncludeAll,
+    Keep,
+    MaxItems,
+    OneDecision,
+    Paths,
+    Query,
+    Rationale,
+    SearchLimit,
+    Timestamp,
+    Title,
+    Topic,
+)
+from kgai_tui.mcp.record_doc import ingest_payload
 from kgai_tui.mcp.store import LiveStore
-
-READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
-APPEND_ONLY = ToolAnnotations(read_only_hint=False, destructive_hint=False)
-
-# Strict: pydantic's lax mode takes "yes", "on" and 1 for true and "15" for 15; an
-# agent's mistaken type must come back as an error, not as a guess (docs/agents.md).
-MaxItems = Annotated[int, Field(ge=1, le=500, strict=True)]
-SearchLimit = Annotated[int, Field(ge=1, le=500, strict=True)]
-NonEmpty = Annotated[str, Field(min_length=1)]
+from kgai_tui.mcp.tool import READ_ONLY, WRITE, make_tool
 
 
 def _result(data: bytes, *, error: bool = False) -> CallToolResult:
@@ -82,17 +91,17 @@ def read_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], str
     """The read tools, each paired with its description."""
 
     def recall(
-        paths: list[str] | str | None = None,
-        topic: str = "",
+        paths: Paths = None,
+        topic: Topic = "",
         max: MaxItems = 15,
     ) -> CallToolResult:
         return answer(lambda: recall_answer(live.engine, paths or (), topic, max))
 
     def search(
-        query: NonEmpty,
+        query: Query,
         limit: SearchLimit = 20,
-        include_all: StrictBool = False,
-        as_of: str | None = None,
+        include_all: IncludeAll = False,
+        as_of: AsOf = None,
     ) -> CallToolResult:
         return answer(
             lambda: search_answer(
@@ -104,13 +113,13 @@ def read_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], str
             )
         )
 
-    def history(element: NonEmpty) -> CallToolResult:
+    def history(element: Element) -> CallToolResult:
         return answer(lambda: history_answer(live.engine, element))
 
-    def conflicts(about: str = "") -> CallToolResult:
+    def conflicts(about: About = "") -> CallToolResult:
         return answer(lambda: conflicts_answer(live.engine, about))
 
-    def as_of(timestamp: NonEmpty) -> CallToolResult:
+    def as_of(timestamp: Timestamp) -> CallToolResult:
         return answer(lambda: as_of_answer(live.engine, timestamp))
 
     def status() -> CallToolResult:
@@ -130,21 +139,16 @@ def write_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], st
     """The write tools (only with ``--allow-write``), each with its description."""
 
     def record(
-        decision: dict[str, Any] | None = None,
-        decisions: list[dict[str, Any]] | None = None,
-        dry_run: StrictBool = False,
+        decision: OneDecision = None,
+        decisions: Decisions = None,
+        dry_run: DryRun = False,
     ) -> CallToolResult:
         def produce() -> Answer:
             from kgai_tui.core.write.writes import record as record_decisions
 
             if (decision is None) == (decisions is None):
                 raise UsageError("give exactly one of decision or decisions")
-            document: dict[str, Any] = (
-                {"decision": decision}
-                if decision is not None
-                else {"decisions": decisions}
-            )
-            payload = json.dumps(document, ensure_ascii=False).encode("utf-8")
+            payload = ingest_payload(decision, decisions)
             obj = record_decisions(
                 live.root, payload, dry_run=dry_run, on_notice=_notice
             )
@@ -153,10 +157,10 @@ def write_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], st
         return answer(produce)
 
     def resolve_conflict(
-        element: NonEmpty,
-        keep: str | None = None,
-        title: str | None = None,
-        rationale: str = "",
+        element: ConflictElement,
+        keep: Keep = None,
+        title: Title = None,
+        rationale: Rationale = "",
     ) -> CallToolResult:
         def produce() -> Answer:
             from kgai_tui.core.write.writes import resolve_conflict as resolve
@@ -180,36 +184,6 @@ def write_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], st
     return [(record, mcp_text.RECORD), (resolve_conflict, mcp_text.RESOLVE_CONFLICT)]
 
 
-def strict_tool(
-    fn: Callable[..., CallToolResult], description: str, annotations: ToolAnnotations
-) -> Tool:
-    """Build a tool whose arguments are validated strictly: unknown names are errors.
-
-    The SDK ignores arguments it does not know; an agent that writes ``about``
-    instead of ``topic`` would then get an unfiltered answer without noticing.
-    """
-    tool = Tool.from_function(
-        fn, description=description, annotations=annotations, structured_output=False
-    )
-    base = tool.fn_metadata.arg_model
-    strict = cast(
-        type[ArgModelBase],
-        type(
-            base.__name__,
-            (base,),
-            {
-                "model_config": ConfigDict(
-                    extra="forbid", arbitrary_types_allowed=True
-                ),
-                "__module__": base.__module__,
-            },
-        ),
-    )
-    tool.fn_metadata.arg_model = strict
-    tool.parameters = strict.model_json_schema(by_alias=True)
-    return tool
-
-
 def build_server(store: str | None = None, *, allow_write: bool = False) -> MCPServer:
     """Build the server over the store found from ``store`` (or by discovery).
 
@@ -218,9 +192,18 @@ def build_server(store: str | None = None, *, allow_write: bool = False) -> MCPS
         allow_write: also offer ``record`` and ``resolve_conflict``.
     """
     live = LiveStore(store)
-    tools = [strict_tool(fn, text, READ_ONLY) for fn, text in read_tools(live)]
+    offered = [(spec, READ_ONLY) for spec in read_tools(live)]
     if allow_write:
-        tools += [strict_tool(fn, text, APPEND_ONLY) for fn, text in write_tools(live)]
+        offered += [(spec, WRITE) for spec in write_tools(live)]
+    tools = [
+        make_tool(
+            fn,
+            title=mcp_text.TITLES[fn.__name__],
+            description=text,
+            annotations=annotations,
+        )
+        for (fn, text), annotations in offered
+    ]
     return MCPServer(
         name="kgai",
         title="kgai decision memory",

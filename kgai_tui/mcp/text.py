@@ -34,7 +34,7 @@ Recall the decisions in force for the code you are about to touch. Call this FIR
 before reading or editing files, with the repository-relative paths you will work on \
 (`paths`, e.g. ["src/billing/pdf.go"]; globs such as "src/billing/*" work) and/or a \
 `topic` in a few words ("invoice rendering"). `max` caps the elements returned \
-(default 15, 1-500).
+(default 15).
 
 Returns the JSON of `kgai-tui context --json`: {ok, items: [{element_id, name, kind, \
 props, links: [{dir, kind, neighbor}], why: [{title, rationale, when, is_head}], \
@@ -52,7 +52,8 @@ and rationales (BM25, deterministic order). Use it to find the store's vocabular
 when a `recall` comes back empty (then recall again with the element names found \
 here), or to find a decision by its words. `query` is free text: words may match \
 anywhere, "a phrase" must match in order, invoi* is a prefix, and kind:feature, \
-author:alice or element:Invoice filter. `limit` caps the hits (default 20). By default \
+author:alice or element:Invoice filter. `limit` caps the hits (default 20, at most \
+10000). By default \
 only decisions in force are searched; `include_all` adds superseded ones. `as_of` \
 (RFC3339 or YYYY-MM-DD) limits it to what had been recorded by then. Returns the JSON \
 of `kgai-tui search --json`: {hits: [{kind, id, name, extra?, elements?, score?, \
@@ -90,10 +91,10 @@ RECORD: Final = """\
 Record new decisions in the team's log (append-only; nothing is ever overwritten). \
 Only call it when the person asked for the decision to be recorded or approved its \
 wording. Give exactly one of `decision` (one object) or `decisions` (a list), each \
-{title, rationale, author?, date?, refs?, supersedes_on?: ["kind:name"], mutations: \
+{title, rationale?, author?, date?, refs?, supersedes_on?: ["kind:name"], mutations: \
 [{op: "upsert_element", kind, name, props?} | {op: "set_prop", element, key, value} \
-| {op: "add_link" | "retire_link", from, to, link}]}, exactly as `kgai-tui record` \
-reads it. A decision on an element supersedes the decisions in force there. \
+| {op: "add_link" | "retire_link", from, to, link}]}, the document `kgai-tui record` \
+reads (the input schema describes every field). A decision on an element supersedes the decisions in force there. \
 `dry_run` shows what would be written. Returns the JSON of `kgai-tui record --json`."""
 
 RESOLVE_CONFLICT: Final = """\
@@ -103,3 +104,15 @@ is "kind:name" or an element_id from `conflicts`. Give `keep` (the id, or a uniq
 prefix of at least 4 characters, of the decision that wins) OR `title` (and an \
 optional `rationale`) for a new deciding decision. Returns the JSON of \
 `kgai-tui resolve-conflict --json`."""
+
+#: Each tool's human title (clients show it in lists and approval prompts).
+TITLES: Final = {
+    "recall": "Recall the decisions for code",
+    "search": "Search the decision memory",
+    "history": "History of an element",
+    "conflicts": "Open conflicts",
+    "as_of": "The graph at a past moment",
+    "status": "Decision memory status",
+    "record": "Record decisions",
+    "resolve_conflict": "Resolve a conflict",
+}

@@ -27,6 +27,7 @@ from kgai_tui.cli.support import (
     fail,
     guard_terminal_streams,
     handles_errors,
+    model_source,
     resolve_location,
     show,
 )
@@ -228,7 +229,7 @@ def conflicts(store: str | None, as_json: bool, about: str) -> None:
 
     Example: kgai-tui conflicts --about invoice --json
     """
-    show(conflicts_answer(engine_source(store), about), as_json, render_conflicts)
+    show(conflicts_answer(model_source(store), about), as_json, render_conflicts)
 
 
 @main.command()
@@ -241,7 +242,7 @@ def heads(store: str | None, as_json: bool, element: str | None) -> None:
 
     Example: kgai-tui heads feature:Invoice
     """
-    show(heads_answer(engine_source(store), element), as_json, render_heads)
+    show(heads_answer(model_source(store), element), as_json, render_heads)
 
 
 @main.command()
@@ -256,7 +257,7 @@ def history(store: str | None, as_json: bool, element: tuple[str, ...]) -> None:
 
     Example: kgai-tui history feature:Invoice
     """
-    answer = history_answer(engine_source(store), " ".join(element))
+    answer = history_answer(model_source(store), " ".join(element))
     show(answer, as_json, render_history)
 
 
@@ -270,13 +271,13 @@ def resolve(store: str | None, as_json: bool, ref: tuple[str, ...]) -> None:
 
     Example: kgai-tui resolve service:Billing
     """
-    show(resolve_answer(engine_source(store), " ".join(ref)), as_json, render_resolve)
+    show(resolve_answer(model_source(store), " ".join(ref)), as_json, render_resolve)
 
 
 def _context(
     store: str | None, as_json: bool, paths: str, about: str, max_: int
 ) -> None:
-    answer = recall_answer(engine_source(store), paths, about, max_)
+    answer = recall_answer(model_source(store), paths, about, max_)
     show(answer, as_json, render_context)
 
 
@@ -366,7 +367,7 @@ def status(store: str | None, as_json: bool) -> None:
 
     Example: kgai-tui status --json
     """
-    show(status_answer(engine_source(store)), as_json, render_status)
+    show(status_answer(model_source(store)), as_json, render_status)
 
 
 @main.command()

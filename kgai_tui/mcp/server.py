@@ -95,7 +95,7 @@ def read_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], str
         topic: Topic = "",
         max: MaxItems = 15,
     ) -> CallToolResult:
-        return answer(lambda: recall_answer(live.engine, paths or (), topic, max))
+        return answer(lambda: recall_answer(live.model, paths or (), topic, max))
 
     def search(
         query: Query,
@@ -114,16 +114,16 @@ def read_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], str
         )
 
     def history(element: Element) -> CallToolResult:
-        return answer(lambda: history_answer(live.engine, element))
+        return answer(lambda: history_answer(live.model, element))
 
     def conflicts(about: About = "") -> CallToolResult:
-        return answer(lambda: conflicts_answer(live.engine, about))
+        return answer(lambda: conflicts_answer(live.model, about))
 
     def as_of(timestamp: Timestamp) -> CallToolResult:
         return answer(lambda: as_of_answer(live.engine, timestamp))
 
     def status() -> CallToolResult:
-        return answer(lambda: status_answer(live.engine))
+        return answer(lambda: status_answer(live.model))
 
     return [
         (recall, mcp_text.RECALL),

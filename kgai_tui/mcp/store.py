@@ -71,6 +71,31 @@ class LiveStore:
                 self._fingerprint = current
             return self._engine
 
+    def model(self) -> Engine:
+        """The store through its read model on disk, as it is now (one snapshot).
+
+        Opened per call: the model checks the log's fingerprint itself, extends or
+        rebuilds when needed, and a call touches only the rows it reads, so the
+        server holds no projection in memory. When the model cannot be written
+        (or ``KGAI_TUI_READ_MODEL=off``), the whole store is opened instead.
+
+        Raises:
+            StoreNotFoundError: there is no store at the location.
+        """
+        from kgai_tui.core.model.schema import model_enabled
+
+        location = self.location
+        if not location.exists:
+            raise no_store(location)
+        if not model_enabled():
+            return self.engine()
+        from kgai_tui.core.model.open import open_model
+
+        try:
+            return open_model(location.root)  # type: ignore[return-value]
+        except OSError:
+            return self.engine()
+
     def search_index(self) -> SearchIndex:
         """Return the search index of the store as it is now (built or updated once).
 

@@ -29,12 +29,25 @@ from test_replay_properties import Chooser, Generated, lines, stores
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.model.open import ModelEngine, open_model
 from kgai_tui.core.model.schema import model_path
+from kgai_tui.core.reads.context import context_obj
 from kgai_tui.core.reads.export import export_digest, export_parts
 from kgai_tui.core.reads.health import status_obj
 from kgai_tui.core.reads.kg import conflicts_obj, heads_obj, history_obj, resolve_obj
 from kgai_tui.core.replay.projection_view import ProjectionView
 
 SETTINGS = settings(max_examples=25, deadline=None)
+# Topics and paths over the generator's vocabulary (titles, rationales, names, props),
+# some matching nothing; one with a small limit, so ties at the cut are exercised.
+RECALLS = [
+    ([], "billing", 15),
+    ([], "use x", 2),
+    ([], "because split", 15),
+    ([], "unicode title", 15),
+    ([], "zzz nothing", 15),
+    (["src/billing/x"], "", 15),
+    (["src/billing/x"], "use", 1),
+    (["src/**"], "same", 15),
+]
 
 
 def state(p: ProjectionView) -> dict[str, Any]:
@@ -84,6 +97,10 @@ def reads(engine: Any) -> bytes:
         "heads_one": [heads_obj(p, e) for e in eids],
         "resolve": [resolve_obj(p, e) for e in eids if ":" in e],
         "digest": export_digest(export_parts(p)),
+        "recall": [
+            context_obj(p, paths=paths, about=about, limit=limit)
+            for paths, about, limit in RECALLS
+        ],
         "problems": [x.describe() for x in engine.problems],
     }
     return orjson.dumps(out, option=orjson.OPT_SORT_KEYS)
@@ -274,3 +291,34 @@ def test_rewritten_shard_rebuilds(tmp_path: Path) -> None:
     model = open_model(root, cache)
     assert model.how == "cold"
     assert_same(model, root)
+
+
+def test_recall_segments_and_merges_stay_exact(monkeypatch: Any) -> None:
+    """Small thresholds force segment files and merges on every few appends."""
+    from test_replay_properties import generate
+
+    from kgai_tui.core.model import recall_store
+
+    monkeypatch.setattr(recall_store, "SEGMENT_EVERY", 3)
+    monkeypatch.setattr(recall_store, "SEGMENTS_MAX", 2)
+    segmented = extended = 0
+    for seed in range(12):
+        c = Chooser(rnd=random.Random(seed))
+        gen = generate(c, min_decisions=20, max_decisions=40)
+        first, later = split(gen, c)
+        with scratch() as (root, cache):
+            write_store(root, first)
+            open_model(root, cache).close()
+            for part in later:
+                if not part:
+                    continue
+                append_files(root, part)
+                model = open_model(root, cache)
+                from kgai_tui.core.model.disk import read_meta
+
+                segmented += len(read_meta(model.db, "recall")["segments"]) > 1
+                extended += model.how == "append"
+                assert_same(model, root)
+    # The thresholds were really crossed, and updates really happened in place.
+    assert segmented >= 5, segmented
+    assert extended >= 5, extended

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from kgai_tui.core.model.recall_files import listed, remove_unlisted
+from kgai_tui.core.model.recall_store import build_recall
 from kgai_tui.core.model.schema import DDL, DEC_COLUMNS, INDEXES, header
 from kgai_tui.core.model.seal import write_seal
 from kgai_tui.core.store.logscan import HASH_OK, ShardScan
@@ -30,9 +32,11 @@ if TYPE_CHECKING:
 __all__ = [
     "INSERT_DEC",
     "INSERT_EL",
+    "INSERT_LINK",
     "build_model",
     "el_row",
     "graph_state",
+    "link_rows",
     "shard_state",
     "write_meta",
 ]
@@ -41,6 +45,7 @@ INSERT_DEC = (
     f"INSERT OR REPLACE INTO dec (ix, {', '.join(DEC_COLUMNS)})"
     f" VALUES ({', '.join('?' * (len(DEC_COLUMNS) + 1))})"
 )
+INSERT_LINK = "INSERT OR IGNORE INTO link (src, dst, key) VALUES (?, ?, ?)"
 INSERT_EL = (
     "INSERT OR REPLACE INTO el (id, seq, kind, name, props, shapes_seq, shapes,"
     " heads_seq, heads, max_auth) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -152,6 +157,16 @@ def graph_state(graph: Any) -> tuple[Any, ...]:
     return nodes, succ, pred
 
 
+def link_rows(graph: Any) -> list[tuple[str, str, str]]:
+    """Every link as ``(from, to, kind)`` (what recall's item links read)."""
+    return [
+        (src, dst, key)
+        for src, out in vars(graph)["_succ"].items()
+        for dst, keys in out.items()
+        for key in keys
+    ]
+
+
 def shard_state(scan: ShardScan) -> dict[str, Any]:
     """What an update needs of a shard: where it ended, its fingerprint, its problems."""
     n = len(scan)
@@ -205,12 +220,14 @@ def build_model(engine: Engine, path: Path) -> None:
             db.execute("BEGIN")
             db.executemany(INSERT_DEC, dec_rows_all(p))
             _write_elements(db, p)
-            write_meta(db, _meta_of(engine))
+            db.executemany(INSERT_LINK, link_rows(p.graph))
+            meta = _meta_of(engine)
+            meta["recall"] = build_recall(path, p)
+            write_meta(db, meta)
             db.execute("COMMIT")
-            db.execute(INDEXES)
-            db.execute(
-                "PRAGMA journal_mode=WAL"
-            )  # kept in the file: readers never wait
+            db.executescript(INDEXES)
+            # Kept in the file: readers never wait for a writer.
+            db.execute("PRAGMA journal_mode=WAL")
         finally:
             db.close()
         with open(tmp, "rb") as fh:
@@ -220,6 +237,7 @@ def build_model(engine: Engine, path: Path) -> None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path.with_name(path.name + suffix))
         os.replace(tmp, path)
+        remove_unlisted(path, sorted(listed(meta["recall"])))
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -11,6 +11,7 @@ import marshal
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from kgai_tui.core.model.rows import (
@@ -20,10 +21,14 @@ from kgai_tui.core.model.rows import (
     ElRows,
     ModelCorruptError,
     field,
+    storable,
 )
 
 if TYPE_CHECKING:
     import networkx as nx
+
+    from kgai_tui.core.recall.index import RecallIndex
+    from kgai_tui.core.replay.projection import Projection
 
 __all__ = ["DiskProjection", "graph_from_state", "read_meta"]
 
@@ -67,9 +72,13 @@ def graph_from_state(state: Any) -> nx.MultiDiGraph[str]:
 class DiskProjection:
     """A read-only projection over an open model connection (one read's snapshot)."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
-        """Read the small parts now (counts, conflicts); rows later, when asked."""
+    def __init__(self, db: sqlite3.Connection, model: Path) -> None:
+        """Read the small parts now (counts, conflicts); rows later, when asked.
+
+        ``model`` is the model file (its recall files are beside it).
+        """
         self.db = db
+        self._model = model
         counts = read_meta(db, "counts")
         self.applied_count: int = counts["applied"]
         self._elements: int = counts["elements"]
@@ -81,6 +90,7 @@ class DiskProjection:
         self._graph: nx.MultiDiGraph[str] | None = None
         self._unknown: list[tuple[str, str]] | None = None
         self._index: dict[str, int] = {}
+        self._max_auth: dict[str, int] | None = None
         col = self._decs.column
         self.dec_id: DecColumn = col("id")
         self.dec_title = col("title")
@@ -164,9 +174,38 @@ class DiskProjection:
         return self.head_order(field(row, 7))
 
     def max_authority_lamport(self, eid: str) -> int:
-        """Return the largest lamport of a decision with authority on the element."""
-        row = self._els.get(eid)
-        return 0 if row is None else int(row[8])
+        """Return the largest lamport of a decision with authority on the element.
+
+        Recall asks for every element it keeps: the column is read once, whole
+        (one query over the element rows, not one per element).
+        """
+        if self._max_auth is None:
+            self._max_auth = dict(self.db.execute("SELECT id, max_auth FROM el"))
+        return int(self._max_auth.get(eid, 0))
+
+    # ------------------------------------------------------------------ recall
+
+    def recall_index(self) -> RecallIndex:
+        """The recall index of this snapshot, from the model's array files."""
+        from kgai_tui.core.model.recall_store import load_recall
+
+        return load_recall(
+            self._model, cast("Projection", self), read_meta(self.db, "recall")
+        )
+
+    def out_links(self, eid: str) -> list[tuple[str, str]]:
+        """``(kind, to)`` of every link from ``eid`` (any order)."""
+        if not storable(eid):
+            return []
+        rows = self.db.execute("SELECT key, dst FROM link WHERE src = ?", (eid,))
+        return [(str(k), str(t)) for k, t in rows]
+
+    def in_links(self, eid: str) -> list[tuple[str, str]]:
+        """``(kind, from)`` of every link to ``eid`` (any order)."""
+        if not storable(eid):
+            return []
+        rows = self.db.execute("SELECT key, src FROM link WHERE dst = ?", (eid,))
+        return [(str(k), str(f)) for k, f in rows]
 
     def all_heads(self) -> list[tuple[str, set[int]]]:
         """Every element's heads (``heads.items()``), their rows fetched in batches."""

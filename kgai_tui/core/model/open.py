@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 from kgai_tui.core.errors import StoreNotFoundError
 from kgai_tui.core.model.disk import DiskProjection, read_meta
+from kgai_tui.core.model.recall_files import check_recall
 from kgai_tui.core.model.rows import ModelCorruptError
 from kgai_tui.core.model.schema import header, model_path
 from kgai_tui.core.model.seal import model_lock, sealed, write_seal
@@ -55,15 +56,16 @@ class ModelEngine:
         db: sqlite3.Connection,
         how: str,
         refused: list[LineProblem],
-        cache_base: Path | None,
+        model: Path,
     ) -> None:
-        """Wrap a connection holding an open read transaction on a checked model."""
+        """Wrap a connection holding an open read transaction on the checked model
+        at ``model``."""
         self.root: Path | None = root
         self.db = db
         self.how = how
         self.refused = refused
-        self.cache_base = cache_base
-        self.projection = DiskProjection(db)
+        self.model_path = model
+        self.projection = DiskProjection(db, model)
         self.shard_states: list[dict[str, Any]] = read_meta(db, "shards")
 
     @property
@@ -104,9 +106,10 @@ def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
     return sqlite3.connect(uri, uri=True, isolation_level=None, timeout=_BUSY)
 
 
-def _stored_prints(db: sqlite3.Connection, root: Path) -> list[ShardPrint]:
+def _stored_prints(db: sqlite3.Connection, root: Path, path: Path) -> list[ShardPrint]:
     if read_meta(db, "header") != header(root):
         raise ModelCorruptError("built for another format, version or store")
+    check_recall(path, read_meta(db, "recall"))
     return [ShardPrint.from_list(s["print"]) for s in read_meta(db, "shards")]
 
 
@@ -142,9 +145,9 @@ def _open_model(root: Path, cache_base: Path | None) -> ModelEngine:
             try:
                 db = _connect(path, write=False)
                 db.execute("BEGIN")
-                change = compare_prints(_stored_prints(db, root), now, log_dir)
+                change = compare_prints(_stored_prints(db, root, path), now, log_dir)
                 if change == "same" or round_ == _ROUNDS:
-                    return ModelEngine(root, db, how, list(listing.refused), cache_base)
+                    return ModelEngine(root, db, how, list(listing.refused), path)
             except _FAILURES:
                 pass
             if db is not None:
@@ -169,10 +172,10 @@ def _bring_up_to_date(
             db = None
             try:
                 db = _connect(path, write=True)
-                change = compare_prints(_stored_prints(db, root), now, log_dir)
+                change = compare_prints(_stored_prints(db, root, path), now, log_dir)
                 if change == "same":
                     return "warm"  # another process did it while we waited
-                if change == "append" and _extend(db, log_dir, now):
+                if change == "append" and _extend(db, path, log_dir, now):
                     # Fold the log into the file when no reader holds it back
                     # (never waiting for one), then seal both as they are.
                     db.execute("PRAGMA wal_checkpoint(PASSIVE)")
@@ -188,10 +191,12 @@ def _bring_up_to_date(
         return "cold"
 
 
-def _extend(db: sqlite3.Connection, log_dir: Path, now: list[ShardPrint]) -> bool:
+def _extend(
+    db: sqlite3.Connection, path: Path, log_dir: Path, now: list[ShardPrint]
+) -> bool:
     from kgai_tui.core.model.update import extend_model
 
-    return extend_model(db, log_dir, now)
+    return extend_model(db, path, log_dir, now)
 
 
 def _rebuild(

@@ -38,6 +38,10 @@ class ModelCorruptError(Exception):
     """The model's rows contradict each other: it is rebuilt, never believed."""
 
 
+def _recall_inputs(row: list[Any]) -> tuple[Any, ...]:
+    return (row[1], row[2], row[5], tuple(row[10]))
+
+
 def _decode_row(raw: tuple[Any, ...]) -> list[Any]:
     row = list(raw[1:])
     for i in _LISTS:
@@ -57,6 +61,9 @@ class DecRows:
         self.base = base
         self.rows: dict[int, list[Any]] = {}
         self.lengths = [base] * len(DEC_COLUMNS)
+        # What recall reads of each row as fetched (title, rationale, summary,
+        # shapes): an update compares to find decisions whose scores may change.
+        self.orig: dict[int, tuple[Any, ...]] = {}
 
     def row(self, i: int) -> list[Any]:
         """The row at index ``i`` (fetched once)."""
@@ -67,8 +74,20 @@ class DecRows:
             raw = self.db.execute(_SELECT_DEC + " WHERE ix = ?", (i,)).fetchone()
             if raw is None:
                 raise ModelCorruptError(f"decision row {i} is missing")
-            row = self.rows[i] = _decode_row(raw)
+            row = self.rows[i] = self._keep(i, _decode_row(raw))
         return row
+
+    def _keep(self, i: int, row: list[Any]) -> list[Any]:
+        self.orig[i] = _recall_inputs(row)
+        return row
+
+    def recall_stale(self) -> list[int]:
+        """Rows on disk whose recall inputs changed since they were fetched."""
+        return sorted(
+            i
+            for i, before in self.orig.items()
+            if _recall_inputs(self.rows[i]) != before
+        )
 
     def prefetch(self, indices: Iterable[int]) -> None:
         """Fetch the rows of ``indices`` not held yet, a few hundred per query."""
@@ -79,7 +98,7 @@ class DecRows:
             marks = ",".join("?" * len(chunk))
             found = 0
             for raw in self.db.execute(f"{_SELECT_DEC} WHERE ix IN ({marks})", chunk):
-                rows[raw[0]] = _decode_row(raw)
+                rows[raw[0]] = self._keep(raw[0], _decode_row(raw))
                 found += 1
             if found != len(chunk):
                 raise ModelCorruptError("decision rows are missing")

@@ -11,7 +11,7 @@ from typing import Final
 from kgai_tui import __version__
 
 #: Bumped whenever the tables or what a column holds change.
-FORMAT: Final = 2
+FORMAT: Final = 3
 
 # One row per decision index: the projection's decision columns. Lists are JSON
 # (NULL when empty); ``time`` is NULL for a stub or Go's zero time.
@@ -39,6 +39,12 @@ CREATE TABLE dec (
     supersedes TEXT,
     superseded_by TEXT
 );
+CREATE TABLE link (
+    src TEXT NOT NULL,
+    dst TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (src, dst, key)
+) WITHOUT ROWID;
 CREATE TABLE el (
     id TEXT PRIMARY KEY,
     seq INTEGER NOT NULL,
@@ -53,7 +59,9 @@ CREATE TABLE el (
 ) WITHOUT ROWID;
 """
 #: Built after the bulk insert (cheaper than maintaining it row by row).
-INDEXES: Final = "CREATE UNIQUE INDEX dec_id ON dec (id);"
+INDEXES: Final = (
+    "CREATE UNIQUE INDEX dec_id ON dec (id); CREATE INDEX link_dst ON link (dst);"
+)
 
 DEC_COLUMNS: Final = (
     "id",

@@ -18,13 +18,17 @@ from typing import Any
 from kgai_tui.core.model.build import (
     INSERT_DEC,
     INSERT_EL,
+    INSERT_LINK,
     dec_rows,
     el_row,
     graph_state,
     last_key,
+    link_rows,
     write_meta,
 )
 from kgai_tui.core.model.disk import graph_from_state, read_meta
+from kgai_tui.core.model.recall_files import listed, remove_unlisted
+from kgai_tui.core.model.recall_store import update_recall
 from kgai_tui.core.model.rows import (
     DecRows,
     ElementField,
@@ -101,17 +105,22 @@ class OverlayProjection(Projection):
         self._node_seq += 1
         return [seq, "", "", "", None, None, None, None, 0]
 
-    def rows_to_write(self) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-        """The decision and element rows this replay touched, ready to write."""
+    def rows_to_write(
+        self,
+    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], bool]:
+        """The decision and element rows this replay touched, ready to write, and
+        whether any element's kind, name or props changed (or one was added)."""
         lengths = set(self.decs.lengths)
         if len(lengths) != 1:
             raise ModelCorruptError("a new decision's row is incomplete")
         decs = list(dec_rows(self, sorted(self.decs.rows)))
         before = {n[0]: n[1:] for n in self.graph_before[0]}
         nodes = self._nodes
+        changed = False
         for eid, attrs in nodes.items():  # props flushed since, new nodes
             if before.get(eid) != (attrs["kind"], attrs["name"], attrs["props"]):
                 self.els.get(eid)
+                changed = True
         els = [
             el_row(
                 eid,
@@ -126,7 +135,7 @@ class OverlayProjection(Projection):
             for eid, row in self.els.rows.items()
             if row is not None
         ]
-        return decs, els
+        return decs, els, changed
 
     def counts(self) -> dict[str, int]:
         """The model's counts after this replay."""
@@ -146,7 +155,7 @@ def _problems(scan: ShardScan, shift: int) -> list[list[Any]]:
 
 
 def extend_model(
-    db: sqlite3.Connection, log_dir: Path, now: Sequence[ShardPrint]
+    db: sqlite3.Connection, model: Path, log_dir: Path, now: Sequence[ShardPrint]
 ) -> bool:
     """Apply what was appended to the shards since the model was written.
 
@@ -208,12 +217,32 @@ def extend_model(
         overlay, fresh_scans, source, keys, after=None if last is None else tuple(last)
     )
     source.release()
-    decs, els = overlay.rows_to_write()
+    decs, els, elements_changed = overlay.rows_to_write()
     fresh_last = last_key(fresh_scans)
+    before_links = {
+        (src, dst, key)
+        for src, targets in overlay.graph_before[1]
+        for dst, keys in targets
+        for key, _ in keys
+    }
+    after_links = set(link_rows(overlay.graph))
+    old_recall = read_meta(db, "recall")
+    recall = update_recall(
+        model,
+        overlay,
+        old_recall,
+        elements_changed=elements_changed,
+        stale=overlay.decs.recall_stale(),
+    )
     db.execute("BEGIN IMMEDIATE")
     try:
         db.executemany(INSERT_DEC, decs)
         db.executemany(INSERT_EL, els)
+        db.executemany(
+            "DELETE FROM link WHERE src = ? AND dst = ? AND key = ?",
+            sorted(before_links - after_links),
+        )
+        db.executemany(INSERT_LINK, sorted(after_links - before_links))
         write_meta(
             db,
             {
@@ -223,10 +252,13 @@ def extend_model(
                 "graph": graph_state(overlay.graph),
                 "shards": states,
                 "last": fresh_last if fresh_last is not None else last,
+                "recall": recall,
             },
         )
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
         raise
+    # A reader of the state before this update may still open its files.
+    remove_unlisted(model, sorted(listed(recall) | listed(old_recall)))
     return True

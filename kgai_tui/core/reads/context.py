@@ -27,7 +27,7 @@ from kgai_tui.core.wire.props import parse_props
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from kgai_tui.core.replay.projection import Projection
+    from kgai_tui.core.recall.index import RecallIndex
     from kgai_tui.core.replay.projection_view import ProjectionView
 
 DEFAULT_MAX: Final = 15
@@ -51,15 +51,15 @@ def decision_boost(p: ProjectionView, q_toks: list[str]) -> dict[str, float]:
     return boost
 
 
+def _name(p: ProjectionView, eid: str) -> str:
+    found = p.element(eid)
+    return "" if found is None else found[1]
+
+
 def element_links(p: ProjectionView, eid: str) -> list[dict[str, str]]:
     """Out-links then in-links, each ordered by kind, neighbour name, neighbour id."""
-    graph = p.graph
-    outs = sorted(
-        (k, graph.nodes[t]["name"], t) for _, t, k in graph.out_edges(eid, keys=True)
-    )
-    ins = sorted(
-        (k, graph.nodes[f]["name"], f) for f, _, k in graph.in_edges(eid, keys=True)
-    )
+    outs = sorted((k, _name(p, t), t) for k, t in p.out_links(eid))
+    ins = sorted((k, _name(p, f), f) for k, f in p.in_links(eid))
     return [{"dir": "out", "kind": k, "neighbor": n} for k, n, _ in outs] + [
         {"dir": "in", "kind": k, "neighbor": n} for k, n, _ in ins
     ]
@@ -94,15 +94,9 @@ def _relevances(
     A live projection keeps a :class:`RecallIndex` (built on first use, exactly
     equal to the scan below); a point-in-time view is small enough to scan.
     """
-    # Imported here, like numpy below, so that importing this module (the CLI does,
-    # for every command) loads neither NetworkX nor NumPy.
-    from kgai_tui.core.replay.projection import Projection
-
-    if isinstance(p, Projection) and (paths or q_toks):
-        # The recall index (and numpy under it) loads only for recall.
-        from kgai_tui.core.recall.index import recall_index_of
-
-        ids, rel = recall_index_of(p).relevance_array(paths, q_toks)
+    index = recall_index_for(p) if paths or q_toks else None
+    if index is not None:
+        ids, rel = index.relevance_array(paths, q_toks)
         return zip(ids, rel.tolist(), strict=True)
     boost = decision_boost(p, q_toks) if q_toks else {}
     return ((eid, relevance(p, eid, paths, q_toks, boost)) for eid in p.graph.nodes)
@@ -113,8 +107,31 @@ def _order(row: tuple[float, int, str]) -> tuple[float, int, str]:
     return (-row[0], -row[1], row[2])
 
 
+def recall_index_for(p: ProjectionView) -> RecallIndex | None:
+    """The recall index answering for ``p``: the model's stored one, the live
+    projection's own, or none (a point-in-time view is small enough to scan).
+
+    Imported here, like numpy: importing this module (the CLI does, for every
+    command) loads neither NetworkX nor NumPy.
+    """
+    stored = getattr(p, "recall_index", None)
+    if stored is not None:
+        return stored()  # type: ignore[no-any-return]
+    from kgai_tui.core.replay.projection import Projection
+
+    if isinstance(p, Projection):
+        from kgai_tui.core.recall.index import recall_index_of
+
+        return recall_index_of(p)
+    return None
+
+
 def _first_from_index(
-    p: Projection, paths: list[str], q_toks: list[str], limit: int
+    p: ProjectionView,
+    index: RecallIndex,
+    paths: list[str],
+    q_toks: list[str],
+    limit: int,
 ) -> tuple[list[tuple[float, int, str]], int]:
     """The first ``limit`` elements in recall's order and how many pass the filter,
     from the recall index's relevance array.
@@ -127,9 +144,7 @@ def _first_from_index(
     # The recall index (and numpy under it) loads only for recall.
     import numpy as np
 
-    from kgai_tui.core.recall.index import recall_index_of
-
-    ids, rel = recall_index_of(p).relevance_array(paths, q_toks)
+    ids, rel = index.relevance_array(paths, q_toks)
     keep = np.flatnonzero(rel >= 1)
     total = len(keep)
     kept_rel = rel[keep]
@@ -160,10 +175,9 @@ def context_obj(
     limit = limit if limit > 0 else DEFAULT_MAX
     q_toks = tokenize(about) if about else []
     filtered = bool(paths) or bool(about)
-    from kgai_tui.core.replay.projection import Projection  # see _relevances
-
-    if isinstance(p, Projection) and (paths or q_toks):
-        first, total = _first_from_index(p, paths, q_toks, limit)
+    index = recall_index_for(p) if paths or q_toks else None
+    if index is not None:
+        first, total = _first_from_index(p, index, paths, q_toks, limit)
     else:
         scored: list[tuple[float, int, str]] = []
         for eid, rel in _relevances(p, paths, q_toks):

@@ -67,6 +67,15 @@ class Fields:
         """Approximate bytes held."""
         return self.vocab.nbytes() + sum(c.nbytes() for _, c in self.fields)
 
+    @classmethod
+    def from_parts(
+        cls, n: int, vocab: Vocab, fields: list[tuple[float, Csr]]
+    ) -> Fields:
+        """Fields from stored parts (the vocabulary and one :class:`Csr` per field)."""
+        out = cls.__new__(cls)
+        out.vocab, out.n, out.fields = vocab, n, fields
+        return out
+
     def best(self, qb: bytes) -> F64 | None:
         """Per row, the best ``strength * weight`` of one query token (None: all 0).
 

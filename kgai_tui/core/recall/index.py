@@ -9,7 +9,8 @@ one per projection. How it stays exact: docs/performance.md, "The recall index".
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
@@ -31,13 +32,43 @@ from kgai_tui.core.wire.props import parse_props
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection import Projection
 
-__all__ = ["RecallIndex", "recall_index_of"]
+__all__ = [
+    "ElementPart",
+    "RecallIndex",
+    "SegmentPart",
+    "element_part",
+    "recall_index_of",
+    "segment_part",
+]
 
 #: Decisions appended since the last segment are scored by the reference function
 #: until there are this many; then they become a segment of their own.
 DELTA_MAX: Final = 512
 #: Beyond this many segments, all but the largest are merged into one.
 SEGMENTS_MAX: Final = 6
+
+
+@dataclass(slots=True)
+class SegmentPart:
+    """A segment's arrays and postings, to keep in a file and answer from again."""
+
+    decs: I64
+    shape_lens: I64
+    el_ids: I64
+    el_starts: I64
+    el_decs: I32
+    placeholders: list[int]
+    fields: Fields
+
+
+@dataclass(slots=True)
+class ElementPart:
+    """The element fields (name, kind, props) and stored paths, by graph position."""
+
+    ids: list[str]
+    attrs: list[tuple[str, str, str]]
+    paths: list[tuple[int, list[str]]]
+    fields: Fields
 
 
 class _Segment:
@@ -91,6 +122,35 @@ class _Segment:
             + self.el_decs.nbytes
         )
 
+    def part(self) -> SegmentPart:
+        """This segment as stored parts."""
+        return SegmentPart(
+            self.decs,
+            self.shape_lens,
+            self.el_ids,
+            self.el_starts,
+            self.el_decs,
+            list(self.placeholders),
+            self.fields,
+        )
+
+    @classmethod
+    def from_part(cls, part: SegmentPart) -> _Segment:
+        """A segment answering from stored parts."""
+        seg = cls.__new__(cls)
+        seg.decs, seg.fields = part.decs, part.fields
+        seg.shape_lens = part.shape_lens
+        seg.shape_total = int(part.shape_lens.sum())
+        seg.el_ids, seg.el_starts, seg.el_decs = (
+            part.el_ids,
+            part.el_starts,
+            part.el_decs,
+        )
+        seg.dead = None
+        seg.n_dead = 0
+        seg.placeholders = list(part.placeholders)
+        return seg
+
     def kill(self, local: int) -> None:
         """Stop answering for one decision (it moved to the delta)."""
         if self.dead is None:
@@ -142,6 +202,22 @@ class _Elements:
                 if stored:
                     self.paths.append((k, stored))
 
+    def part(self) -> ElementPart:
+        """These element fields as stored parts."""
+        return ElementPart(self.ids, self.attrs, self.paths, self.fields)
+
+    @classmethod
+    def from_part(cls, part: ElementPart) -> _Elements:
+        """Element fields answering from stored parts."""
+        els = cls.__new__(cls)
+        els.ids, els.attrs, els.paths, els.fields = (
+            part.ids,
+            part.attrs,
+            part.paths,
+            part.fields,
+        )
+        return els
+
     def path_scores(self, paths: Sequence[str]) -> F64:
         """``PATH_WEIGHT`` per query path any stored path of the element globs."""
         out = np.zeros(len(self.ids), dtype=np.float64)
@@ -180,7 +256,45 @@ class RecallIndex:
     def __init__(self, p: Projection) -> None:
         """Index the whole projection (prefer :meth:`from_projection`)."""
         self._p = p
+        self._frozen = False
         self._build()
+
+    @classmethod
+    def stored(
+        cls,
+        p: Projection,
+        elements: ElementPart,
+        segments: Sequence[SegmentPart],
+        stale: Iterable[int],
+    ) -> RecallIndex:
+        """An index answering for ``p`` from stored parts, for one query's snapshot.
+
+        ``segments`` cover decisions up to some count; every decision past it, and
+        the ``stale`` ones (their text or shapes changed since their segment was
+        written), are scored by the reference function. It never refreshes: the
+        projection it answers for is a snapshot too (the model on disk).
+        """
+        index = cls.__new__(cls)
+        index._p = p
+        index._frozen = True
+        index._applied = p.applied_count
+        index._elements = _Elements.from_part(elements)
+        index._el_of = {e: k for k, e in enumerate(index._elements.ids)}
+        index._segments = [_Segment.from_part(part) for part in segments]
+        covered = sum(len(part.decs) for part in segments)
+        index._n_dec = len(p.dec_id)
+        stale_set = set(stale)
+        for seg in index._segments:
+            for k in np.flatnonzero(np.isin(seg.decs, list(stale_set))).tolist():
+                seg.kill(k)
+        index._delta = sorted(stale_set | set(range(covered, index._n_dec)))
+        return index
+
+    def parts(self) -> tuple[ElementPart, list[SegmentPart]]:
+        """The index as stored parts (of a freshly built one: no delta, none dead)."""
+        if self._delta or any(s.dead is not None for s in self._segments):
+            raise ValueError("only a freshly built index is stored")
+        return self._elements.part(), [s.part() for s in self._segments]
 
     @classmethod
     def from_projection(cls, p: Projection) -> RecallIndex:
@@ -221,6 +335,8 @@ class RecallIndex:
         re-indexed when any changed. Cheap when nothing was applied.
         """
         p = self._p
+        if self._frozen:
+            return
         if p.applied_count == self._applied and len(p.dec_id) == self._n_dec:
             return
         self._applied = p.applied_count
@@ -300,6 +416,8 @@ class RecallIndex:
         for seg in self._segments:
             seg.boost_into(q_toks, out)
         el_of = self._el_of
+        if self._delta:
+            p.prefetch(self._delta)  # a model on disk: a few queries, not one each
         for i in sorted(set(self._delta)):
             shaped = p.dec_shapes[i]
             if not shaped:
@@ -355,6 +473,17 @@ class RecallIndex:
 
 
 _BUILT: weakref.WeakKeyDictionary[Projection, RecallIndex] = weakref.WeakKeyDictionary()
+
+
+def element_part(p: Projection) -> ElementPart:
+    """The element fields of a projection (its graph), as stored parts."""
+    return _Elements(p).part()
+
+
+def segment_part(p: Projection, decs: I64, elements: ElementPart) -> SegmentPart:
+    """A segment over decisions ``decs`` of ``p`` (ascending), as stored parts."""
+    el_of = {e: k for k, e in enumerate(elements.ids)}
+    return _Segment(p, decs, el_of).part()
 
 
 def recall_index_of(p: Projection) -> RecallIndex:

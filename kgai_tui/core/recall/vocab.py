@@ -47,6 +47,30 @@ class Bucket:
             self.toks.nbytes + self.rev.nbytes + self.rev_pos.nbytes + len(self.blob)
         )
 
+    def parts(
+        self,
+    ) -> tuple[int, int, npt.NDArray[np.bytes_], npt.NDArray[np.bytes_], I32]:
+        """What :meth:`from_parts` needs (the blob is derived again from ``toks``)."""
+        return self.length, self.first, self.toks, self.rev, self.rev_pos
+
+    @classmethod
+    def from_parts(
+        cls,
+        length: int,
+        first: int,
+        toks: npt.NDArray[np.bytes_],
+        rev: npt.NDArray[np.bytes_],
+        rev_pos: I32,
+    ) -> Bucket:
+        """A bucket from :meth:`parts` (arrays may be read-only views of a file)."""
+        bucket = cls.__new__(cls)
+        bucket.length, bucket.first = length, first
+        bucket.toks, bucket.rev, bucket.rev_pos = toks, rev, rev_pos
+        grid = toks.view(np.uint8).reshape(len(toks), length)
+        nl = np.full((len(toks), 1), 10, dtype=np.uint8)
+        bucket.blob = np.hstack((grid, nl)).tobytes()
+        return bucket
+
     def prefix(self, prefix: bytes) -> tuple[int, int]:
         """Local positions ``[a, b)`` of the tokens starting with ``prefix``."""
         hi = prefix + b"\xff" * (self.length - len(prefix))
@@ -103,6 +127,14 @@ class Vocab:
     def __len__(self) -> int:
         """The number of distinct tokens."""
         return self.size
+
+    @classmethod
+    def from_buckets(cls, size: int, buckets: list[Bucket]) -> Vocab:
+        """A vocabulary from stored buckets (see :meth:`Bucket.parts`)."""
+        vocab = cls({})
+        vocab.size = size
+        vocab.buckets = {b.length: b for b in buckets}
+        return vocab
 
     def nbytes(self) -> int:
         """Bytes held."""

@@ -493,6 +493,14 @@ class Projection:
         """How many elements there are."""
         return int(self.graph.number_of_nodes())
 
+    def out_links(self, eid: str) -> list[tuple[str, str]]:
+        """``(kind, to)`` of every link from an element."""
+        return [(k, t) for _, t, k in self.graph.out_edges(eid, keys=True)]
+
+    def in_links(self, eid: str) -> list[tuple[str, str]]:
+        """``(kind, from)`` of every link to an element."""
+        return [(k, f) for f, _, k in self.graph.in_edges(eid, keys=True)]
+
     def prefetch(self, indices: Iterable[int]) -> None:
         """Nothing to fetch: every decision is in memory."""
 

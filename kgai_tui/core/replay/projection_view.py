@@ -132,6 +132,14 @@ class ProjectionView(Protocol):
         """How many elements there are."""
         ...
 
+    def out_links(self, eid: str) -> list[tuple[str, str]]:
+        """``(kind, to)`` of every link from an element."""
+        ...
+
+    def in_links(self, eid: str) -> list[tuple[str, str]]:
+        """``(kind, from)`` of every link to an element."""
+        ...
+
     def prefetch(self, indices: Iterable[int]) -> None:
         """Say these decisions are about to be read (a model on disk fetches them
         in a few queries; in memory, nothing to do)."""

@@ -1,0 +1,226 @@
+"""The recall index of the model: array files beside it, named in its ``meta``.
+
+A query maps the files and scores every element exactly as the in-memory
+:class:`~kgai_tui.core.recall.index.RecallIndex` does, reading only the postings of
+the query's tokens. The files are written once and never changed: a whole build
+writes one element file and one segment over every decision; an update appends
+decisions to the model, which are scored directly until there are
+:data:`SEGMENT_EVERY` of them, and then get a segment file of their own; an update
+that changes elements writes a new element file. Decisions whose text or shapes
+changed after their segment was written are "stale": killed in their segment and
+scored directly. The meta entry records each file's identity (inode, size, times),
+checked on every open like the model's seal.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from kgai_tui.core.model.arrays import ArrayFileError, read_arrays, write_arrays
+from kgai_tui.core.model.recall_files import file_identity, recall_dir
+from kgai_tui.core.model.rows import ModelCorruptError
+from kgai_tui.core.recall.fields import Csr, Fields
+from kgai_tui.core.recall.index import (
+    ElementPart,
+    RecallIndex,
+    SegmentPart,
+    element_part,
+    segment_part,
+)
+from kgai_tui.core.recall.vocab import Bucket, Vocab
+
+if TYPE_CHECKING:
+    from kgai_tui.core.replay.projection import Projection
+
+__all__ = [
+    "SEGMENT_EVERY",
+    "load_recall",
+    "write_element_file",
+    "write_segment_file",
+]
+
+#: Appended decisions scored directly before they get a segment file.
+SEGMENT_EVERY: Final = 4096
+#: Segment files beyond the first before they are merged into one.
+SEGMENTS_MAX: Final = 6
+
+
+def _fields_out(prefix: str, f: Fields, arrays: dict[str, npt.NDArray[Any]]) -> Any:
+    buckets = []
+    for k, b in enumerate(f.vocab.buckets.values()):
+        length, first, toks, rev, rev_pos = b.parts()
+        arrays[f"{prefix}b{k}t"], arrays[f"{prefix}b{k}r"] = toks, rev
+        arrays[f"{prefix}b{k}p"] = rev_pos
+        buckets.append((length, first))
+    weights = []
+    for k, (w, csr) in enumerate(f.fields):
+        arrays[f"{prefix}f{k}p"], arrays[f"{prefix}f{k}m"] = csr.ptr, csr.members
+        weights.append(w)
+    return {"n": f.n, "size": f.vocab.size, "buckets": buckets, "weights": weights}
+
+
+def _fields_in(prefix: str, vals: Any, arrays: dict[str, npt.NDArray[Any]]) -> Fields:
+    buckets = [
+        Bucket.from_parts(
+            int(length),
+            int(first),
+            arrays[f"{prefix}b{k}t"],
+            arrays[f"{prefix}b{k}r"],
+            arrays[f"{prefix}b{k}p"],
+        )
+        for k, (length, first) in enumerate(vals["buckets"])
+    ]
+    fields = [
+        (float(w), Csr(arrays[f"{prefix}f{k}p"], arrays[f"{prefix}f{k}m"]))
+        for k, w in enumerate(vals["weights"])
+    ]
+    return Fields.from_parts(
+        int(vals["n"]), Vocab.from_buckets(vals["size"], buckets), fields
+    )
+
+
+# ---------------------------------------------------------------------- files
+
+
+def _new_name(kind: str) -> str:
+    return f"{kind}-{secrets.token_hex(8)}.bin"
+
+
+def write_element_file(model: Path, part: ElementPart) -> dict[str, Any]:
+    """Write an element file; return its meta entry (name and identity)."""
+    arrays: dict[str, npt.NDArray[Any]] = {}
+    vals = {
+        "ids": part.ids,
+        "attrs": part.attrs,
+        "paths": part.paths,
+        "fields": _fields_out("e", part.fields, arrays),
+    }
+    return _write(model, "el", vals, arrays)
+
+
+def write_segment_file(model: Path, part: SegmentPart) -> dict[str, Any]:
+    """Write a segment file; return its meta entry (name, identity, decisions)."""
+    arrays: dict[str, npt.NDArray[Any]] = {
+        "decs": part.decs,
+        "shape_lens": part.shape_lens,
+        "el_ids": part.el_ids,
+        "el_starts": part.el_starts,
+        "el_decs": part.el_decs,
+    }
+    vals = {
+        "placeholders": part.placeholders,
+        "fields": _fields_out("s", part.fields, arrays),
+    }
+    entry = _write(model, "seg", vals, arrays)
+    entry["count"] = len(part.decs)
+    return entry
+
+
+def _write(model: Path, kind: str, vals: Any, arrays: dict[str, Any]) -> dict[str, Any]:
+    folder = recall_dir(model)
+    folder.mkdir(parents=True, exist_ok=True)
+    name = _new_name(kind)
+    write_arrays(folder / name, vals, arrays)
+    return {"file": name, "identity": file_identity(folder / name)}
+
+
+def _read(model: Path, entry: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    path = recall_dir(model) / str(entry["file"])
+    try:
+        if file_identity(path) != entry["identity"]:
+            raise ModelCorruptError(f"recall file {path.name} changed")
+        return read_arrays(path)
+    except (OSError, ArrayFileError) as exc:
+        raise ModelCorruptError(f"recall file {path.name}: {exc}") from exc
+
+
+def load_recall(model: Path, p: Projection, recall: dict[str, Any]) -> RecallIndex:
+    """The recall index of a model's snapshot ``p`` (its ``meta`` entry ``recall``)."""
+    vals, arrays = _read(model, recall["elements"])
+    elements = ElementPart(
+        list(vals["ids"]),
+        [tuple(a) for a in vals["attrs"]],
+        [(int(k), list(paths)) for k, paths in vals["paths"]],
+        _fields_in("e", vals["fields"], arrays),
+    )
+    segments = []
+    for entry in recall["segments"]:
+        vals, arrays = _read(model, entry)
+        segments.append(
+            SegmentPart(
+                arrays["decs"],
+                arrays["shape_lens"],
+                arrays["el_ids"],
+                arrays["el_starts"],
+                arrays["el_decs"],
+                list(vals["placeholders"]),
+                _fields_in("s", vals["fields"], arrays),
+            )
+        )
+    return RecallIndex.stored(p, elements, segments, recall["stale"])
+
+
+# ---------------------------------------------------------------------- writing
+
+
+def build_recall(model: Path, p: Projection) -> dict[str, Any]:
+    """Index a whole replayed projection; return the ``recall`` meta entry."""
+    elements = element_part(p)
+    n = len(p.dec_id)
+    segments = []
+    if n:
+        segments.append(
+            write_segment_file(
+                model, segment_part(p, np.arange(n, dtype=np.int64), elements)
+            )
+        )
+    return {
+        "elements": write_element_file(model, elements),
+        "segments": segments,
+        "stale": [],
+    }
+
+
+def update_recall(
+    model: Path,
+    p: Projection,
+    recall: dict[str, Any],
+    *,
+    elements_changed: bool,
+    stale: Iterable[int],
+) -> dict[str, Any]:
+    """The ``recall`` entry after an update of ``p`` (an overlay of the model).
+
+    New element file when elements changed; a segment over the decisions appended
+    since the last one once there are :data:`SEGMENT_EVERY`; segments past
+    :data:`SEGMENTS_MAX` merged (all but the first).
+    """
+    out = dict(recall)
+    out["stale"] = sorted(set(recall["stale"]) | set(stale))
+    elements: ElementPart | None = None
+    if elements_changed:
+        elements = element_part(p)
+        out["elements"] = write_element_file(model, elements)
+    covered = sum(int(e["count"]) for e in recall["segments"])
+    n = len(p.dec_id)
+    if n - covered < SEGMENT_EVERY:
+        return out
+    if elements is None:
+        elements = element_part(p)
+    segments = list(recall["segments"])
+    if len(segments) > SEGMENTS_MAX:
+        first = int(segments[0]["count"])
+        segments = segments[:1]
+        decs = np.arange(first, n, dtype=np.int64)
+    else:
+        decs = np.arange(covered, n, dtype=np.int64)
+    p.prefetch(decs.tolist())
+    segments.append(write_segment_file(model, segment_part(p, decs, elements)))
+    out["segments"] = segments
+    return out

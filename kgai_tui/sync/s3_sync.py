@@ -1,0 +1,367 @@
+"""``kgai-tui sync`` over S3: the reference's stateless segment protocol (spec 7.2).
+
+Under the store lock: list every segment under ``<prefix>/segments/``; check that
+the remote's copy of this install's shard is a prefix of ours (else the store was
+copied: the fork error, nothing pushed); push our events past the remote's count as
+the next write-once segment; pull, for every other install, the segments we do not
+hold and append their verified, chained lines through the git sync's own path
+(:func:`kgai_tui.sync.shard.take_foreign`: whole lines, ``fsync``, nothing held is
+ever rewritten). A segment with any bad line is refused whole. Being offline is a
+``detail`` with ``ok: true``. Afterwards the conflicts are reported as the git
+sync reports them (:class:`kgai_tui.sync.sync.SyncReport`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final
+
+from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.errors import KgaiError, UsageError
+from kgai_tui.core.reads.kg import conflict_groups
+from kgai_tui.core.store.config_file import StoreConfig, save_config
+from kgai_tui.core.store.scaffold import ensure_scaffold
+from kgai_tui.core.store.shards import read_shard
+from kgai_tui.core.wire.codec import DecodedLine, marshal_event
+from kgai_tui.core.write.writes import own_shard, write_session
+from kgai_tui.sync.git import GitOutcome
+from kgai_tui.sync.refusal import MAX_LISTED, Refusal
+from kgai_tui.sync.run import SyncError
+from kgai_tui.sync.s3_client import (
+    Bucket,
+    RemoteError,
+    SegmentExists,
+    fetch_all,
+    open_bucket,
+)
+from kgai_tui.sync.s3_protocol import (
+    SegmentError,
+    SegmentKey,
+    decode_segment,
+    fork_error,
+    group_segments,
+    parse_s3_url,
+    plan_pull,
+    plan_push,
+    segment_key,
+    segments_prefix,
+    twin_seq,
+)
+from kgai_tui.sync.s3_remote import is_s3, resolve_remote
+from kgai_tui.sync.shard import held_bytes, take_foreign
+from kgai_tui.sync.sync import SyncReport
+
+__all__ = ["S3Outcome", "run_segments", "s3_sync_store"]
+
+Notice = Callable[[str], None]
+_CHAIN: Final = "does not extend the shard's hash chain"
+
+
+@dataclass(slots=True)
+class S3Outcome:
+    """What one round of the protocol did, and what it refused or could not do."""
+
+    pulled: bool = False
+    pushed: bool = False
+    problems: list[str] = field(default_factory=list)
+    refused: list[Refusal] = field(default_factory=list)
+
+    def refuse(self, path: str, reason: str) -> None:
+        """Note a refused segment (or an install's lines)."""
+        self.refused.append(Refusal(path, reason))
+
+    def as_git(self, scaffold: str = "") -> GitOutcome:
+        """The git sync's outcome shape, so the JSON and the rendering are one."""
+        detail = "; ".join(self.problems)
+        if scaffold:
+            detail = f"{detail} — {scaffold}" if detail else scaffold
+        return GitOutcome(
+            pulled=self.pulled,
+            pushed=self.pushed,
+            detail=detail,
+            refused=tuple(self.refused[:MAX_LISTED]),
+            refused_total=len(self.refused),
+        )
+
+
+def _ignore(_: str) -> None:
+    return None
+
+
+# ------------------------------------------------------------------------ push
+
+
+def _verify_own(
+    bucket: Bucket, install: str, segs: list[SegmentKey], local: list[DecodedLine]
+) -> None:
+    """The remote's copy of our shard must be a prefix of ours (``verifyOwnShard``).
+
+    Raises:
+        ForkError: it is not (a copied store, or two racing copies).
+        SyncError: the last segment could not be read; nothing is pushed.
+    """
+    twin = twin_seq(segs)
+    if twin is not None:
+        raise fork_error(install, f"two segments on the remote share seq {twin:06d}")
+    total = sum(s.count for s in segs)
+    if total > len(local):
+        raise fork_error(
+            install, f"the remote holds {total} events, this store {len(local)}"
+        )
+    last = segs[-1]
+    try:
+        events = decode_segment(bucket.get(last.key), install)
+    except RemoteError as exc:
+        raise SyncError(
+            f"cannot verify shard integrity of install {install} ({exc}); nothing "
+            "was pushed — retry the sync"
+        ) from exc
+    except SegmentError as exc:
+        raise fork_error(install, f"segment {last.key}: {exc}") from exc
+    if len(events) != last.count:
+        raise fork_error(
+            install,
+            f"segment {last.key} holds {len(events)} events, its name says {last.count}",
+        )
+    if events[-1].event.hash != local[total - 1].event.hash:
+        raise fork_error(install, f"event {total} differs from the remote's {last.key}")
+
+
+def _unpushable(events: list[DecodedLine], install: str) -> str:
+    """Why these events would be refused by every puller (``""`` when they would not)."""
+    for decoded in events:
+        ev = decoded.event
+        if (
+            not decoded.hash_ok
+            or not decoded.decision_id_ok
+            or ev.install_id != install
+        ):
+            return (
+                f"event {ev.hash[:80]} of log/{install}.ndjson does not verify "
+                "(kgai-tui doctor); teammates would refuse the whole segment"
+            )
+    return ""
+
+
+def _push(
+    bucket: Bucket,
+    prefix: str,
+    install: str,
+    segs: list[SegmentKey],
+    local: list[DecodedLine],
+    out: S3Outcome,
+) -> None:
+    if segs:
+        _verify_own(bucket, install, segs, local)
+    try:
+        plan = plan_push(len(local), segs)
+    except ValueError as exc:
+        raise fork_error(install, str(exc)) from exc
+    if plan is None:
+        return
+    start, seq = plan
+    todo = local[start:]
+    why = _unpushable(todo, install)
+    if why:
+        out.problems.append(f"push skipped: {why}")
+        return
+    key = segment_key(prefix, install, seq, len(todo))
+    body = b"".join(marshal_event(d.event) + b"\n" for d in todo)
+    try:
+        bucket.put_new(key, body)
+        twins = bucket.list_keys(key[: key.rindex("-") + 1])
+    except SegmentExists as exc:
+        raise fork_error(
+            install,
+            f"segment {key} already exists on the remote (concurrent push from "
+            "another copy of this store)",
+        ) from exc
+    except RemoteError as exc:
+        out.problems.append(f"push failed: {exc}")
+        return
+    out.pushed = True
+    if len(twins) > 1:
+        raise fork_error(
+            install, f"another copy of this store pushed seq {seq:06d} at the same time"
+        )
+
+
+# ------------------------------------------------------------------------ pull
+
+
+def _newlines(path: Path) -> int:
+    """Lines of a shard as the reference counts them (``\\n`` bytes)."""
+    try:
+        return held_bytes(path).count(b"\n")
+    except OSError:
+        return 0
+
+
+def _pull(
+    root: Path,
+    bucket: Bucket,
+    groups: dict[str, list[SegmentKey]],
+    own: str,
+    out: S3Outcome,
+    on_notice: Notice,
+) -> None:
+    plans: dict[str, list[tuple[SegmentKey, int]]] = {}
+    for install in sorted(groups):
+        if install == own:
+            continue
+        shard = root / "log" / f"{install}.ndjson"
+        plans[install] = plan_pull(_newlines(shard), groups[install])
+    keys = [seg.key for plan in plans.values() for seg, _ in plan]
+    fetched = dict(zip(keys, fetch_all(bucket.get, keys), strict=True))
+    for install, plan in plans.items():
+        lines = _segment_lines(install, plan, fetched, out)
+        if not lines:
+            continue
+        take = take_foreign(
+            root / "log" / f"{install}.ndjson", b"".join(lines), install
+        )
+        if take.note:
+            on_notice(take.note)
+        if take.refused:
+            chain = " (hash-chain break)" if _CHAIN in take.refused else ""
+            out.refuse(
+                f"{segments_prefix('')}{install}/",
+                f"install {install}{chain}: {take.reason()}",
+            )
+        out.pulled = out.pulled or take.appended > 0
+
+
+def _segment_lines(
+    install: str,
+    plan: list[tuple[SegmentKey, int]],
+    fetched: dict[str, bytes | RemoteError],
+    out: S3Outcome,
+) -> list[bytes]:
+    """The canonical lines past what we hold, stopping at the first bad segment."""
+    if twin_seq([seg for seg, _ in plan]) is not None:
+        out.refuse(
+            f"{segments_prefix('')}{install}/",
+            "two segments share a seq (two copies of one store pushed); not pulled",
+        )
+        return []
+    lines: list[bytes] = []
+    for seg, skip in plan:
+        body = fetched[seg.key]
+        if isinstance(body, RemoteError):
+            out.problems.append(f"get failed: {body}")
+            break
+        try:
+            events = decode_segment(body, install)
+            if len(events) != seg.count:
+                raise SegmentError(
+                    f"holds {len(events)} events, its name says {seg.count}"
+                )
+        except SegmentError as exc:
+            out.refuse(seg.key, str(exc))
+            break
+        lines += [marshal_event(d.event) + b"\n" for d in events[skip:]]
+    return lines
+
+
+# ------------------------------------------------------------------------ round
+
+
+def run_segments(
+    bucket: Bucket,
+    prefix: str,
+    root: Path,
+    config: StoreConfig,
+    on_notice: Notice = _ignore,
+) -> S3Outcome:
+    """One round of list, fork check, push and pull; the caller holds the lock.
+
+    Raises:
+        ForkError: this install's remote shard is not a prefix of ours.
+        SyncError: the fork check could not read the remote, or no such bucket.
+        WriteError: a foreign shard could not be appended to (it is as it was).
+    """
+    out = S3Outcome()
+    try:
+        keys = bucket.list_keys(segments_prefix(prefix))
+    except RemoteError as exc:
+        out.problems.append(f"list failed (offline / no access?): {exc}")
+        return out
+    groups, odd = group_segments(keys)
+    for key in odd:
+        out.refuse(key, "not an install id: never a shard file name")
+    install = config.install_id
+    local = read_shard(own_shard(root, install)).events
+    _push(
+        bucket,
+        prefix,
+        install,
+        groups.get(install, []),
+        [e.decoded for e in local],
+        out,
+    )
+    _pull(root, bucket, groups, install, out, on_notice)
+    return out
+
+
+def _scaffold(root: Path) -> str:
+    """Put the scaffold back; a failure is only a note (this transport commits nothing)."""
+    try:
+        ensure_scaffold(root)
+    except KgaiError as exc:
+        return " ".join(str(exc).split())
+    return ""
+
+
+def _applied(projection: Any) -> int:
+    """Events projected (the read model counts them; a replay holds their hashes)."""
+    count = getattr(projection, "applied_count", None)
+    return count if isinstance(count, int) else len(projection.applied)
+
+
+def s3_sync_store(
+    root: Path,
+    remote: str | None = None,
+    *,
+    lock_timeout: float | None = None,
+    on_notice: Notice | None = None,
+) -> SyncReport:
+    """Sync the store at ``root`` with its ``s3://`` remote (spec 7, 7.2).
+
+    ``remote`` (``--remote``) is remembered in ``kg.config.json`` once the round
+    has run, so a later ``kgai-tui sync`` uses it.
+
+    Raises:
+        StoreNotFoundError: no store at ``root``.
+        UsageError: the effective remote is not a usable ``s3://`` URL.
+        ForkError: the store was copied (see :func:`fork_error`); nothing pushed.
+        SyncError: boto3 or the AWS configuration is missing, no such bucket, or
+            the fork check could not read the remote.
+        LockTimeoutError, WriteError: the store could not be locked or written.
+    """
+    notices: list[str] = []
+
+    def note(message: str) -> None:
+        notices.append(message)
+        if on_notice is not None:
+            on_notice(message)
+
+    with write_session(root, lock_timeout=lock_timeout, on_notice=note) as session:
+        cfg = session.config
+        url, _ = resolve_remote(remote, cfg.remote)
+        if not is_s3(url):
+            raise UsageError(f"not an s3:// remote: {url!r}")
+        target = parse_s3_url(url)
+        old = set(session.engine.projection.contested)
+        applied_before = _applied(session.engine.projection)
+        scaffold = _scaffold(root)
+        outcome = run_segments(open_bucket(target), target.prefix, root, cfg, note)
+        wanted = (remote or "").strip()
+        if wanted and wanted != cfg.remote:
+            save_config(root, replace(cfg, remote=wanted))
+        after = open_engine(root)
+    applied = _applied(after.projection) - applied_before if outcome.pulled else 0
+    groups = conflict_groups(after.projection)
+    fresh = [g for g in groups if g["element_id"] not in old]
+    return SyncReport(applied, groups, fresh, outcome.as_git(scaffold), url, notices)

@@ -1,0 +1,182 @@
+"""The S3 segment protocol against a real S3-compatible server (spec 7.2, 7.3, 8).
+
+Stores sync in-process here (the CLI is exercised in ``test_s3_cli.py``); the bucket
+is read and tampered with through boto3, as another client would.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from s3_helpers import decide, event_hashes, get, keys, make_store, put, s3
+
+from kgai_tui.core.store.config_file import load_config, save_config
+from kgai_tui.sync.s3_protocol import ForkError
+from kgai_tui.sync.s3_sync import s3_sync_store
+from kgai_tui.sync.sync import SyncReport
+
+GO_LOG = Path(__file__).parent.parent / "fixtures" / "go-vectors" / "log"
+
+
+def install_of(store: Path) -> str:
+    cfg = load_config(store)
+    assert cfg is not None
+    return cfg.install_id
+
+
+def sync(store: Path, url: str | None = None) -> SyncReport:
+    return s3_sync_store(store, url)
+
+
+def test_two_stores_exchange_incremental_segments(tmp_path: Path, bucket: str) -> None:
+    """Push only, then push and pull, then increments, then a round that is a no-op."""
+    url = f"s3://{bucket}/team/kg"
+    a, b = make_store(tmp_path / "a", "ana"), make_store(tmp_path / "b", "bo")
+    ia, ib = install_of(a), install_of(b)
+    decide(a, "Invoices are PDF")
+    decide(a, "Billing owns the ledger", "service", "Billing")
+    first = sync(a, url).to_obj()
+    assert first["sync"] == {"pulled": False, "pushed": True, "remote": url}
+    assert load_config(a).remote == url  # type: ignore[union-attr]  # remembered
+
+    decide(b, "Checkout is one page", "feature", "Checkout")
+    second = sync(b, url)
+    assert (second.outcome.pushed, second.outcome.pulled, second.applied) == (
+        True,
+        True,
+        2,
+    )
+    assert len(event_hashes(b)) == 3
+
+    decide(a, "Invoices are numbered per year")
+    third = sync(a)  # the remembered remote
+    assert (third.outcome.pushed, third.outcome.pulled, third.applied) == (
+        True,
+        True,
+        1,
+    )
+    fourth = sync(b)
+    assert (fourth.outcome.pushed, fourth.outcome.pulled, fourth.applied) == (
+        False,
+        True,
+        1,
+    )
+    assert keys(bucket) == sorted(
+        [
+            f"team/kg/segments/{ia}/000001-2.ndjson",
+            f"team/kg/segments/{ia}/000002-1.ndjson",
+            f"team/kg/segments/{ib}/000001-1.ndjson",
+        ]
+    )
+    assert len(event_hashes(a)) == 4 and event_hashes(a) == event_hashes(b)
+    # Byte for byte: the pulled copy of a shard is its writer's file.
+    for name in (f"{ia}.ndjson", f"{ib}.ndjson"):
+        assert (a / "log" / name).read_bytes() == (b / "log" / name).read_bytes()
+    segment = get(bucket, f"team/kg/segments/{ia}/000002-1.ndjson")
+    assert segment == (a / "log" / f"{ia}.ndjson").read_bytes().splitlines(True)[2]
+
+    for store in (a, b):
+        again = sync(store).to_obj()
+        assert again["sync"] == {"pulled": False, "pushed": False, "remote": url}
+        assert again["applied"] == 0
+
+
+def test_a_tampered_segment_is_not_applied(tmp_path: Path, bucket: str) -> None:
+    """Text changed in place: the whole segment is refused, naming hash verification."""
+    url = f"s3://{bucket}"
+    a, b = make_store(tmp_path / "a", "ana"), make_store(tmp_path / "b", "bo")
+    decide(a, "Invoices are PDF")
+    decide(a, "Invoices are numbered per year")
+    sync(a, url)
+    (key,) = keys(bucket)
+    put(
+        bucket, key, get(bucket, key).replace(b"numbered per year", b"numbered per day")
+    )
+    report = sync(b, url).to_obj()
+    assert report["sync"]["pulled"] is False and report["applied"] == 0
+    assert "hash verification" in report["sync"]["detail"]
+    assert report["sync"]["refused"][0]["path"] == key
+    assert report["sync"]["refused"][0]["reason"].endswith("fails hash verification")
+    assert event_hashes(b) == set()
+    assert not (b / "log" / f"{install_of(a)}.ndjson").exists()
+
+
+def test_odd_keys_are_ignored(tmp_path: Path, bucket: str) -> None:
+    """A 5-digit seq or a zero count is no segment: not pulled, not reported."""
+    url = f"s3://{bucket}/kg"
+    a, b = make_store(tmp_path / "a", "ana"), make_store(tmp_path / "b", "bo")
+    decide(a, "Invoices are PDF")
+    sync(a, url)
+    (key,) = keys(bucket)
+    body = get(bucket, key)
+    s3().delete_object(Bucket=bucket, Key=key)
+    ia = install_of(a)
+    put(bucket, f"kg/segments/{ia}/00001-1.ndjson", body)
+    put(bucket, f"kg/segments/{ia}/000001-0.ndjson", body)
+    put(bucket, "kg/segments/notes.txt", b"hello")
+    report = sync(b, url).to_obj()
+    assert report["sync"] == {"pulled": False, "pushed": False, "remote": url}
+    assert event_hashes(b) == set()
+
+
+def test_go_written_lines_travel_byte_for_byte(tmp_path: Path, bucket: str) -> None:
+    """A shard of the reference's own lines becomes one segment of the same bytes,
+    and a fresh store pulls exactly that file."""
+    url = f"s3://{bucket}/p"
+    a = make_store(tmp_path / "a", "ana")
+    cfg = load_config(a)
+    assert cfg is not None
+    save_config(a, replace(cfg, install_id="i-ana"))
+    shutil.copy(GO_LOG / "i-ana.ndjson", a / "log" / "i-ana.ndjson")
+    original = (GO_LOG / "i-ana.ndjson").read_bytes()
+    count = original.count(b"\n")
+    assert sync(a, url).outcome.pushed
+    assert keys(bucket) == [f"p/segments/i-ana/000001-{count}.ndjson"]
+    assert get(bucket, keys(bucket)[0]) == original
+    b = make_store(tmp_path / "b", "bo")
+    report = sync(b, url)
+    assert report.outcome.pulled and report.applied == count
+    assert (b / "log" / "i-ana.ndjson").read_bytes() == original
+
+
+def test_a_copied_store_is_refused_and_pushes_nothing(
+    tmp_path: Path, bucket: str
+) -> None:
+    """Same install id, diverged: the fork error names `kg rotate`; the bucket is as it was."""
+    url = f"s3://{bucket}/kg"
+    a = make_store(tmp_path / "a", "ana")
+    decide(a, "Invoices are PDF")
+    sync(a, url)
+    copy = tmp_path / "copy"
+    shutil.copytree(a, copy)
+    decide(a, "Invoices are HTML")
+    sync(a)
+    decide(copy, "Invoices are plain text")
+    decide(copy, "Invoices are numbered")  # more events than the remote: still a fork
+    before = {k: get(bucket, k) for k in keys(bucket)}
+    with pytest.raises(ForkError, match="kg rotate") as caught:
+        sync(copy)
+    assert "event 2 differs" in str(caught.value)
+    assert {k: get(bucket, k) for k in keys(bucket)} == before
+
+
+def test_a_segment_under_an_unsafe_install_name_is_refused(
+    tmp_path: Path, bucket: str
+) -> None:
+    """``segments/../…`` names no shard: refused, and nothing is written outside log/."""
+    url = f"s3://{bucket}/kg"
+    a, b = make_store(tmp_path / "a", "ana"), make_store(tmp_path / "b", "bo")
+    decide(a, "Invoices are PDF")
+    sync(a, url)
+    (key,) = keys(bucket)
+    put(bucket, "kg/segments/../000001-1.ndjson", get(bucket, key))
+    put(bucket, "kg/segments/ix/000001-1.ndjson", get(bucket, key))  # claims a's id
+    report = sync(b, url).to_obj()
+    refused = {r["path"]: r["reason"] for r in report["sync"]["refused"]}
+    assert refused["kg/segments/../000001-1.ndjson"].startswith("not an install id")
+    assert "claims install" in refused["kg/segments/ix/000001-1.ndjson"]
+    assert sorted(p.name for p in (b / "log").iterdir()) == [f"{install_of(a)}.ndjson"]
+    assert not (tmp_path / "b" / ".ndjson").exists()

@@ -239,15 +239,19 @@ def _segment_lines(
     fetched: dict[str, bytes | RemoteError],
     out: S3Outcome,
 ) -> list[bytes]:
-    """The canonical lines past what we hold, stopping at the first bad segment."""
-    if twin_seq([seg for seg, _ in plan]) is not None:
+    """The canonical lines past what we hold, stopping at the first bad segment
+    (or at a seq two segments share: two copies of one store pushed it)."""
+    twin = twin_seq([seg for seg, _ in plan])
+    if twin is not None:
         out.refuse(
             f"{segments_prefix('')}{install}/",
-            "two segments share a seq (two copies of one store pushed); not pulled",
+            f"two segments share seq {twin:06d} (two copies of one store pushed); "
+            "nothing from it on was pulled",
         )
-        return []
     lines: list[bytes] = []
     for seg, skip in plan:
+        if twin is not None and seg.seq >= twin:
+            break
         body = fetched[seg.key]
         if isinstance(body, RemoteError):
             out.problems.append(f"get failed: {body}")

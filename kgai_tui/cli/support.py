@@ -13,9 +13,14 @@ Exit codes (documented in docs/cli.md):
 
 from __future__ import annotations
 
+import _thread
 import io
+import os
+import shlex
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn, ParamSpec, TypeVar
@@ -29,7 +34,6 @@ from kgai_tui.core.answers.answer import (
     failure,
     failure_message,
     first_line,
-    no_store,
 )
 from kgai_tui.core.errors import (
     KgaiError,
@@ -163,6 +167,139 @@ def resolve_location(store: str | None) -> StoreLocation:
     return locate_store(store)
 
 
+def no_store_here(location: StoreLocation) -> StoreNotFoundError:
+    """The CLI's "no store" error: where it looked, and the command that creates one.
+
+    Like :func:`~kgai_tui.core.answers.answer.no_store` (the MCP server's), plus
+    ``kgai-tui init --store PATH`` for the very place looked at, quoted for the
+    shell.
+    """
+    create = shlex.quote(str(location.root))
+    return StoreNotFoundError(
+        f"no kgai store at {location.root} (found via {location.source}); "
+        f"create one with `kgai-tui init --store {create}`, "
+        "or pass --store PATH or set KGAI_STORE to an existing one"
+    )
+
+
+# A display that would only flash by is not shown: most opens take milliseconds.
+PROGRESS_DELAY: Final = 0.5
+_FRAMES: Final = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def progress_wanted() -> bool:
+    """Whether a progress display may be drawn: stderr (fd 2) is a terminal that
+    understands the line-erasing escape. Never when it is a file or a pipe."""
+    if os.environ.get("TERM", "") == "dumb":
+        return False
+    try:
+        return sys.stderr.fileno() == 2 and os.isatty(2)
+    except (AttributeError, ValueError, OSError):  # a replaced or closed stream
+        return False
+
+
+class _Spinner:
+    """A one-line spinner on fd 2, drawn from the moment the work has taken
+    :data:`PROGRESS_DELAY` seconds, and erased when it ends.
+
+    It runs on a bare ``_thread`` thread that holds no lock while the work runs
+    (it waits on its own lock and writes bytes with ``os.write``), so forking
+    stays safe; a ``threading`` thread would also make the store's open give up
+    forking (it counts ``threading.active_count()``): slower cold opens, and
+    caches saved before the answer instead of after it.
+    """
+
+    def __init__(self, message: Callable[[], str]) -> None:
+        """Prepare to show ``message()`` (called once, only if it is shown)."""
+        self._message = message
+        self._stop = _thread.allocate_lock()
+        self._stop.acquire()
+        self._ended = _thread.allocate_lock()
+        self._ended.acquire()
+        self._started = time.monotonic()
+
+    def start(self) -> None:
+        """Start the timer."""
+        _thread.start_new_thread(self._run, ())
+
+    def stop(self) -> None:
+        """Stop, and wait (briefly) for the line to be erased."""
+        self._stop.release()
+        self._ended.acquire(timeout=1.0)
+
+    def _run(self) -> None:
+        try:
+            if self._stop.acquire(timeout=PROGRESS_DELAY):
+                return
+            text = self._message()
+            frame = 0
+            try:
+                while True:
+                    os.write(2, self._line(text, frame).encode("utf-8"))
+                    frame += 1
+                    if self._stop.acquire(timeout=0.1):
+                        break
+            finally:
+                os.write(2, b"\r\x1b[2K")
+        except (OSError, ValueError):
+            pass  # the terminal went away: nothing to show or erase
+        finally:
+            self._ended.release()
+
+    def _line(self, text: str, frame: int) -> str:
+        seconds = int(time.monotonic() - self._started)
+        line = f"{_FRAMES[frame % len(_FRAMES)]} {text}  {seconds}s"
+        try:
+            width = os.get_terminal_size(2).columns
+        except OSError:
+            width = 80
+        # One row: a wrapped line could not be erased by returning to its start.
+        if len(line) >= width:
+            line = line[: max(width - 2, 0)] + "…"
+        return "\r\x1b[2K" + line
+
+
+@contextmanager
+def progress(message: Callable[[], str]) -> Iterator[None]:
+    """Show ``message()`` with a spinner on stderr while the block runs, once it
+    has run for :data:`PROGRESS_DELAY` seconds, and only when stderr is a terminal
+    (:func:`progress_wanted`). stdout is never touched, so ``--json`` output and
+    pipes are unchanged."""
+    if not progress_wanted():
+        yield
+        return
+    sys.stderr.flush()
+    spinner = _Spinner(message)
+    spinner.start()
+    try:
+        yield
+    finally:
+        spinner.stop()
+
+
+def log_size(root: Path) -> str:
+    """``"30 shards, 1.2 GB"``: what the store's ``log/`` holds, for a progress line."""
+    count, size = 0, 0
+    try:
+        with os.scandir(root / "log") as entries:
+            for entry in entries:
+                if entry.name.endswith(".ndjson") and entry.is_file():
+                    count += 1
+                    size += entry.stat().st_size
+    except OSError:
+        pass
+    shards = "1 shard" if count == 1 else f"{count:,} shards"
+    if size < 1000:
+        return f"{shards}, {size} bytes"
+    amount, units = float(size) / 1000, ["KB", "MB", "GB"]
+    while amount >= 1000 and len(units) > 1:
+        amount /= 1000
+        units.pop(0)
+    digits = 0 if amount >= 10 else 1
+    amount_text = f"{amount:,.{digits}f} {units[0]}"
+    return f"{shards}, {amount_text}"
+
+
 def open_engine(store: str | None, *, cache: bool = True) -> Engine:
     """Open the discovered store, warning on stderr about skipped lines.
 
@@ -178,9 +315,15 @@ def open_engine(store: str | None, *, cache: bool = True) -> Engine:
 
     location = resolve_location(store)
     if not location.exists:
-        raise no_store(location)
+        raise no_store_here(location)
+    root = location.root
+    if cache:
+        what = "kgai-tui: replaying the log ({}); later reads use the cache"
+    else:
+        what = "kgai-tui: checking every line of the log ({})"
     # A command answers and exits; a new warm-open cache is written after it.
-    engine = open_store(location.root, cache=cache, background_save=cache)
+    with progress(lambda: what.format(log_size(root))):
+        engine = open_store(root, cache=cache, background_save=cache)
     # Held until the process ends (cli.entry leaves without teardown): a command
     # passes the engine as a temporary, and freeing its millions of objects the
     # moment the answer is computed delays printing it (1.9 s at 1M decisions).
@@ -214,9 +357,12 @@ def open_model_engine(store: str | None) -> Engine:
 
     location = resolve_location(store)
     if not location.exists:
-        raise no_store(location)
+        raise no_store_here(location)
+    root = location.root
+    what = "kgai-tui: reading the log ({}) into the read model; later reads are quick"
     try:
-        engine = open_model(location.root)
+        with progress(lambda: what.format(log_size(root))):
+            engine = open_model(root)
     except OSError:
         return open_engine(store)
     _warn_skipped(len(engine.problems), location.root)

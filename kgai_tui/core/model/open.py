@@ -17,9 +17,11 @@ changes what it sees, so the answer is the replay of one prefix of the log.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
+import threading
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
 from kgai_tui.core.errors import StoreNotFoundError
@@ -30,6 +32,9 @@ from kgai_tui.core.model.schema import header, model_path
 from kgai_tui.core.model.seal import model_lock, sealed, write_seal
 from kgai_tui.core.store.shard_print import ShardPrint, compare_prints, prints_from_disk
 from kgai_tui.core.store.shards import LineProblem, LogSummary, list_log
+
+if TYPE_CHECKING:
+    from kgai_tui.core.engine.engine import Engine
 
 __all__ = ["ModelEngine", "ModelUnavailableError", "open_model"]
 
@@ -118,20 +123,29 @@ class ModelUnavailableError(OSError):
     limit, a read-only cache directory): the caller reads the log without it."""
 
 
-def open_model(root: Path, cache_base: Path | None = None) -> ModelEngine:
+def open_model(
+    root: Path, cache_base: Path | None = None, *, background: bool = False
+) -> ModelEngine:
     """Open the store at ``root`` through its read model (built or extended if needed).
+
+    With ``background`` (a command-line read, no other thread running), a model that
+    must be built from scratch is written by a detached child process while this
+    one answers from the replay it just made: the first answer costs the replay,
+    not the replay plus the model. The value returned is then that replayed
+    :class:`~kgai_tui.core.engine.engine.Engine` (same read interface, ``how`` is
+    "cold").
 
     Raises:
         StoreNotFoundError: ``root/log`` is not a directory.
         OSError: the model cannot be written (the caller reads without it).
     """
     try:
-        return _open_model(root, cache_base)
+        return _open_model(root, cache_base, background)
     except (sqlite3.Error, UnicodeError) as exc:
         raise ModelUnavailableError(f"the read model is unavailable: {exc}") from exc
 
 
-def _open_model(root: Path, cache_base: Path | None) -> ModelEngine:
+def _open_model(root: Path, cache_base: Path | None, background: bool) -> ModelEngine:
     log_dir = root / "log"
     if not log_dir.is_dir():
         raise StoreNotFoundError(f"no kgai store at {root} (no log/ directory)")
@@ -152,7 +166,12 @@ def _open_model(root: Path, cache_base: Path | None) -> ModelEngine:
                 pass
             if db is not None:
                 db.close()
-        how = _bring_up_to_date(root, path, listing.names, listing.refused, now)
+        done = _bring_up_to_date(
+            root, path, listing.names, listing.refused, now, background
+        )
+        if not isinstance(done, str):
+            return done  # type: ignore[return-value]  # the replay answers this once
+        how = done
     raise ModelCorruptError(
         "the model could not be brought up to date"
     )  # pragma: no cover
@@ -164,8 +183,10 @@ def _bring_up_to_date(
     names: list[str],
     refused: list[LineProblem],
     now: list[ShardPrint],
-) -> str:
-    """Under the model lock: extend the model if it can be, else rebuild it."""
+    background: bool = False,
+) -> str | Engine:
+    """Under the model lock: extend the model if it can be, else rebuild it (or
+    return the replay and rebuild it in the background, see :func:`open_model`)."""
     log_dir = root / "log"
     with model_lock(path):
         if sealed(path):
@@ -187,7 +208,10 @@ def _bring_up_to_date(
             finally:
                 if db is not None:
                     db.close()
-        _rebuild(root, path, names, refused)
+        engine = _replay(root, names, refused)
+        if background and _build_detached(engine, path):
+            return engine
+        _build(engine, path)
         return "cold"
 
 
@@ -199,13 +223,45 @@ def _extend(
     return extend_model(db, path, log_dir, now)
 
 
-def _rebuild(
-    root: Path, path: Path, names: list[str], refused: list[LineProblem]
-) -> None:
+def _replay(root: Path, names: list[str], refused: list[LineProblem]) -> Engine:
     from kgai_tui.core.engine.cold_open import open_cold
+    from kgai_tui.core.heap import GcPaused
+
+    with GcPaused():
+        return open_cold(root, names, refused=refused)
+
+
+def _build(engine: Engine, path: Path) -> None:
     from kgai_tui.core.heap import GcPaused
     from kgai_tui.core.model.build import build_model
 
     with GcPaused():
-        engine = open_cold(root, names, refused=refused)
         build_model(engine, path)
+
+
+def _build_detached(engine: Engine, path: Path) -> bool:
+    """Build the model in a detached grandchild that inherits the model lock.
+
+    The lock is an ``flock`` on an open file description the children share, so
+    it stays held until the grandchild has sealed the model: a reader meanwhile
+    waits for it rather than building a second one. ``False`` when this process
+    must not fork (threads running, no ``fork``).
+    """
+    if threading.active_count() > 1 or not hasattr(os, "fork"):
+        return False
+    try:
+        child = os.fork()
+    except OSError:
+        return False
+    if child:
+        os.waitpid(child, 0)  # the child exits at once; the grandchild works on
+        return True
+    try:  # pragma: no cover - runs in the forked processes
+        if os.fork() == 0:
+            os.setsid()
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            _build(engine, path)
+    finally:
+        os._exit(0)

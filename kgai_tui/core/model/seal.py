@@ -14,6 +14,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import sys
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -70,16 +72,53 @@ def sealed(path: Path) -> bool:
     return bool(recorded == ident)
 
 
+class _Held:
+    """The descriptor of a held model lock."""
+
+    __slots__ = ("__weakref__", "fd")
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+
+_HELD: weakref.WeakSet[_Held] = weakref.WeakSet()
+
+
+def _close_in_worker(held: _Held) -> None:
+    with contextlib.suppress(OSError):
+        os.close(held.fd)
+
+
+def _after_fork_in_child() -> None:
+    # A multiprocessing worker forked while the lock is held (a parallel cold open's
+    # verifiers) shares its open file description, so it would hold the ``flock``
+    # too, and a SIGKILL of this process leaves such workers waiting for work for
+    # ever: every later update of the model would wait for the lock for ever. So a
+    # worker closes its copy before it runs (multiprocessing's after-fork hooks run
+    # in its workers only). A bare ``os.fork`` (a detached build) keeps the lock.
+    util = sys.modules.get("multiprocessing.util")
+    if util is not None:
+        for held in list(_HELD):
+            util.register_after_fork(held, _close_in_worker)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 @contextlib.contextmanager
 def model_lock(path: Path) -> Iterator[None]:
     """Hold the model's writer lock (``<model>.lock``, an exclusive ``flock``).
 
     In the cache directory, never in the store: readers of the store take no lock.
+    Multiprocessing workers forked meanwhile do not keep it (see above).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    held = _Held(fd)
+    _HELD.add(held)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
+        _HELD.discard(held)
         os.close(fd)

@@ -6,14 +6,17 @@ is read and tampered with through boto3, as another client would.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from s3_helpers import decide, event_hashes, get, keys, make_store, put, s3
 
 from kgai_tui.core.store.config_file import load_config, save_config
+from kgai_tui.sync.run import SyncError
 from kgai_tui.sync.s3_protocol import ForkError
 from kgai_tui.sync.s3_sync import s3_sync_store
 from kgai_tui.sync.sync import SyncReport
@@ -180,3 +183,60 @@ def test_a_segment_under_an_unsafe_install_name_is_refused(
     assert "claims install" in refused["kg/segments/ix/000001-1.ndjson"]
     assert sorted(p.name for p in (b / "log").iterdir()) == [f"{install_of(a)}.ndjson"]
     assert not (tmp_path / "b" / ".ndjson").exists()
+
+
+#: sha256 of the reference generator's segments (total=1000, installs=3, elems=100),
+#: as published in tests/fixtures/go-vectors/README.md.
+GENLOG_SHA256 = {
+    "igen000000000000": "8f61f056e22df29ef66197108f67054f7a1e283c32eb529034b9f72520e49ec2",
+    "igen000000000001": "9eaf968734c61de7c9a26bef4289fd123b722d4c33b737871976b4acff1d3a92",
+    "igen000000000002": "9c10cc22295405b514a01316cd4cba0c159da55e3d891de9360fa1eddf447ec0",
+}
+
+
+def test_a_cold_clone_of_the_reference_upload_layout(
+    tmp_path: Path, bucket: str
+) -> None:
+    """The reference generator's segments, uploaded as its tool lays them out, pull
+    into a fresh store as shards of exactly the published bytes."""
+    from benchmarks.genlog import GenParams, write_segments
+
+    for path in write_segments(tmp_path / "gen", GenParams(1000, 3, 100)):
+        put(
+            bucket,
+            f"team/{path.relative_to(tmp_path / 'gen').as_posix()}",
+            path.read_bytes(),
+        )
+    fresh = make_store(tmp_path / "fresh", "bo")
+    report = sync(fresh, f"s3://{bucket}/team")
+    assert report.applied == 1000 and report.outcome.refused == ()
+    got = {
+        p.stem: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in (fresh / "log").glob("*.ndjson")
+    }
+    assert got == GENLOG_SHA256
+    assert not sync(fresh).outcome.pulled
+
+
+def test_missing_boto3_or_profile_is_one_line_naming_the_fix(
+    tmp_path: Path, bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    store = make_store(tmp_path / "a", "ana")
+    with pytest.raises(SyncError, match="config profile \\(nope\\) could not be found"):
+        sync(store, f"s3://{bucket}?profile=nope")
+    real = importlib.import_module
+
+    def no_boto(name: str, package: str | None = None) -> Any:
+        if name.startswith(("boto3", "botocore")):
+            raise ImportError(name)
+        return real(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", no_boto)
+    with pytest.raises(SyncError) as caught:
+        sync(store, f"s3://{bucket}")
+    assert (
+        str(caught.value) == "the S3 transport needs boto3: pip install 'kgai-tui[s3]'"
+    )
+    assert load_config(store).remote == ""  # type: ignore[union-attr]

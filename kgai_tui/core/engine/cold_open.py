@@ -89,6 +89,25 @@ class _Keys:
         self.prefix: npt.NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
 
 
+def _die_with_parent() -> None:
+    """A verifier ends when the opening process dies (Linux ``PR_SET_PDEATHSIG``).
+
+    Killed mid-open (SIGKILL: no cleanup runs), the opener would otherwise leave its
+    workers waiting for work for ever, holding what they inherited: the model's
+    lock, a write's store lock, their scratch files.
+    """
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the parent died before the line above ran
+            os._exit(1)
+    except (OSError, AttributeError):
+        pass
+
+
 def open_cold(
     root: Path,
     names: Sequence[str],
@@ -124,7 +143,9 @@ def open_cold(
     with (
         GcPaused(),
         _Scratch() as scratch,
-        ProcessPoolExecutor(workers, mp_context=get_context(method)) as pool,
+        ProcessPoolExecutor(
+            workers, mp_context=get_context(method), initializer=_die_with_parent
+        ) as pool,
     ):
         # A worker first reads the keys of every other shard (by size), so the
         # replay, the longer half, starts sooner; then the verifying begins.

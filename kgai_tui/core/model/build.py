@@ -22,7 +22,7 @@ import orjson
 from kgai_tui.core.model.recall_files import listed, remove_unlisted
 from kgai_tui.core.model.recall_store import build_recall
 from kgai_tui.core.model.schema import DDL, DEC_COLUMNS, INDEXES, header
-from kgai_tui.core.model.seal import write_seal
+from kgai_tui.core.model.seal import temporary_prefix, write_seal
 from kgai_tui.core.store.logscan import HASH_OK, ShardScan
 
 if TYPE_CHECKING:
@@ -206,7 +206,9 @@ def build_model(engine: Engine, path: Path) -> None:
     p = engine.projection
     p.flush_props()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".sqlite", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(
+        prefix=temporary_prefix(path), suffix=".sqlite", dir=path.parent
+    )
     os.close(fd)
     try:
         db = sqlite3.connect(tmp, isolation_level=None)

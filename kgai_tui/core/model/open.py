@@ -29,7 +29,12 @@ from kgai_tui.core.model.disk import DiskProjection, read_meta
 from kgai_tui.core.model.recall_files import check_recall
 from kgai_tui.core.model.rows import ModelCorruptError
 from kgai_tui.core.model.schema import header, model_path
-from kgai_tui.core.model.seal import model_lock, sealed, write_seal
+from kgai_tui.core.model.seal import (
+    model_lock,
+    remove_stale_temporaries,
+    sealed,
+    write_seal,
+)
 from kgai_tui.core.store.shard_print import ShardPrint, compare_prints, prints_from_disk
 from kgai_tui.core.store.shards import LineProblem, LogSummary, list_log
 
@@ -189,6 +194,13 @@ def _bring_up_to_date(
     return the replay and rebuild it in the background, see :func:`open_model`)."""
     log_dir = root / "log"
     with model_lock(path):
+        # The log as it is now: another process may have extended the model past
+        # the listing taken before the lock (comparing with that one would look like
+        # a log that shrank, and rebuild for nothing).
+        listing = list_log(log_dir)
+        names, refused = listing.names, list(listing.refused)
+        now = prints_from_disk(log_dir, names)
+        remove_stale_temporaries(path)
         if sealed(path):
             db = None
             try:

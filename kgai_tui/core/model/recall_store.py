@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 #: Appended decisions scored directly before they get a segment file.
-SEGMENT_EVERY: Final = 4096
+SEGMENT_EVERY: Final = 512
 #: Segment files beyond the first before they are merged into one.
 SEGMENTS_MAX: Final = 6
 

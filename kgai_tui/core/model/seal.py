@@ -21,7 +21,13 @@ from pathlib import Path
 
 import orjson
 
-__all__ = ["model_lock", "sealed", "write_seal"]
+__all__ = [
+    "model_lock",
+    "remove_stale_temporaries",
+    "sealed",
+    "temporary_prefix",
+    "write_seal",
+]
 
 
 def _identity(path: Path) -> list[int] | None:
@@ -41,6 +47,22 @@ def _identities(path: Path) -> list[list[int] | None]:
     wal = _identity(path.with_name(path.name + "-wal"))
     # An empty log holds nothing (a read-only reader may create one): as if none.
     return [_identity(path), None if wal is None or wal[1] == 0 else wal]
+
+
+def temporary_prefix(path: Path) -> str:
+    """The prefix of the temporary files a build of the model at ``path`` writes."""
+    return f".tmp-{path.stem}-"
+
+
+def remove_stale_temporaries(path: Path) -> None:
+    """Delete what a killed build of this model left behind (call under its lock:
+    no build of it is running then)."""
+    prefix = temporary_prefix(path)
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(path.parent):
+            if entry.name.startswith(prefix):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
 
 
 def _seal_path(path: Path) -> Path:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.reads.kg import when_of
+from kgai_tui.core.recall.hints import is_thin
 from kgai_tui.core.recall.scoring import (
     ABOUT_WEIGHT,
     DECISION_WEIGHT,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from kgai_tui.core.recall.index import RecallIndex
+    from kgai_tui.core.recall.tokens import F64
     from kgai_tui.core.replay.projection_view import ProjectionView
 
 DEFAULT_MAX: Final = 15
@@ -128,13 +130,12 @@ def recall_index_for(p: ProjectionView) -> RecallIndex | None:
 
 def _first_from_index(
     p: ProjectionView,
-    index: RecallIndex,
-    paths: list[str],
-    q_toks: list[str],
+    ids: list[str],
+    rel: F64,
     limit: int,
 ) -> tuple[list[tuple[float, int, str]], int]:
     """The first ``limit`` elements in recall's order and how many pass the filter,
-    from the recall index's relevance array.
+    from the recall index's relevance array (``ids``, ``rel``).
 
     Every element is scored (10,000 at 1M decisions), but only those that can be
     among the first are ordered in Python: numpy ranks the rest by relevance and
@@ -144,7 +145,6 @@ def _first_from_index(
     # The recall index (and numpy under it) loads only for recall.
     import numpy as np
 
-    ids, rel = index.relevance_array(paths, q_toks)
     keep = np.flatnonzero(rel >= 1)
     total = len(keep)
     kept_rel = rel[keep]
@@ -171,16 +171,21 @@ def _first_from_index(
 def context_obj(
     p: ProjectionView, *, paths: list[str], about: str, limit: int = DEFAULT_MAX
 ) -> dict[str, Any]:
-    """Return the recall payload ``{ok, items, shown, omitted, total, note?}``."""
+    """Return the recall payload ``{ok, items, shown, omitted, total, note?,
+    hints?}``: ``hints`` only when the answer is thin (:mod:`..recall.hints`)."""
     limit = limit if limit > 0 else DEFAULT_MAX
     q_toks = tokenize(about) if about else []
     filtered = bool(paths) or bool(about)
     index = recall_index_for(p) if paths or q_toks else None
+    arrays: tuple[list[str], F64] | None = None
     if index is not None:
-        first, total = _first_from_index(p, index, paths, q_toks, limit)
+        arrays = index.relevance_array(paths, q_toks)
+        first, total = _first_from_index(p, *arrays, limit)
     else:
         scored: list[tuple[float, int, str]] = []
+        every: list[tuple[str, float]] = []
         for eid, rel in _relevances(p, paths, q_toks):
+            every.append((eid, rel))
             if filtered and rel < 1:
                 continue
             scored.append((rel, p.max_authority_lamport(eid), eid))
@@ -205,6 +210,17 @@ def context_obj(
         note = ("no filters — showing whole element graph. " + note).strip()
     if note:
         out["note"] = note
+    if is_thin(total, q_toks):
+        from kgai_tui.core.recall.hints import hints
+
+        if arrays is None:
+            import numpy as np
+
+            arrays = (
+                [e for e, _ in every],
+                np.fromiter((r for _, r in every), dtype=np.float64, count=len(every)),
+            )
+        out["hints"] = [h.obj() for h in hints(p, q_toks, *arrays, index)]
     return out
 
 

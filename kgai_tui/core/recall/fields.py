@@ -76,6 +76,14 @@ class Fields:
         out.vocab, out.n, out.fields = vocab, n, fields
         return out
 
+    def rows_with(self, qb: bytes, field: int) -> I32:
+        """The rows whose field number ``field`` holds the token ``qb`` exactly."""
+        tid = self.vocab.find(qb)
+        if tid is None:
+            return np.zeros(0, dtype=np.int32)
+        csr = self.fields[field][1]
+        return csr.members[int(csr.ptr[tid]) : int(csr.ptr[tid + 1])]
+
     def best(self, qb: bytes) -> F64 | None:
         """Per row, the best ``strength * weight`` of one query token (None: all 0).
 

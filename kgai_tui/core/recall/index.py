@@ -26,7 +26,7 @@ from kgai_tui.core.recall.scoring import (
     glob_match,
     split_paths,
 )
-from kgai_tui.core.recall.tokens import F64, I32, I64
+from kgai_tui.core.recall.tokens import F64, I32, I64, utf8
 from kgai_tui.core.wire.props import parse_props
 
 if TYPE_CHECKING:
@@ -122,6 +122,14 @@ class _Segment:
             + self.el_decs.nbytes
         )
 
+    def decisions_of(self, k: int) -> I32:
+        """The local positions of the decisions shaping element position ``k``."""
+        j = int(np.searchsorted(self.el_ids, k))
+        if j >= len(self.el_ids) or int(self.el_ids[j]) != k:
+            return np.zeros(0, dtype=np.int32)
+        end = int(self.el_starts[j + 1]) if j + 1 < len(self.el_starts) else None
+        return self.el_decs[int(self.el_starts[j]) : end]
+
     def part(self) -> SegmentPart:
         """This segment as stored parts."""
         return SegmentPart(
@@ -164,13 +172,17 @@ class _Segment:
         """The global indices of the decisions this segment still answers for."""
         return self.decs if self.dead is None else self.decs[~self.dead]
 
-    def boost_into(self, q_toks: Sequence[str], out: F64) -> None:
-        """Raise ``out[element]`` to this segment's best decision score."""
+    def decision_scores(self, q_toks: Sequence[str]) -> F64 | None:
+        """Every decision's score by local position (0 for dead ones; None: all 0)."""
         score = self.fields.score(q_toks)
+        if score is not None and self.dead is not None:
+            score[self.dead] = 0.0
+        return score
+
+    def boost_into(self, score: F64 | None, out: F64) -> None:
+        """Raise ``out[element]`` to this segment's best decision score."""
         if score is None or not len(self.el_ids):
             return
-        if self.dead is not None:
-            score[self.dead] = 0.0
         per_el = np.maximum.reduceat(score[self.el_decs], self.el_starts)
         np.maximum(out[self.el_ids], per_el, out=per_el)
         out[self.el_ids] = per_el
@@ -252,6 +264,9 @@ class RecallIndex:
     (which bumps ``applied_count``). Placeholder decisions (created empty by a
     ``supersedes``) are re-checked, and a decision that gains shapes is detected.
     """
+
+    #: The per-decision scores of the last query, for :meth:`best_decision`.
+    _last_scores: tuple[tuple[object, ...], list[F64 | None]] | None = None
 
     def __init__(self, p: Projection) -> None:
         """Index the whole projection (prefer :meth:`from_projection`)."""
@@ -413,8 +428,11 @@ class RecallIndex:
         out = np.zeros(len(self._elements.ids), dtype=np.float64)
         if not q_toks:
             return out
-        for seg in self._segments:
-            seg.boost_into(q_toks, out)
+        scores = [seg.decision_scores(q_toks) for seg in self._segments]
+        # Kept for best_decision: the hints of a thin answer ask right after.
+        self._last_scores = (self._scores_key(q_toks), scores)
+        for seg, seg_score in zip(self._segments, scores, strict=True):
+            seg.boost_into(seg_score, out)
         el_of = self._el_of
         if self._delta:
             p.prefetch(self._delta)  # a model on disk: a few queries, not one each
@@ -432,6 +450,64 @@ class RecallIndex:
                 if score > out[k]:
                     out[k] = score
         return out
+
+    def _scores_key(self, q_toks: Sequence[str]) -> tuple[object, ...]:
+        """What the per-decision scores depend on: the query and the segments."""
+        return (tuple(q_toks), self._applied, tuple(map(id, self._segments)))
+
+    def best_decision(self, q_toks: Sequence[str], eid: str) -> int | None:
+        """The decision shaping ``eid`` that scores best for ``q_toks`` (its index).
+
+        The score is ``decision_about_score``, the one the boost keeps; among equal
+        scores the newest wins (lamport descending, then id), so the choice does not
+        depend on how the decisions are split into segments. None when no decision
+        shaping the element scores above 0.
+        """
+        self.refresh()
+        k = self._el_of.get(eid)
+        if k is None or not q_toks:
+            return None
+        last = self._last_scores
+        if last is not None and last[0] == self._scores_key(q_toks):
+            scores: list[F64 | None] = last[1]
+        else:
+            scores = [seg.decision_scores(q_toks) for seg in self._segments]
+        found: list[tuple[float, int]] = []
+        for seg, score in zip(self._segments, scores, strict=True):
+            if score is None:
+                continue
+            local = seg.decisions_of(k)
+            if not len(local):
+                continue
+            got = score[local]
+            top = float(got.max())
+            if top > 0:
+                found += [(top, int(i)) for i in seg.decs[local[got == top]].tolist()]
+        p = self._p
+        delta = sorted(set(self._delta))
+        if delta:
+            p.prefetch(delta)
+        for i in delta:
+            if eid in p.dec_shapes[i]:
+                score_i = decision_about_score(
+                    q_toks, p.dec_title[i], p.dec_rationale[i], p.dec_summary[i]
+                )
+                if score_i > 0:
+                    found.append((score_i, i))
+        if not found:
+            return None
+        top = max(s for s, _ in found)
+        tied = [i for s, i in found if s == top]
+        p.prefetch(tied)
+        lam, ids = p.dec_lamport, p.dec_id
+        return min(tied, key=lambda i: (-lam[i], ids[i]))
+
+    def elements_named(self, token: str) -> list[str]:
+        """The elements whose name holds ``token`` (a tokenizer token) exactly."""
+        self.refresh()
+        els = self._elements
+        rows = els.fields.rows_with(utf8(token), 0)
+        return [els.ids[k] for k in rows.tolist()]
 
     def boost(self, q_toks: Sequence[str]) -> dict[str, float]:
         """Equal to ``decision_boost(p, q_toks)``: element -> best decision score.

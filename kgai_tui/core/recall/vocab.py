@@ -140,6 +140,14 @@ class Vocab:
         """Bytes held."""
         return sum(b.nbytes() for b in self.buckets.values())
 
+    def find(self, qb: bytes) -> int | None:
+        """The global id of the token equal to ``qb``, or None."""
+        bucket = self.buckets.get(len(qb))
+        if bucket is None:
+            return None
+        a, b = bucket.prefix(qb)
+        return bucket.first + a if b > a else None
+
     def matches(self, qb: bytes) -> list[tuple[int, float]]:
         """Every token with non-zero strength against ``qb``: ``(global id, s)``.
 

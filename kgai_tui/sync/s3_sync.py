@@ -42,6 +42,7 @@ from kgai_tui.sync.s3_protocol import (
     decode_segment,
     fork_error,
     group_segments,
+    parse_key,
     parse_s3_url,
     plan_pull,
     plan_push,
@@ -171,7 +172,6 @@ def _push(
     body = b"".join(marshal_event(d.event) + b"\n" for d in todo)
     try:
         bucket.put_new(key, body)
-        twins = bucket.list_keys(key[: key.rindex("-") + 1])
     except SegmentExists as exc:
         raise fork_error(
             install,
@@ -182,6 +182,12 @@ def _push(
         out.problems.append(f"push failed: {exc}")
         return
     out.pushed = True
+    try:  # counts differ, so keys differ: a racing copy's put may have won too
+        listed = bucket.list_keys(key[: key.rindex("-") + 1])
+    except RemoteError as exc:
+        out.problems.append(f"pushed, but could not check for a concurrent push: {exc}")
+        return
+    twins = [k for k in listed if (s := parse_key(k)) is not None and s.seq == seq]
     if len(twins) > 1:
         raise fork_error(
             install, f"another copy of this store pushed seq {seq:06d} at the same time"

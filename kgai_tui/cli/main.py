@@ -28,6 +28,7 @@ from kgai_tui.cli.support import (
     guard_terminal_streams,
     handles_errors,
     model_source,
+    no_store_here,
     resolve_location,
     show,
 )
@@ -180,8 +181,6 @@ def open_command(store_path: str | None, store: str | None, demo: bool) -> None:
         fail(NO_TERMINAL, EXIT_USAGE, as_json=False)
     from pathlib import Path
 
-    from kgai_tui.core.errors import StoreNotFoundError
-
     explicit = store_path or store
     location = resolve_location(explicit)
     if demo or (not explicit and not location.exists):
@@ -189,9 +188,7 @@ def open_command(store_path: str | None, store: str | None, demo: bool) -> None:
 
         root, label = open_copy(), "demo store (a temporary copy)"
     elif not location.exists:
-        raise StoreNotFoundError(
-            f"no kgai store at {location.root} (no log/ directory)"
-        )
+        raise no_store_here(location)
     else:
         root, label = Path(location.root), str(location.root)
     from kgai_tui.ui.app import make_app
@@ -229,7 +226,8 @@ def conflicts(store: str | None, as_json: bool, about: str) -> None:
 
     Example: kgai-tui conflicts --about invoice --json
     """
-    show(conflicts_answer(model_source(store), about), as_json, render_conflicts)
+    answer = conflicts_answer(model_source(store), about)
+    show(answer, as_json, lambda obj: render_conflicts(obj, about))
 
 
 @main.command()
@@ -332,7 +330,8 @@ def recall(store: str | None, as_json: bool, paths: str, about: str, max_: int) 
 def as_of(store: str | None, as_json: bool, timestamp: str) -> None:
     """Show the graph, heads and conflicts at a past moment.
 
-    TIMESTAMP is RFC3339, or YYYY-MM-DD meaning the end of that day (UTC).
+    TIMESTAMP is RFC3339 with seconds and a zone (2026-03-31T12:00:00Z,
+    2026-03-31T14:00:00+02:00), or YYYY-MM-DD meaning the end of that day (UTC).
 
     Example: kgai-tui as-of 2026-03-31
     """

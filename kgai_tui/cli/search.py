@@ -15,11 +15,12 @@ from kgai_tui.cli.support import (
     JSON_OPTION,
     STORE_OPTION,
     handles_errors,
+    no_store_here,
     open_engine,
+    progress,
     resolve_location,
     show,
 )
-from kgai_tui.core.answers.answer import no_store
 from kgai_tui.core.answers.search import search_answer
 from kgai_tui.text.render import render_search
 
@@ -43,12 +44,17 @@ def open_search_index(store: str | None, *, need_engine: bool) -> SearchIndex:
 
     location = resolve_location(store)
     if not location.exists:
-        raise no_store(location)
+        raise no_store_here(location)
     if not need_engine:
         cached = SearchIndex.open_cached(location.root)
         if cached is not None:
             return cached
-    return SearchIndex.for_engine(open_engine(store))
+    engine = open_engine(store)
+    with progress(lambda: _BUILDING):
+        return SearchIndex.for_engine(engine)
+
+
+_BUILDING = "kgai-tui: building the search index; later searches use it"
 
 
 @click.command("search")

@@ -34,6 +34,7 @@ from kgai_tui.core.answers.answer import (
     failure,
     failure_message,
     first_line,
+    no_store,
 )
 from kgai_tui.core.errors import (
     KgaiError,
@@ -74,12 +75,16 @@ def exit_code_for(exc: KgaiError) -> int:
     return EXIT_FAILED
 
 
-def fail(message: str, code: int, *, as_json: bool) -> NoReturn:
-    """Report a failure as one line (and as ``{"error","ok":false}`` with --json)."""
+def fail(message: str, code: int, *, as_json: bool, advice: str = "") -> NoReturn:
+    """Report a failure as one line (and as ``{"error","ok":false}`` with --json).
+
+    ``advice`` (:attr:`KgaiError.advice`) ends the line on stderr, never the JSON.
+    """
     if as_json:
         emit(failure(message))
+    line = first_line(message) + (f"; {advice}" if advice else "")
     # Messages quote arguments, paths and store text: shown, never obeyed.
-    click.echo(f"kgai-tui: {visible(first_line(message))}", err=True)
+    click.echo(f"kgai-tui: {visible(line)}", err=True)
     sys.exit(code)
 
 
@@ -92,7 +97,7 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
         try:
             return func(*args, **kwargs)
         except KgaiError as exc:
-            fail(str(exc), exit_code_for(exc), as_json=as_json)
+            fail(str(exc), exit_code_for(exc), as_json=as_json, advice=exc.advice)
         except BrokenPipeError:
             sys.exit(EXIT_OK)
         except OSError as exc:
@@ -168,18 +173,16 @@ def resolve_location(store: str | None) -> StoreLocation:
 
 
 def no_store_here(location: StoreLocation) -> StoreNotFoundError:
-    """The CLI's "no store" error: where it looked, and the command that creates one.
+    """The "no store" error, advising the command that creates one right there.
 
-    Like :func:`~kgai_tui.core.answers.answer.no_store` (the MCP server's), plus
-    ``kgai-tui init --store PATH`` for the very place looked at, quoted for the
-    shell.
+    The message is :func:`~kgai_tui.core.answers.answer.no_store`'s (the MCP
+    tools answer the same); the advice, ``kgai-tui init --store PATH`` with the
+    path quoted for the shell, is added to the line on stderr.
     """
-    create = shlex.quote(str(location.root))
-    return StoreNotFoundError(
-        f"no kgai store at {location.root} (found via {location.source}); "
-        f"create one with `kgai-tui init --store {create}`, "
-        "or pass --store PATH or set KGAI_STORE to an existing one"
-    )
+    error = no_store(location)
+    where = shlex.quote(str(location.root))
+    error.advice = f"create one there with `kgai-tui init --store {where}`"
+    return error
 
 
 # A display that would only flash by is not shown: most opens take milliseconds.
@@ -384,7 +387,10 @@ STORE_OPTION = click.option(
     "store",
     metavar="PATH",
     default=None,
-    help="Store directory (default: $KGAI_STORE, else <project>/.kgai/store).",
+    help=(
+        "Store directory, or a project directory holding .kgai/store "
+        "(default: $KGAI_STORE, else <project>/.kgai/store)."
+    ),
 )
 JSON_OPTION = click.option(
     "--json", "as_json", is_flag=True, help="Print JSON (the kg shape) instead of text."

@@ -8,6 +8,12 @@ import errno
 class KgaiError(Exception):
     """Base class of every error the core raises on purpose."""
 
+    #: What a person at a terminal can do about it, e.g. the command that creates
+    #: a missing store. The CLI adds it to its line on stderr; a JSON answer (the
+    #: CLI's ``--json``, the MCP tools) leaves it out, so every face keeps printing
+    #: the same bytes.
+    advice: str = ""
+
 
 class LineError(KgaiError):
     """A shard line that Go's decoder would refuse (the line is skipped, not fatal)."""

@@ -10,20 +10,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Any, Concatenate, ParamSpec
 
-from kgai_tui.core.safe_text import visible_tree
+from kgai_tui.core.safe_text import visible, visible_tree
+
+P = ParamSpec("P")
 
 
 def _marks_controls(
-    render: Callable[[dict[str, Any]], str],
-) -> Callable[[dict[str, Any]], str]:
-    """Make a renderer see only visible text (see the module docstring)."""
+    render: Callable[Concatenate[dict[str, Any], P], str],
+) -> Callable[Concatenate[dict[str, Any], P], str]:
+    """Make a renderer see only visible text (see the module docstring).
+
+    Only the object is marked; a renderer marks any other argument it prints.
+    """
 
     @wraps(render)
-    def wrapper(obj: dict[str, Any]) -> str:
+    def wrapper(obj: dict[str, Any], /, *args: P.args, **kwargs: P.kwargs) -> str:
         shown: dict[str, Any] = visible_tree(obj)
-        return render(shown)
+        return render(shown, *args, **kwargs)
 
     return wrapper
 
@@ -37,9 +42,20 @@ def _day(when: str) -> str:
 
 
 @_marks_controls
-def render_conflicts(obj: dict[str, Any]) -> str:
-    """Render ``conflicts``: each contested element and its competing heads."""
+def render_conflicts(obj: dict[str, Any], about: str = "") -> str:
+    """Render ``conflicts``: each contested element and its competing heads.
+
+    Args:
+        obj: the answer.
+        about: the ``--about`` words the answer was filtered by, if any: "no
+            conflicts" then says about what, not that the store has none.
+    """
     groups = obj.get("conflicts") or []
+    if not groups and about:
+        return (
+            f"✓ no conflicts about {visible(about)}: no contested element's name "
+            "contains it"
+        )
     if not groups:
         return "✓ no conflicts: every element has at most one decision in force"
     lines = [f"⚠ {len(groups)} element(s) decided two ways"]

@@ -7,17 +7,20 @@ total (see docs/determinism.md), so the same store gives the same bytes anywhere
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.errors import NotFoundError, UsageError
 from kgai_tui.core.gosem.gotext import (
     format_epoch,
     go_lower,
     go_trim_space,
+    normalize,
     parse_rfc3339,
 )
+from kgai_tui.core.safe_text import visible
 from kgai_tui.core.wire.ids import resolve_ref
 
 if TYPE_CHECKING:
@@ -92,7 +95,7 @@ def heads_obj(p: ProjectionView, token: str | None = None) -> dict[str, Any]:
         if not p.has_element(eid):
             raise NotFoundError(
                 f"no element {json.dumps(go_trim_space(token), ensure_ascii=False)}"
-                f" (element {eid})"
+                f" (element {eid}){did_you_mean(p, token)}"
             )
         eids = [eid]
     else:
@@ -112,6 +115,49 @@ def find_element(p: ProjectionView, token: str) -> str:
     if p.has_element(trimmed):
         return trimmed
     return resolve_ref(trimmed)[2]
+
+
+def close_elements(p: ProjectionView, token: str, limit: int = 3) -> list[str]:
+    """Name up to ``limit`` elements a token that matched none may have meant.
+
+    First the elements with the token's very name under another kind
+    (``feature:Invoice`` for ``Invoice``), then those with the closest names
+    (:func:`difflib.get_close_matches`); names compare folded as element ids fold
+    them, the kind is left out (a shared ``feature:`` would make every feature look
+    close). Within a name, elements of the token's kind come first, then by
+    ``kind:name``, the form each is shown in. The order depends only on the set of
+    elements, so every face says the same. It walks every element: call it only
+    once the token is known to match none.
+    """
+    from difflib import get_close_matches
+
+    kind, name, eid = resolve_ref(token)
+    if not name:
+        return []
+    folded, folded_kind = normalize(name), normalize(kind)
+    by_name: dict[str, list[tuple[bool, str]]] = {}
+    for node, data in p.graph.nodes(data=True):
+        if node == eid:
+            continue
+        el_kind, el_name = str(data.get("kind", "")), str(data.get("name", ""))
+        # Shown on the error's one line: a line feed in a name must not end it.
+        label = visible(f"{el_kind}:{el_name}")
+        other_kind = normalize(el_kind) != folded_kind
+        by_name.setdefault(normalize(el_name), []).append((other_kind, label))
+    found: list[str] = []
+    # The very name scores 1.0, so it comes first when there is one.
+    for key in get_close_matches(folded, sorted(by_name), n=limit):
+        found.extend(label for _, label in sorted(by_name[key]))
+    return found[:limit]
+
+
+def did_you_mean(p: ProjectionView, token: str) -> str:
+    """``"; did you mean feature:Invoice?"`` for a token that matched no element,
+    or ``""`` when no element is close (see :func:`close_elements`)."""
+    close = close_elements(p, token)
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(close) + "?"
 
 
 def history_order(p: ProjectionView, indices: Iterable[int]) -> list[int]:
@@ -135,7 +181,7 @@ def history_obj(p: ProjectionView, token: str) -> dict[str, Any]:
     if not shapers:
         raise NotFoundError(
             f"no decisions touch {json.dumps(go_trim_space(token), ensure_ascii=False)}"
-            f" (element {eid})"
+            f" (element {eid}){did_you_mean(p, token)}"
         )
     kind, name, _ = p.element(eid) or ("", "", "")
     heads = p.heads.get(eid, set())
@@ -197,8 +243,45 @@ def parse_as_of(text: str) -> datetime:
     except ValueError:
         day = None
     if day is None or len(text) != 10:
+        fixed = _repaired_moment(text)
         raise UsageError(
-            f"invalid timestamp {json.dumps(text, ensure_ascii=False)} "
-            "(use RFC3339 or YYYY-MM-DD)"
+            f"invalid timestamp {json.dumps(text, ensure_ascii=False)}: use RFC3339 "
+            "with seconds and a zone (2026-03-31T12:00:00Z, 2026-03-31T14:00:00+02:00)"
+            " or a date (2026-03-31, the end of that day in UTC)"
+            + (f"; did you mean {fixed}?" if fixed else "")
         )
     return day.replace(hour=23, minute=59, second=59)
+
+
+# A moment almost in RFC3339: a space or "t" for "T", no seconds, no zone, a
+# lower-case "z", a zone without its colon.
+_ALMOST: Final = re.compile(
+    r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[Tt ](\d{1,2}):(\d{2})(:\d{2}(?:\.\d+)?)?"
+    r"\s*(?:([Zz])|([+-]\d{2}):?(\d{2}))?)?"
+)
+
+
+def _repaired_moment(text: str) -> str:
+    """The valid moment ``text`` most likely meant (UTC when it names no zone), or
+    ``""`` when there is none to offer."""
+    m = _ALMOST.fullmatch(text.strip())
+    if m is None:
+        return ""
+    year, month, day, hour, minute, seconds, _z, zone_h, zone_m = m.groups()
+    date = f"{year}-{int(month):02d}-{int(day):02d}"
+    if hour is None:
+        fixed = date
+        valid = len(fixed) == 10 and _is_day(fixed)
+    else:
+        zone = f"{zone_h}:{zone_m}" if zone_h else "Z"
+        fixed = f"{date}T{int(hour):02d}:{minute}{seconds or ':00'}{zone}"
+        valid = parse_rfc3339(fixed) is not None
+    return fixed if valid and fixed != text else ""
+
+
+def _is_day(text: str) -> bool:
+    try:
+        datetime.strptime(text, "%Y-%m-%d")
+    except ValueError:
+        return False
+    return True

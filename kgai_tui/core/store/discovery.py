@@ -1,8 +1,9 @@
 """Find the store a command should use (spec 1.1, without the ``.kgairc`` trust layer).
 
 Order: an explicit path, ``KGAI_STORE``, ``KGAI_PROJECT``/.kgai/store, then the main
-git worktree's ``.kgai/store``, then ``./.kgai/store``. Discovery only looks; it never
-creates a directory.
+git worktree's ``.kgai/store``, then ``./.kgai/store``. An explicit path may also name
+the project directory: without a ``log/`` of its own but with ``.kgai/store/log``, its
+``.kgai/store`` is the store. Discovery only looks; it never creates a directory.
 """
 
 from __future__ import annotations
@@ -61,10 +62,23 @@ def project_root(cwd: Path | None = None) -> Path:
     return Path(top)
 
 
+def store_in(path: Path) -> Path:
+    """The store ``--store path`` means: ``path`` itself, or the project's store.
+
+    ``path`` is taken as a project directory when it has no ``log/`` but its
+    ``.kgai/store`` has one (``--store proj`` for ``proj/.kgai/store``); otherwise
+    it is the store directory, whether or not a store is there yet.
+    """
+    inner = path / ".kgai" / "store"
+    if not (path / "log").is_dir() and (inner / "log").is_dir():
+        return inner
+    return path
+
+
 def locate_store(explicit: str | None = None, cwd: Path | None = None) -> StoreLocation:
     """Resolve the store root by the documented precedence."""
     if explicit:
-        return StoreLocation(Path(explicit).expanduser(), "--store")
+        return StoreLocation(store_in(Path(explicit).expanduser()), "--store")
     env = os.environ.get("KGAI_STORE", "")
     if env:
         return StoreLocation(Path(env).expanduser(), "KGAI_STORE")

@@ -1,0 +1,161 @@
+"""Long work shows a progress line on a terminal, and nothing anywhere else
+(issue 18, point 9).
+
+The store is big enough (20,000 decisions) for a cold open to take seconds; every
+test points ``KGAI_TUI_CACHE_DIR`` at its own empty directory so the open is cold.
+The CLI runs as a real process with its stderr on a pseudo-terminal (or a pipe) and
+its stdout in a file.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass
+class Ran:
+    """What a run left: its exit code, what reached stderr, and stdout."""
+
+    code: int
+    stderr: bytes
+    stdout: bytes
+
+    @property
+    def shown(self) -> str:
+        """The stderr bytes as text."""
+        return self.stderr.decode("utf-8", "replace")
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated store of 20,000 decisions over 4 shards."""
+    store = tmp_path_factory.mktemp("big") / "store"
+    generate = ["bench", "generate", str(store), "--decisions", "20000"]
+    subprocess.run(
+        [KGAI_TUI, *generate, "--writers", "4"],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return store
+
+
+def environment(cache: Path, term: str = "xterm") -> dict[str, str]:
+    """The test's environment with a cold cache of its own."""
+    return {**os.environ, "KGAI_TUI_CACHE_DIR": str(cache), "TERM": term}
+
+
+def on_a_terminal(args: list[str], tmp_path: Path, term: str = "xterm") -> Ran:
+    """Run ``kgai-tui ARGS`` with stderr on a 200-column pseudo-terminal."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))
+    out_path = tmp_path / "stdout"
+    with out_path.open("wb") as out:
+        proc = subprocess.Popen(
+            [KGAI_TUI, *args],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=slave,
+            env=environment(tmp_path / "cache", term),
+        )
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + 120
+    try:
+        # Read as it comes: a full terminal buffer would block the spinner.
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # EIO: the last writer closed it
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            elif proc.poll() is not None:
+                break
+        code = proc.wait(timeout=10)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    return Ran(code, seen, out_path.read_bytes())
+
+
+def piped(args: list[str], tmp_path: Path) -> Ran:
+    """Run ``kgai-tui ARGS`` with stderr and stdout to pipes."""
+    done = subprocess.run(
+        [KGAI_TUI, *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=environment(tmp_path / "cache"),
+        timeout=120,
+        check=False,
+    )
+    return Ran(done.returncode, done.stderr, done.stdout)
+
+
+def test_a_cold_read_shows_progress_on_the_terminal(big: Path, tmp_path: Path) -> None:
+    ran = on_a_terminal(["status", "--store", str(big), "--json"], tmp_path)
+    assert ran.code == 0, ran.shown
+    assert "kgai-tui: reading the log (4 shards, " in ran.shown
+    assert "into the read model; later reads are quick" in ran.shown
+    # Drawn in place and erased at the end: the terminal is left clean.
+    assert ran.stderr.startswith(b"\r\x1b[2K")
+    assert ran.stderr.endswith(b"\r\x1b[2K")
+    assert b"\n" not in ran.stderr
+    # stdout is the JSON answer and nothing else.
+    assert json.loads(ran.stdout)["events"] == 20000
+    assert b"kgai-tui:" not in ran.stdout and b"\x1b" not in ran.stdout
+
+
+def test_a_cold_replay_shows_progress_on_the_terminal(
+    big: Path, tmp_path: Path
+) -> None:
+    ran = on_a_terminal(["as-of", "2026-01-01", "--store", str(big)], tmp_path)
+    assert ran.code == 0, ran.shown
+    assert "kgai-tui: replaying the log (4 shards, " in ran.shown
+    assert b"replaying" not in ran.stdout and b"\x1b" not in ran.stdout
+
+
+def test_a_search_index_build_shows_progress(big: Path, tmp_path: Path) -> None:
+    ran = on_a_terminal(["search", "decision", "--store", str(big), "--json"], tmp_path)
+    assert ran.code == 0, ran.shown
+    assert "kgai-tui: building the search index; later searches use it" in ran.shown
+    assert json.loads(ran.stdout)["ok"] is True
+    assert b"\x1b" not in ran.stdout
+
+
+def test_a_piped_stderr_gets_no_progress(big: Path, tmp_path: Path) -> None:
+    ran = piped(["status", "--store", str(big), "--json"], tmp_path)
+    assert ran.code == 0, ran.shown
+    assert ran.stderr == b""
+    assert json.loads(ran.stdout)["events"] == 20000
+    searched = piped(["search", "decision", "--store", str(big)], tmp_path)
+    assert searched.code == 0, searched.shown
+    assert searched.stderr == b""
+
+
+def test_a_dumb_terminal_gets_no_progress(big: Path, tmp_path: Path) -> None:
+    ran = on_a_terminal(["status", "--store", str(big)], tmp_path, term="dumb")
+    assert ran.code == 0, ran.shown
+    assert ran.stderr == b""
+    assert b"events: 20000" in ran.stdout

@@ -18,10 +18,11 @@ Workflow:
 1. Before reading or changing code, call `recall` with the file paths you are about \
 to touch (and/or a topic). Follow the decisions it returns; they are the team's \
 current rules for those elements.
-2. If `recall` comes back empty, do not conclude that nothing was decided. Rephrase \
-in the store's own vocabulary: run `search` with a few words, take the element names \
-and kinds from its hits (or from `status`), and call `recall` again with them as the \
-topic.
+2. If `recall` comes back empty or thin, do not conclude that nothing was decided. \
+Its `hints` name the store's elements nearest to your words: call `recall` again \
+with the first hint's `name` as the topic. If there are no hints, rephrase in the \
+store's own vocabulary: run `search` with a few words, take the element names and \
+kinds from its hits (or from `status`), and call `recall` again with them.
 3. Before implementing in an area, check `conflicts`: an element with two decisions \
 in force is an open disagreement. Ask the person which side wins; never pick silently.
 4. Use `history` to learn why an element changed and what a decision replaced.
@@ -38,13 +39,18 @@ before reading or editing files, with the repository-relative paths you will wor
 
 Returns the JSON of `kgai-tui context --json`: {ok, items: [{element_id, name, kind, \
 props, links: [{dir, kind, neighbor}], why: [{title, rationale, when, is_head}], \
-score}], shown, omitted, total, note?}. Each item's `why` lists the decisions in \
-force on that element (newest first, at most 4).
+score}], shown, omitted, total, note?, hints?}. Each item's `why` lists the decisions \
+in force on that element (newest first, at most 4).
 
-If `items` is empty, the store may still hold relevant decisions under other words: \
-call `search` (or `status`) to learn the element names and kinds the team uses, then \
-call `recall` again with those names as the topic. With no paths and no topic it \
-lists the whole element graph."""
+When fewer than 3 elements match a topic, the answer adds `hints`: [{kind, name, \
+element_id, why}], best first, the store's elements nearest to your words (shared \
+word forms, decisions using your words, initials such as CDN), each with the words \
+that matched. Retry ONCE with the first hint's `name` as the topic (e.g. topic \
+"EventBus" after "message queue" missed); try the next hint if that is not what you \
+meant. Hints are suggestions, not answers: only `items` carry decisions. If there \
+are no hints either, call `search` (or `status`) to learn the element names and \
+kinds the team uses, then call `recall` again with those names as the topic. With \
+no paths and no topic it lists the whole element graph."""
 
 SEARCH: Final = """\
 Full-text search over element names, kinds and properties and over decision titles \

@@ -8,6 +8,7 @@ cannot act on the terminal, whichever fields a rendering picks.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, Concatenate, ParamSpec
@@ -134,7 +135,24 @@ def render_context(obj: dict[str, Any]) -> str:
     lines.append(f"({obj['shown']} shown, {obj['omitted']} more omitted)")
     if obj.get("note"):
         lines.append(obj["note"])
+    lines += _hint_lines(obj.get("hints"))
     return "\n".join(lines)
+
+
+def _hint_lines(hints: list[dict[str, str]] | None) -> list[str]:
+    """A thin recall's hints: the names to retry with, and why the first is near."""
+    if hints is None:
+        return []
+    if not hints:
+        return [
+            "no hint: nothing in the store is near these words (try kgai-tui search)"
+        ]
+    names = ", ".join(f"{h['name']} ({h['kind']})" for h in hints)
+    first = hints[0]
+    return [
+        f"did you mean: {names}",
+        f"  retry with --about {shlex.quote(first['name'])}: {first['why']}",
+    ]
 
 
 @_marks_controls

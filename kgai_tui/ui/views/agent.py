@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     # worker), not when the explorer starts.
     from kgai_tui.core.engine.engine import Engine
 
-__all__ = ["AgentScreen", "agent_payload", "equivalent_command"]
+__all__ = ["AgentScreen", "agent_payload", "did_you_mean", "equivalent_command"]
 
 EngineSource = Callable[[], "Engine | None"]
 
@@ -65,6 +65,26 @@ def agent_payload(engine: Engine, paths: str, topic: str) -> str:
     return data.decode("utf-8")
 
 
+def did_you_mean(payload: str) -> str:
+    """The "did you mean" line for a payload carrying hints ("" when it has none).
+
+    A thin recall's ``hints`` name the elements nearest to the topic; an agent is
+    told to retry with the first one's name, and so is the person reading here.
+    """
+    import json
+
+    try:
+        hints = json.loads(payload).get("hints")
+    except (ValueError, AttributeError):
+        return ""
+    if hints is None:
+        return ""
+    if not hints:
+        return "no hint: nothing in the store is near these words"
+    names = ", ".join(f"{h['name']} ({h['kind']})" for h in hints)
+    return f"did you mean: {names} · an agent retries with topic {hints[0]['name']}"
+
+
 class AgentScreen(ModalScreen[None]):
     """Type a path or a topic; read the exact recall JSON an agent would get."""
 
@@ -75,6 +95,7 @@ class AgentScreen(ModalScreen[None]):
         border: thick $primary; background: $surface; padding: 0 1;
     }
     AgentScreen #agent-command { color: $text-muted; height: auto; }
+    AgentScreen #agent-hints { color: $warning; height: auto; }
     AgentScreen #agent-json { height: 1fr; }
     """
 
@@ -92,6 +113,8 @@ class AgentScreen(ModalScreen[None]):
         super().__init__()
         self.root = root
         self.engine_source = engine_source
+        #: The "did you mean" line on display ("" when the payload has no hints).
+        self.hints_line = ""
 
     def compose(self) -> ComposeResult:
         """Two inputs, the equivalent command, and the payload."""
@@ -111,10 +134,12 @@ class AgentScreen(ModalScreen[None]):
                 placeholder="topic in words (e.g. invoice rendering)", id="agent-topic"
             )
             yield Static(id="agent-command", markup=False)
+            yield Static(id="agent-hints", markup=False)
             yield TextArea("", read_only=True, id="agent-json")
 
     def on_mount(self) -> None:
         """Focus the paths box and show the unfiltered payload."""
+        self.query_one("#agent-hints", Static).display = False
         self.query_one("#agent-paths", Input).focus()
         self._refresh()
 
@@ -142,6 +167,11 @@ class AgentScreen(ModalScreen[None]):
 
     def _show(self, payload: str) -> None:
         self.query_one("#agent-json", TextArea).load_text(payload)
+        line = did_you_mean(payload)
+        hints = self.query_one("#agent-hints", Static)
+        hints.update(line)
+        hints.display = bool(line)
+        self.hints_line = line
 
     @property
     def payload(self) -> str:

@@ -13,7 +13,8 @@ than ``Widget.focus`` (which waits its turn behind those keys).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import re
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -25,10 +26,35 @@ from textual.widgets import Input, Label, OptionList, Static, Switch
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from kgai_tui.core.recall.hints import THIN
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.snapshot import DecisionRequested, ElementRequested, Snapshot
 
+if TYPE_CHECKING:
+    from kgai_tui.core.replay.projection_view import ProjectionView
+
 DEBOUNCE_SECONDS = 0.25
+#: At most this many names on the "did you mean" line.
+SUGGESTIONS = 5
+_FILTER = re.compile(r"\b\w+:")
+
+
+def did_you_mean(projection: ProjectionView, query: str) -> list[str]:
+    """Element names recall knows for the query's words, for a search that found
+    little: recall's own elements for them, then its hints (issue 20).
+
+    Only where the recall index answers (the store as it is now): the scan of a
+    past moment would cost a pass over every decision per keystroke.
+    """
+    from kgai_tui.core.reads.context import context_obj, recall_index_for
+
+    words = _FILTER.sub(" ", query).replace("*", " ").replace('"', " ")
+    if not words.strip() or recall_index_for(projection) is None:
+        return []
+    out = context_obj(projection, paths=[], about=words, limit=SUGGESTIONS)
+    seen = [f"{i['name']} ({i['kind']})" for i in out["items"] if i["name"]]
+    seen += [f"{h['name']} ({h['kind']})" for h in out.get("hints", [])]
+    return list(dict.fromkeys(seen))[:SUGGESTIONS]
 
 
 class SearchView(Vertical):
@@ -111,10 +137,20 @@ class SearchView(Vertical):
         hits, note = run_search(snapshot, query, include_all=include_all)
         if get_current_worker().is_cancelled:
             return
-        self.app.call_from_thread(self._show_hits, generation, query, hits, note)
+        names: list[str] = []
+        if query.strip() and len(hits) < THIN and snapshot.moment is None:
+            names = did_you_mean(snapshot.projection, query)
+        if get_current_worker().is_cancelled:
+            return
+        self.app.call_from_thread(self._show_hits, generation, query, hits, note, names)
 
     def _show_hits(
-        self, generation: int, query: str, hits: list[Any], note: str
+        self,
+        generation: int,
+        query: str,
+        hits: list[Any],
+        note: str,
+        names: list[str] | None = None,
     ) -> None:
         if generation != self._generation:
             return
@@ -143,9 +179,11 @@ class SearchView(Vertical):
         if not query.strip():
             caption.update(Text("type to search the store as of the slider", "dim"))
         else:
-            caption.update(
-                Text(f"{len(hits)} hit(s) for “{one_line(query, 60)}”{note}", "dim")
-            )
+            text = Text(f"{len(hits)} hit(s) for “{one_line(query, 60)}”{note}", "dim")
+            if names:
+                text.append("\ndid you mean: ", "bold")
+                text.append_text(plain(one_line(", ".join(names), 100)))
+            caption.update(text)
 
     @on(OptionList.OptionSelected, "#search-results")
     def _open(self, event: OptionList.OptionSelected) -> None:

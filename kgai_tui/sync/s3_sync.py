@@ -205,6 +205,11 @@ def _newlines(path: Path) -> int:
         return 0
 
 
+def _folder(seg: SegmentKey) -> str:
+    """The key prefix of an install's segments (``<prefix>/segments/<id>/``)."""
+    return seg.key[: seg.key.rindex("/") + 1]
+
+
 def _pull(
     root: Path,
     bucket: Bucket,
@@ -217,8 +222,17 @@ def _pull(
     for install in sorted(groups):
         if install == own:
             continue
+        segs = groups[install]
+        twin = twin_seq(segs)
+        if twin is not None:  # two copies of one store pushed it: the counts lie
+            out.refuse(
+                _folder(segs[0]),
+                f"two segments share seq {twin:06d} (two copies of one store "
+                "pushed); nothing from it on was pulled",
+            )
+            segs = [s for s in segs if s.seq < twin]
         shard = root / "log" / f"{install}.ndjson"
-        plans[install] = plan_pull(_newlines(shard), groups[install])
+        plans[install] = plan_pull(_newlines(shard), segs)
     keys = [seg.key for plan in plans.values() for seg, _ in plan]
     fetched = dict(zip(keys, fetch_all(bucket.get, keys), strict=True))
     for install, plan in plans.items():
@@ -233,7 +247,7 @@ def _pull(
         if take.refused:
             chain = " (hash-chain break)" if _CHAIN in take.refused else ""
             out.refuse(
-                f"{segments_prefix('')}{install}/",
+                _folder(groups[install][0]),
                 f"install {install}{chain}: {take.reason()}",
             )
         out.pulled = out.pulled or take.appended > 0
@@ -245,19 +259,9 @@ def _segment_lines(
     fetched: dict[str, bytes | RemoteError],
     out: S3Outcome,
 ) -> list[bytes]:
-    """The canonical lines past what we hold, stopping at the first bad segment
-    (or at a seq two segments share: two copies of one store pushed it)."""
-    twin = twin_seq([seg for seg, _ in plan])
-    if twin is not None:
-        out.refuse(
-            f"{segments_prefix('')}{install}/",
-            f"two segments share seq {twin:06d} (two copies of one store pushed); "
-            "nothing from it on was pulled",
-        )
+    """The canonical lines past what we hold, stopping at the first bad segment."""
     lines: list[bytes] = []
     for seg, skip in plan:
-        if twin is not None and seg.seq >= twin:
-            break
         body = fetched[seg.key]
         if isinstance(body, RemoteError):
             out.problems.append(f"get failed: {body}")

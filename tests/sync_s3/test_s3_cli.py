@@ -202,6 +202,7 @@ def test_copies_racing_with_different_counts_are_caught(
     assert answer["applied"] == 1
     (refused,) = answer["sync"]["refused"]
     assert refused["reason"].startswith("two segments share seq 000002")
+    assert refused["path"] == f"kg/segments/{install}/"
     for copy in copies:  # every copy now meets the fork error
         with pytest.raises(ForkError, match="shard fork detected"):
             s3_sync_store(copy)

@@ -240,3 +240,22 @@ def test_missing_boto3_or_profile_is_one_line_naming_the_fix(
         str(caught.value) == "the S3 transport needs boto3: pip install 'kgai-tui[s3]'"
     )
     assert load_config(store).remote == ""  # type: ignore[union-attr]
+
+
+def test_a_segment_that_breaks_the_hash_chain_is_not_appended(
+    tmp_path: Path, bucket: str
+) -> None:
+    """Every line verifies, but one was left out: the chain check refuses the rest."""
+    a, b = make_store(tmp_path / "a", "ana"), make_store(tmp_path / "b", "bo")
+    for n in range(3):
+        decide(a, f"Decision {n}", "feature", f"F{n}")
+    ia = install_of(a)
+    lines = (a / "log" / f"{ia}.ndjson").read_bytes().splitlines(True)
+    put(bucket, f"kg/segments/{ia}/000001-1.ndjson", lines[0])
+    put(bucket, f"kg/segments/{ia}/000002-1.ndjson", lines[2])  # lines[1] is missing
+    report = sync(b, f"s3://{bucket}/kg").to_obj()
+    assert report["applied"] == 1 and report["sync"]["pulled"] is True
+    (refused,) = report["sync"]["refused"]
+    assert refused["path"] == f"kg/segments/{ia}/"
+    assert refused["reason"].startswith(f"install {ia} (hash-chain break): 1 line(s)")
+    assert (b / "log" / f"{ia}.ndjson").read_bytes() == lines[0]

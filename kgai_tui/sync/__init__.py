@@ -1,1 +1,1 @@
-"""kgai-tui sync: share a store's shards through git, append-only."""
+"""kgai-tui sync: share a store's shards through git or S3 segments, append-only."""

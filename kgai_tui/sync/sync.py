@@ -212,7 +212,9 @@ def sync_store(
             on_notice=note,
         )
         after = open_engine(root)
-    applied = len(after.projection.applied - before.projection.applied)
+    # Counts, not sets: the session's engine may be the read model, which keeps no
+    # set of applied hashes; a sync only appends, so the difference is what it added.
+    applied = after.projection.applied_count - before.projection.applied_count
     if applied:
         _catch_up_search(after)
     groups = conflict_groups(after.projection)

@@ -192,8 +192,11 @@ _FRAMES: Final = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 def progress_wanted() -> bool:
     """Whether a progress display may be drawn: stderr (fd 2) is a terminal that
-    understands the line-erasing escape. Never when it is a file or a pipe."""
+    understands the line-erasing escape. Never when it is a file or a pipe, nor
+    with ``KGAI_TUI_PROGRESS=off``."""
     if os.environ.get("TERM", "") == "dumb":
+        return False
+    if os.environ.get("KGAI_TUI_PROGRESS", "").lower() in ("off", "0", "no"):
         return False
     try:
         return sys.stderr.fileno() == 2 and os.isatty(2)

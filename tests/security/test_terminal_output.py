@@ -140,7 +140,14 @@ def _spawn_cmd(
     attrs = termios.tcgetattr(slave)
     attrs[1] &= ~termios.OPOST
     termios.tcsetattr(slave, termios.TCSANOW, attrs)
-    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120"}
+    # The progress line (our own escapes, never store text) is switched off: every
+    # byte that reaches this terminal must be the answer's.
+    env = {
+        **os.environ,
+        "TERM": "xterm-256color",
+        "COLUMNS": "120",
+        "KGAI_TUI_PROGRESS": "off",
+    }
     proc = subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,

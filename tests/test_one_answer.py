@@ -49,6 +49,7 @@ NOT_READS = {
     "resolve-conflict",
     "import",
     "sync",
+    "remote",  # shows or sets where sync goes: the config, not a read of the log
     "mcp",
     "bench",
     "report",  # Markdown or HTML, never JSON (tests/test_report.py)

@@ -148,20 +148,3 @@ def remote_command(
     click.echo(visible(f"remote: {shown}{where}"))
     click.echo(visible(f"  store ({CONFIG_NAME}): {obj['session'] or '-'}"))
     click.echo(visible(f"  global: {obj['global'] or '-'}"))
-
-
-def _register_remote() -> None:
-    """Add ``remote`` to the command group that is importing this module.
-
-    ``cli.main`` imports this module part-way through building its group and
-    registers the commands it names; ``remote`` joins them here until main names
-    it too (then this does nothing).
-    """
-    import sys
-
-    group = getattr(sys.modules.get("kgai_tui.cli.main"), "main", None)
-    if isinstance(group, click.Group) and "remote" not in group.commands:
-        group.add_command(remote_command)
-
-
-_register_remote()

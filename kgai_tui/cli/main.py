@@ -393,10 +393,11 @@ main.add_command(init_command)
 main.add_command(record_command)
 main.add_command(resolve_conflict_command)
 
-from kgai_tui.cli.agents import mcp_command, sync_command  # noqa: E402
+from kgai_tui.cli.agents import mcp_command, remote_command, sync_command  # noqa: E402
 
 main.add_command(mcp_command)
 main.add_command(sync_command)
+main.add_command(remote_command)
 
 from kgai_tui.cli.bench import bench_group  # noqa: E402
 from kgai_tui.cli.search import search_command  # noqa: E402

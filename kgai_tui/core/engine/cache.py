@@ -21,13 +21,12 @@ a reader never sees half a cache.
 from __future__ import annotations
 
 import marshal
-import os
-import threading
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from kgai_tui.core.detached import run_detached
 from kgai_tui.core.engine.cold_open import open_cold
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.heap import GcPaused, settle_heap
@@ -211,28 +210,8 @@ def _open_cached(
 
 def _save(engine: Engine, path: Path, *, background: bool) -> None:
     """Save now, or from a detached grandchild when asked and safe to fork."""
-    if not background or threading.active_count() > 1 or not hasattr(os, "fork"):
+    if not background or not run_detached(lambda: save(engine, path)):
         save(engine, path)
-        return
-    try:
-        child = os.fork()
-    except OSError:
-        save(engine, path)
-        return
-    if child:
-        os.waitpid(child, 0)  # the child exits at once; the grandchild works on
-        return
-    try:  # pragma: no cover - runs in the forked process
-        if os.fork() == 0:
-            os.setsid()
-            # Let go of the terminal and of any pipe the command's output goes to,
-            # so a reader of that pipe sees its end when the command exits.
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            save(engine, path)
-    finally:
-        os._exit(0)
 
 
 def refresh(engine: Engine, base: Path | None = None) -> Engine:

@@ -58,9 +58,9 @@ def _json_list(values: Sequence[Any]) -> str | None:
     return orjson.dumps(list(values)).decode() if values else None
 
 
-def dec_rows(p: Projection | Any, indices: Iterable[int]) -> Iterator[tuple[Any, ...]]:
-    """Rows for the decision table, list columns as JSON."""
-    cols = (
+def _plain_columns(p: Projection | Any) -> tuple[Any, ...]:
+    """The decision columns stored as they are (``DEC_COLUMNS`` before the lists)."""
+    return (
         p.dec_id,
         p.dec_title,
         p.dec_rationale,
@@ -72,6 +72,11 @@ def dec_rows(p: Projection | Any, indices: Iterable[int]) -> Iterator[tuple[Any,
         p.dec_install,
         p.dec_hash,
     )
+
+
+def dec_rows(p: Projection | Any, indices: Iterable[int]) -> Iterator[tuple[Any, ...]]:
+    """Rows for the decision table, list columns as JSON."""
+    cols = _plain_columns(p)
     shapes, sup, by = p.dec_shapes, p.dec_supersedes, p.dec_superseded_by
     for i in indices:
         yield (
@@ -94,21 +99,7 @@ def dec_rows_all(p: Projection) -> Iterator[tuple[Any, ...]]:
         [dumps(v).decode() if v else None for v in column]
         for column in (p.dec_shapes, p.dec_supersedes, p.dec_superseded_by)
     ]
-    return zip(
-        range(len(p.dec_id)),
-        p.dec_id,
-        p.dec_title,
-        p.dec_rationale,
-        p.dec_author,
-        p.dec_refs,
-        p.dec_summary,
-        p.dec_time,
-        p.dec_lamport,
-        p.dec_install,
-        p.dec_hash,
-        *lists,
-        strict=True,
-    )
+    return zip(range(len(p.dec_id)), *_plain_columns(p), *lists, strict=True)
 
 
 def el_row(

@@ -17,9 +17,7 @@ changes what it sees, so the answer is the replay of one prefix of the log.
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
@@ -256,24 +254,8 @@ def _build_detached(engine: Engine, path: Path) -> bool:
 
     The lock is an ``flock`` on an open file description the children share, so
     it stays held until the grandchild has sealed the model: a reader meanwhile
-    waits for it rather than building a second one. ``False`` when this process
-    must not fork (threads running, no ``fork``).
+    waits for it rather than building a second one.
     """
-    if threading.active_count() > 1 or not hasattr(os, "fork"):
-        return False
-    try:
-        child = os.fork()
-    except OSError:
-        return False
-    if child:
-        os.waitpid(child, 0)  # the child exits at once; the grandchild works on
-        return True
-    try:  # pragma: no cover - runs in the forked processes
-        if os.fork() == 0:
-            os.setsid()
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            _build(engine, path)
-    finally:
-        os._exit(0)
+    from kgai_tui.core.detached import run_detached
+
+    return run_detached(lambda: _build(engine, path))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from pathlib import Path
 from typing import Final
 
 from kgai_tui import __version__
+from kgai_tui.core.store.cache_file import cache_base, store_key
 
 #: Bumped whenever the tables or what a column holds change.
 FORMAT: Final = 3
@@ -84,16 +84,7 @@ LIST_COLUMNS: Final = frozenset({"shapes", "supersedes", "superseded_by"})
 
 def model_path(root: Path, base: Path | None = None) -> Path:
     """The model file of the store at ``root`` (``KGAI_TUI_CACHE_DIR`` overrides the base)."""
-    if base is None:
-        env = os.environ.get("KGAI_TUI_CACHE_DIR")
-        if env:
-            base = Path(env)
-        else:
-            import platformdirs
-
-            base = Path(platformdirs.user_cache_dir("kgai-tui"))
-    key = hashlib.sha256(os.fsencode(root.resolve())).hexdigest()[:32]
-    return base / "model" / f"{key}.sqlite"
+    return cache_base(base) / "model" / f"{store_key(root)}.sqlite"
 
 
 def header(root: Path) -> dict[str, object]:

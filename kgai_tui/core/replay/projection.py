@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from kgai_tui.core.gosem.gotext import recorded_epoch
 from kgai_tui.core.replay.element_shapes import Packed, ShapesByElement
-from kgai_tui.core.replay.projection_view import element_of, newest_first
+from kgai_tui.core.replay.projection_view import GraphReads, element_of, newest_first
 from kgai_tui.core.wire.codec import event_obj
 from kgai_tui.core.wire.props import CLEAN_KEYS, ElementProps, clean_key
 
@@ -40,7 +40,7 @@ _NONE_INT: Final[list[int]] = []
 _NO_EDGES: Final[dict[str, Any]] = {}
 
 
-class Projection:
+class Projection(GraphReads):
     """The live state after replaying a sequence of events in canonical order."""
 
     def __init__(self) -> None:
@@ -484,25 +484,6 @@ class Projection:
     def element(self, eid: str) -> tuple[str, str, str] | None:
         """Return ``(kind, name, props_blob)`` of an element, or ``None``."""
         return element_of(self.graph, eid)
-
-    def has_element(self, eid: str) -> bool:
-        """Whether ``eid`` is an element."""
-        return eid in self.graph
-
-    def element_count(self) -> int:
-        """How many elements there are."""
-        return int(self.graph.number_of_nodes())
-
-    def out_links(self, eid: str) -> list[tuple[str, str]]:
-        """``(kind, to)`` of every link from an element."""
-        return [(k, t) for _, t, k in self.graph.out_edges(eid, keys=True)]
-
-    def in_links(self, eid: str) -> list[tuple[str, str]]:
-        """``(kind, from)`` of every link to an element."""
-        return [(k, f) for f, _, k in self.graph.in_edges(eid, keys=True)]
-
-    def prefetch(self, indices: Iterable[int]) -> None:
-        """Nothing to fetch: every decision is in memory."""
 
     def head_order(self, indices: Iterable[int]) -> list[int]:
         """Order decision indices newest first: lamport descending, then id."""

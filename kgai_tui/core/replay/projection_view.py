@@ -158,6 +158,38 @@ class ProjectionView(Protocol):
         ...
 
 
+class GraphReads:
+    """The element reads of a projection held in memory, from its NetworkX graph
+    (the live projection and the as-of view share them; the model on disk answers
+    them from its rows instead)."""
+
+    if TYPE_CHECKING:
+
+        @property
+        def graph(self) -> nx.MultiDiGraph[str]:
+            """The element graph (an attribute, or a property, of the subclass)."""
+            ...
+
+    def has_element(self, eid: str) -> bool:
+        """Whether ``eid`` is an element."""
+        return eid in self.graph
+
+    def element_count(self) -> int:
+        """How many elements there are."""
+        return int(self.graph.number_of_nodes())
+
+    def out_links(self, eid: str) -> list[tuple[str, str]]:
+        """``(kind, to)`` of every link from an element."""
+        return [(k, t) for _, t, k in self.graph.out_edges(eid, keys=True)]
+
+    def in_links(self, eid: str) -> list[tuple[str, str]]:
+        """``(kind, from)`` of every link to an element."""
+        return [(k, f) for f, _, k in self.graph.in_edges(eid, keys=True)]
+
+    def prefetch(self, indices: Iterable[int]) -> None:
+        """Nothing to fetch: every decision is in memory."""
+
+
 def element_of(graph: nx.MultiDiGraph[str], eid: str) -> tuple[str, str, str] | None:
     """``(kind, name, props_blob)`` of an element of ``graph``, or ``None``."""
     if eid not in graph:

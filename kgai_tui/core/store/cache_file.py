@@ -25,13 +25,22 @@ _MAGIC: Final = b"kgai-tui engine cache\n"
 _HEADER_MAX: Final = 16 * 1024 * 1024
 
 
+def cache_base(base: Path | None = None) -> Path:
+    """The user cache directory of kgai-tui (``KGAI_TUI_CACHE_DIR`` overrides it)."""
+    if base is not None:
+        return base
+    env = os.environ.get("KGAI_TUI_CACHE_DIR")
+    return Path(env) if env else Path(platformdirs.user_cache_dir("kgai-tui"))
+
+
+def store_key(root: Path) -> str:
+    """The name a store's cache files share: a hash of its resolved path."""
+    return hashlib.sha256(os.fsencode(root.resolve())).hexdigest()[:32]
+
+
 def engine_cache_path(root: Path, base: Path | None = None) -> Path:
     """Where the cache of the store at ``root`` lives (``KGAI_TUI_CACHE_DIR`` overrides)."""
-    if base is None:
-        env = os.environ.get("KGAI_TUI_CACHE_DIR")
-        base = Path(env) if env else Path(platformdirs.user_cache_dir("kgai-tui"))
-    key = hashlib.sha256(os.fsencode(root.resolve())).hexdigest()[:32]
-    return base / "engine" / f"{key}.bin"
+    return cache_base(base) / "engine" / f"{store_key(root)}.bin"
 
 
 def cache_header(root: Path) -> dict[str, Any]:

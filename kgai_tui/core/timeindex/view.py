@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import networkx as nx
 
 from kgai_tui.core.heap import GcPaused as gc_paused
-from kgai_tui.core.replay.projection_view import element_of, newest_first
+from kgai_tui.core.replay.projection_view import GraphReads, element_of, newest_first
 from kgai_tui.core.timeindex.keys import Carry
 from kgai_tui.core.timeindex.lazy import Column, LazySeq, NodeAttrs
 from kgai_tui.core.timeindex.queries import (
@@ -94,7 +94,7 @@ class _ElShapes(Mapping[str, Mapping[int, bool]]):
         return sum(1 for _ in self)
 
 
-class AsOfView:
+class AsOfView(GraphReads):
     """The graph and decision plane as a replay of the events up to ``cut`` gives."""
 
     def __init__(
@@ -329,25 +329,6 @@ class AsOfView:
     def element(self, eid: str) -> tuple[str, str, str] | None:
         """Return ``(kind, name, props_blob)`` of an element, or ``None``."""
         return element_of(self.graph, eid)
-
-    def has_element(self, eid: str) -> bool:
-        """Whether ``eid`` is an element."""
-        return eid in self.graph
-
-    def element_count(self) -> int:
-        """How many elements there are."""
-        return int(self.graph.number_of_nodes())
-
-    def out_links(self, eid: str) -> list[tuple[str, str]]:
-        """``(kind, to)`` of every link from an element."""
-        return [(k, t) for _, t, k in self.graph.out_edges(eid, keys=True)]
-
-    def in_links(self, eid: str) -> list[tuple[str, str]]:
-        """``(kind, from)`` of every link to an element."""
-        return [(k, f) for f, _, k in self.graph.in_edges(eid, keys=True)]
-
-    def prefetch(self, indices: Iterable[int]) -> None:
-        """Nothing to fetch: every decision is in memory."""
 
     def head_order(self, indices: Iterable[int]) -> list[int]:
         """Order decision indices newest first: lamport descending, then id."""

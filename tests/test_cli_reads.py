@@ -17,10 +17,13 @@ from pathlib import Path
 
 import pytest
 from builders import ShardWriter, decision, link, set_prop, upsert, write_store
-from conftest import GO_VECTORS
 
 from kgai_tui.core.wire.codec import marshal_event
 from kgai_tui.core.wire.model import Event
+
+# Not imported from conftest: tests/sync_s3 has a conftest of its own, and the
+# name resolves to whichever directory pytest put first on sys.path.
+GO_VECTORS = Path(__file__).parent / "fixtures" / "go-vectors"
 
 KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
 GO_DIGEST = "sha256:e2eb7f444c57c1cea9bcc6955ab5ecfef7446f3745d9fa4a0fcbe98085a69e28"

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import GO_VECTORS
 
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.gosem.gojson import marshal
@@ -21,6 +20,9 @@ from kgai_tui.core.wire.codec import (
     marshal_event,
 )
 from kgai_tui.core.wire.ids import element_id
+
+# Not imported from conftest (tests/sync_s3 has one too: the name is ambiguous).
+GO_VECTORS = Path(__file__).parents[1] / "fixtures" / "go-vectors"
 
 VECTOR_LINES = GO_VECTORS.joinpath("vectors.ndjson").read_bytes().splitlines()
 SPEC_LINES = [

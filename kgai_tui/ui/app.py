@@ -4,6 +4,8 @@ All store work (open, replay at a moment, search, resolve) runs in thread worker
 results come back to the UI thread and are handed to the views as an immutable
 :class:`Snapshot`. The theme chosen in the palette is remembered in the user's
 config directory (:mod:`kgai_tui.ui.preferences`) and used again at the next start.
+The palette's "Sync with the remote" runs ``kgai-tui sync`` in a worker; the header
+shows the remote and when the store last synced.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from kgai_tui.ui.live import LIVE_POLL_SECONDS, LiveReload
 from kgai_tui.ui.palette import JumpProvider
 from kgai_tui.ui.preferences import save_theme, saved_theme
 from kgai_tui.ui.prepare import Prepared, prepare
+from kgai_tui.ui.safe_text import one_line, visible
 from kgai_tui.ui.screens import DecisionModal, HelpScreen, TextModal, doctor_report
 from kgai_tui.ui.snapshot import (
     DecisionRequested,
@@ -47,6 +50,13 @@ if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.reads.moments import GraphDelta, TimeCursor
     from kgai_tui.core.replay.projection_view import ProjectionView
+    from kgai_tui.sync.status import SyncStatus
+    from kgai_tui.sync.sync import SyncReport
+
+NO_REMOTE_HELP = (
+    "No remote configured, so there is nothing to sync with. Set one with "
+    "`kgai-tui remote URL` (a git URL or s3://bucket/prefix), then sync again."
+)
 
 
 class KgaiApp(App[None]):
@@ -80,6 +90,10 @@ class KgaiApp(App[None]):
             self.theme = theme
         self.palette: Palette = palette_of(self)
         self._theme_saved = True  # False once saving it has failed (warned once)
+        self.sync_status: SyncStatus | None = None
+        # The last sync made by this explorer: (the remote, redacted; when).
+        self.synced_at: tuple[str, datetime] | None = None
+        self._syncing = False
 
     def compose(self) -> ComposeResult:
         """Header, banner, the five views, the slider and the footer."""
@@ -115,10 +129,20 @@ class KgaiApp(App[None]):
 
         engine = open_engine(self.root)
         problems = doctor_problems(engine)
-        self.call_from_thread(self._loaded, engine, problems, keep_moment)
+        status = _read_sync_status(self.root)
+        self.call_from_thread(self._loaded, engine, problems, keep_moment, status)
 
-    def _loaded(self, engine: Engine, problems: list[str], keep_moment: bool) -> None:
+    def _loaded(
+        self,
+        engine: Engine,
+        problems: list[str],
+        keep_moment: bool,
+        status: SyncStatus | None = None,
+    ) -> None:
         self.engine, self.cursor, self.problems = engine, None, problems
+        if status is not None:
+            self.sync_status = status
+            self._show_remote()
         self._history_pending = (engine, keep_moment)
         self._live.loaded()
         self.query_one(StoreHeader).opened()
@@ -320,6 +344,83 @@ class KgaiApp(App[None]):
         """Re-read the shards now (keeping the slider's moment)."""
         self._load(keep_moment=True)
 
+    # ------------------------------------------------------------------ sync
+
+    def action_sync(self) -> None:
+        """Sync with the store's remote (git or S3, as ``kgai-tui sync``), in a worker."""
+        if self._syncing:
+            self.notify("A sync is already running.", severity="warning", markup=False)
+            return
+        self._syncing = True
+        self._sync()
+
+    @work(thread=True, group="sync", exit_on_error=False)
+    def _sync(self) -> None:
+        from kgai_tui.core.reads.health import redact
+        from kgai_tui.sync.status import effective_url, run_sync
+
+        try:
+            url = effective_url(self.root)
+            if not url:
+                self.call_from_thread(self._sync_ended, None, NO_REMOTE_HELP)
+                return
+            self.call_from_thread(self._sync_started, redact(url))
+            report = run_sync(self.root, on_notice=self._sync_notice)
+        except Exception as exc:  # every failure is one line, never a traceback
+            message = str(exc).strip() or type(exc).__name__
+            self.call_from_thread(self._sync_ended, None, message)
+            return
+        self.call_from_thread(self._sync_ended, report, "")
+
+    def _sync_notice(self, message: str) -> None:
+        """A notice of the sync (a repaired tail, a rotated identity), from its thread."""
+        self.call_from_thread(
+            self.notify, one_line(message), title="Sync", markup=False
+        )
+
+    def _sync_started(self, remote: str) -> None:
+        self.query_one(StoreHeader).start_syncing(remote)
+
+    def _sync_ended(self, report: SyncReport | None, error: str) -> None:
+        """Show the outcome (or the one-line error) and re-read the store."""
+        from kgai_tui.core.clock import now
+        from kgai_tui.core.reads.health import redact
+        from kgai_tui.sync.sync import render_sync
+
+        self._syncing = False
+        self.query_one(StoreHeader).sync_ended()
+        if report is None:
+            self.notify(
+                one_line(error),
+                title="Sync",
+                severity="warning" if error == NO_REMOTE_HELP else "error",
+                markup=False,
+                timeout=10,
+            )
+            self._show_remote()
+            return
+        if not report.outcome.detail:
+            self.synced_at = (redact(report.remote), now())
+        self.notify(
+            visible(render_sync(report), keep_newlines=True),
+            title="Sync",
+            severity="warning" if report.outcome.detail else "information",
+            markup=False,
+            timeout=10,
+        )
+        self._show_remote()
+        self._load(keep_moment=True)
+
+    def _show_remote(self) -> None:
+        from kgai_tui.core.clock import now
+
+        status = self.sync_status
+        if status is None:
+            return
+        ours = self.synced_at
+        synced = ours[1] if ours and ours[0] == status.remote else status.last_synced
+        self.query_one(StoreHeader).show_remote(status.remote, synced, now())
+
     def open_element(self, element_id: str, view: str = "elements") -> None:
         """Show an element in the Elements (or Graph) view."""
         self.selected_element = element_id
@@ -357,6 +458,16 @@ class KgaiApp(App[None]):
     @on(DecisionRequested)
     def _decision_requested(self, event: DecisionRequested) -> None:
         self.open_decision(event.decision_index)
+
+
+def _read_sync_status(root: Path) -> SyncStatus | None:
+    """The store's remote and last sync (``None`` when they cannot be read)."""
+    from kgai_tui.sync.status import sync_status
+
+    try:
+        return sync_status(root)
+    except Exception:  # the header is a nicety: the store opens regardless
+        return None
 
 
 def make_app(root: Path, *, label: str | None = None, live: bool = True) -> KgaiApp:

@@ -153,6 +153,12 @@ COMMANDS: tuple[Command, ...] = (
         palette_help="Re-read the shards now",
     ),
     Command(
+        "kgai.store.sync",
+        action="sync",
+        palette="store: Sync with the remote",
+        palette_help="Share decisions through the store's git or S3 remote (kgai-tui sync)",
+    ),
+    Command(
         "kgai.palette",
         help=("ctrl+p", "command palette: jump to any element or decision"),
     ),
@@ -169,6 +175,7 @@ PALETTE: tuple[str, ...] = (
     "kgai.slider.mark",
     "kgai.slider.diff",
     "kgai.store.reload",
+    "kgai.store.sync",
 )
 """The palette's own entries, in the order it lists them."""
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
+from kgai_tui.sync.s3_remote import set_session_remote
 from kgai_tui.ui import preferences
 from kgai_tui.ui.app import make_app
 
@@ -79,3 +80,13 @@ def test_saved_theme_snapshot(
     app = make_app(demo_store, label="demo store", live=False)
     steps = ("down",) * 7
     assert snap_compare(app, terminal_size=(120, 40), run_before=_before("1", steps))
+
+
+@pytest.mark.snapshot
+def test_header_with_remote_snapshot(snap_compare: Any, demo_store: Path) -> None:
+    """A store with a remote: the header's second line names it, credentials hidden."""
+    set_session_remote(
+        demo_store, "https://bot:hunter2@git.example.com/team/decisions.git"
+    )
+    app = make_app(demo_store, label="demo store", live=False)
+    assert snap_compare(app, terminal_size=(120, 40), run_before=_before("1"))

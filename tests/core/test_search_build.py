@@ -28,7 +28,7 @@ from kgai_tui.core.search.index import SearchIndex
 TEXT_FIELDS = sorted(
     {f for fields in backend.FIELDS.values() for f, _ in fields}
     | set(backend.FILTER_FIELDS)
-    | {"flags"}
+    | {"flags", backend.EXACT_FIELD}
 )
 
 

@@ -1,7 +1,8 @@
 """Text analysis: the index's analyzers, and the terms a query searches for.
 
 Documents and queries go through the same tantivy analyzers (camelCase split,
-lower-cased, ASCII-folded, stopwords dropped, English stems); docs/search.md#analysis.
+lower-cased, ASCII-folded, stopwords dropped, English stems); the ``exact`` field
+and a query's exact forms skip the stemming; docs/search.md#analysis.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from kgai_tui.core.search.snippet import Token
 
 __all__ = [
     "ANALYZER",
+    "EXACT",
+    "EXACT_ANALYZER",
     "SURFACE",
     "TEXT",
     "Analysed",
@@ -34,25 +37,29 @@ __all__ = [
 ]
 
 ANALYZER: Final = "kg_text"
+#: The analyzer of the ``exact`` field: :data:`TEXT` without the stemmer.
+EXACT_ANALYZER: Final = "kg_exact"
 _MAX_TERMS: Final = 48
 
 
-def _analyzer(*, stem: bool) -> tantivy.TextAnalyzer:
+def _analyzer(*, stopwords: bool, stem: bool) -> tantivy.TextAnalyzer:
     builder = (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
         .filter(tantivy.Filter.remove_long(64))
         .filter(tantivy.Filter.lowercase())
         .filter(tantivy.Filter.ascii_fold())
     )
+    if stopwords:
+        builder = builder.filter(tantivy.Filter.custom_stopword(sorted(STOPWORDS)))
     if stem:
-        builder = builder.filter(
-            tantivy.Filter.custom_stopword(sorted(STOPWORDS))
-        ).filter(tantivy.Filter.stemmer("english"))
+        builder = builder.filter(tantivy.Filter.stemmer("english"))
     return builder.build()
 
 
-TEXT: Final = _analyzer(stem=True)
-SURFACE: Final = _analyzer(stem=False)
+TEXT: Final = _analyzer(stopwords=True, stem=True)
+#: Words as written (lower-cased, folded), stopwords dropped: the ``exact`` field.
+EXACT: Final = _analyzer(stopwords=True, stem=False)
+SURFACE: Final = _analyzer(stopwords=False, stem=False)
 
 
 _WORD: Final = re.compile(r"[^\W_]+")
@@ -100,12 +107,12 @@ def tokenize(text: str) -> list[Token]:
     return out
 
 
-def _terms(text: str) -> list[str]:
+def _terms(text: str, analyzer: tantivy.TextAnalyzer = TEXT) -> list[str]:
     """Analysed terms of query text; words under two characters are dropped."""
     split = split_camel(text)
     return [
         t.text
-        for t in TEXT.pre_tokenize(split).tokens
+        for t in analyzer.pre_tokenize(split).tokens
         if t.char_offset_to - t.char_offset_from >= 2
     ]
 
@@ -127,6 +134,9 @@ class Analysed:
     words: tuple[str, ...]
     phrases: tuple[tuple[tuple[int, str], ...], ...]
     prefixes: tuple[str, ...]
+    #: The unstemmed forms of the words and phrase words, as the ``exact`` field
+    #: holds them: a document with one of them is an exact match (ranked first).
+    exact: tuple[str, ...] = ()
 
     @property
     def scoring(self) -> bool:
@@ -154,15 +164,22 @@ def _prefix_parts(chunk: str) -> tuple[list[str], list[str]]:
 
 def analyse(pq: ParsedQuery) -> Analysed:
     words: list[str] = []
+    exact: list[str] = []
     for chunk in pq.words:
         words.extend(_terms(chunk))
+        exact.extend(_terms(chunk, EXACT))
     prefixes: list[str] = []
     for chunk in pq.prefixes:
         lead, forms = _prefix_parts(chunk)
         words.extend(lead)
         prefixes.extend(forms)
+        if lead:
+            split = split_camel(chunk)
+            last = SURFACE.pre_tokenize(split).tokens[-1]
+            exact.extend(_terms(split[: last.char_offset_from], EXACT))
     phrases = []
     for chunk in pq.phrases:
+        exact.extend(_terms(chunk, EXACT))
         terms = _phrase_terms(chunk)
         if len(terms) == 1:
             words.append(terms[0][1])
@@ -172,6 +189,7 @@ def analyse(pq: ParsedQuery) -> Analysed:
         tuple(dict.fromkeys(words))[:_MAX_TERMS],
         tuple(dict.fromkeys(phrases)),
         tuple(dict.fromkeys(prefixes))[:_MAX_TERMS],
+        tuple(dict.fromkeys(exact))[:_MAX_TERMS],
     )
 
 

@@ -11,11 +11,12 @@ from typing import Any, Final, Literal
 import orjson
 import tantivy
 
-from kgai_tui.core.search.analysis import ANALYZER, TEXT
+from kgai_tui.core.search.analysis import ANALYZER, EXACT, EXACT_ANALYZER, TEXT
 from kgai_tui.core.search.docs import KEY_BIN_SHIFT
 
 __all__ = [
     "DISMAX_TIE",
+    "EXACT_FIELD",
     "FIELDS",
     "FILTER_FIELDS",
     "MUST",
@@ -39,7 +40,7 @@ __all__ = [
 
 #: Bumped whenever documents, fields or analysis change; an index with another stamp
 #: is foreign and rebuilt.
-SCHEMA_VERSION: Final = "kgai-search-3"
+SCHEMA_VERSION: Final = "kgai-search-4"
 STAMP: Final = f"{SCHEMA_VERSION}/tantivy-{getattr(tantivy, '__version__', '?')}"
 #: Text fields and their weights, per document type (the reference's weights).
 FIELDS: Final = {
@@ -47,6 +48,10 @@ FIELDS: Final = {
     "element": (("name", 3.0), ("kind", 2.0), ("props", 1.0)),
 }
 FILTER_FIELDS: Final = ("doctype", "f_kind", "f_author", "f_writer", "f_el", "f_name")
+#: Every text field of a document, unstemmed (:data:`~.analysis.EXACT`), indexed
+#: without frequencies or positions: it only decides which documents match a query
+#: word exactly (they rank first), never a score.
+EXACT_FIELD: Final = "exact"
 DISMAX_TIE: Final = 0.1
 #: A key range over fewer ``kbin`` values than this is found through their terms.
 _NARROW_BINS: Final = 256
@@ -63,6 +68,7 @@ def _schema() -> tantivy.Schema:
     for fields in FIELDS.values():
         for name, _ in fields:
             sb.add_text_field(name, tokenizer_name=ANALYZER)
+    sb.add_text_field(EXACT_FIELD, tokenizer_name=EXACT_ANALYZER, index_option="basic")
     for name in (*FILTER_FIELDS, "flags"):
         sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
     # Fast fields only: ranges over them scan the column. Indexed, each document
@@ -81,6 +87,7 @@ SCHEMA: Final = _schema()
 def register(index: tantivy.Index) -> tantivy.Index:
     """Register the custom analyzers (they are not persisted: after every open)."""
     index.register_tokenizer(ANALYZER, TEXT)
+    index.register_tokenizer(EXACT_ANALYZER, EXACT)
     return index
 
 

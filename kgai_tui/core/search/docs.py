@@ -12,7 +12,8 @@ Two kinds of document sets are built:
 
 A record holds the analysed text fields (``title``, ``elnames``, ``body``, ``meta`` for
 decisions; ``name``, ``kind``, ``props`` for elements), the exact-match filter fields,
-the recorded time and a stored display payload.
+the recorded time and a stored display payload. The index document adds ``exact``:
+the text fields joined by newlines, indexed unstemmed (exact matches rank first).
 """
 
 from __future__ import annotations
@@ -272,8 +273,10 @@ def history_fields(obj: dict[str, Any], id_ok: bool) -> dict[str, Any] | None:
         "kbin": key >> KEY_BIN_SHIFT,
         "time": epoch_of(at),
     }
+    texts = []
     if title:
         fields["title"] = split_camel(title)
+        texts.append(fields["title"])
     shapes = d.get("shapes")
     shaped: list[str] = []
     if shapes:
@@ -296,9 +299,13 @@ def history_fields(obj: dict[str, Any], id_ok: bool) -> dict[str, Any] | None:
         elnames = "\n".join(names)
         if elnames:
             fields["elnames"] = split_camel(elnames)
+            texts.append(fields["elnames"])
         kinds.discard("")
         if kinds:
             fields["f_kind"] = sorted(kinds)
+    texts.append(fields["body"])
+    texts.append(meta)
+    fields["exact"] = "\n".join(texts)
     if norm_author:
         fields["f_author"] = [norm_author]
     if norm_install:
@@ -342,9 +349,13 @@ def index_fields(rec: DocRecord, *, typed: bool = True) -> dict[str, Any]:
     filter matching everything for each query).
     """
     out: dict[str, Any] = {"doctype": rec.doctype} if typed else {}
+    texts = []
     for name, text in rec.text:
         if text:
             out[name] = split_camel(text)
+            texts.append(out[name])
+    if texts:
+        out["exact"] = "\n".join(texts)
     for name, values in rec.filters:
         kept = [v for v in values if v]
         if kept:

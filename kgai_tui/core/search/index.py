@@ -7,7 +7,8 @@ in force) or the history index (every decision event). docs/search.md has the de
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -19,6 +20,7 @@ from kgai_tui.core.gosem.gotext import normalize
 from kgai_tui.core.recall.scoring import one_line
 from kgai_tui.core.search.analysis import Analysed, analyse, tokenize
 from kgai_tui.core.search.backend import (
+    EXACT_FIELD,
     MUST,
     MUST_NOT,
     SCHEMA,
@@ -68,6 +70,9 @@ __all__ = ["MAX_LIMIT", "SearchIndex"]
 #: The largest ``limit`` a search honours (tantivy allocates per requested hit).
 MAX_LIMIT: Final = 10_000
 _LOCK_WAIT: Final = 120.0
+#: A ranked candidate: (its source's position, the candidate, its stored fields).
+_Ranked = tuple[int, Cand, dict[str, Any]]
+_Tier = tuple[tuple[tantivy.Occur, tantivy.Query], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,20 +286,82 @@ class SearchIndex:
         filters = self._filter_clauses(pq)
         if filters is None:
             return []
-        cands: list[tuple[Cand, dict[str, Any]]] = []
-        for source in self._sources(pq, include_all, as_of, filters.clauses):
+        sources = self._sources(pq, include_all, as_of, filters.clauses)
+        exact = () if fuzzy else a.exact
+        if not exact:
+            cut = self._ranked(sources, a, limit, fuzzy, filters, (), {})[:limit]
+        else:
+            # Two tiers (docs/search.md#determinism): the documents with an exact
+            # (unstemmed) form of a query word first, then those matching only by
+            # stem, each in the usual order. A key ranked in the first tier (a
+            # decision with an exact event) is left out of the second.
+            either = any_term(EXACT_FIELD, exact)
+            has_exact = replace(
+                filters,
+                terms=(*filters.terms, tuple((EXACT_FIELD, t) for t in exact)),
+            )
+            first = self._ranked(
+                sources, a, limit, fuzzy, has_exact, (filter_clause(either),), {}
+            )
+            cut = first[:limit]
+            if len(cut) < limit:
+                seen: dict[int, set[int]] = {}
+                for at, cand, _ in first:
+                    seen.setdefault(at, set()).add(cand[1])
+                rest = self._ranked(
+                    sources,
+                    a,
+                    limit - len(cut),
+                    fuzzy,
+                    filters,
+                    ((MUST_NOT, either),),
+                    seen,
+                )
+                cut.extend(rest[: limit - len(cut)])
+        matcher = Matcher(
+            frozenset(a.words) | {t for p in a.phrases for _, t in p}, a.prefixes, fuzzy
+        )
+        # The current names of the elements the decisions shaped, in one lookup.
+        names = self._element_names(
+            {
+                eid
+                for _, _, disp in cut
+                if "kind" not in disp and "elements" not in disp
+                for eid in disp["shapes"]
+            }
+        )
+        return [
+            self._hit(score, disp, matcher, names) for _, (score, _, _), disp in cut
+        ]
+
+    def _ranked(
+        self,
+        sources: Sequence[_Source],
+        a: Analysed,
+        k: int,
+        fuzzy: bool,
+        filters: Filters,
+        tier: _Tier,
+        seen: dict[int, set[int]],
+    ) -> list[_Ranked]:
+        """The first ``k`` matches of every source with the ``tier`` clauses, merged
+        in hit order; keys in ``seen`` (by source position) are left out."""
+        cands: list[_Ranked] = []
+        for at, source in enumerate(sources):
             searcher = source.index.searcher()
             plan = plan_query(
                 a,
                 searcher,
                 source.doctypes,
-                source.clauses,
+                (*source.clauses, *tier),
                 fuzzy,
                 source.typed,
                 filters.subset,
             )
             if plan is None:
                 continue
+            skip = seen.get(at, set())
+            want = k + len(skip)  # the first k keys not in skip are among them
             backend = Backend(searcher, source.keys)
             docs = backend.doc_count
             big = docs >= BOUND_MIN_DOCS
@@ -302,40 +369,29 @@ class SearchIndex:
             expect = match_bound(doc_freq, plan, filters) if big else docs
             top = None
             if plan.scored and big:
-                top = bounded_top(
-                    backend, plan, limit, source.allowed, expect, doc_freq
-                )
+                top = bounded_top(backend, plan, want, source.allowed, expect, doc_freq)
             if top is None:
                 top = top_k(
                     backend,
                     plan.query,
-                    limit,
+                    want,
                     scored=plan.scored,
                     allowed=source.allowed,
                     expect=expect,
                 )
-            cands.extend((cand, stored_fields(searcher, cand[2])) for cand in top)
-        matcher = Matcher(
-            frozenset(a.words) | {t for p in a.phrases for _, t in p}, a.prefixes, fuzzy
-        )
+            cands.extend(
+                (at, cand, stored_fields(searcher, cand[2]))
+                for cand in top
+                if cand[1] not in skip
+            )
         # Cut the sources' merged candidates first: a hit's snippet and element
         # names cost more than ordering by the stored fields.
         cands.sort(
             key=lambda c: hit_order(
-                c[0][0], c[1]["id"], "element" if "kind" in c[1] else "decision"
+                c[1][0], c[2]["id"], "element" if "kind" in c[2] else "decision"
             )
         )
-        cut = cands[:limit]
-        # The current names of the elements the decisions shaped, in one lookup.
-        names = self._element_names(
-            {
-                eid
-                for _, disp in cut
-                if "kind" not in disp and "elements" not in disp
-                for eid in disp["shapes"]
-            }
-        )
-        return [self._hit(score, disp, matcher, names) for (score, _, _), disp in cut]
+        return cands
 
     def _sources(
         self,

@@ -19,7 +19,7 @@ from kgai_tui.cli.support import (
 from kgai_tui.core.answers.answer import no_store
 from kgai_tui.core.errors import UsageError
 from kgai_tui.core.safe_text import visible
-from kgai_tui.core.store.config_file import CONFIG_NAME, load_config
+from kgai_tui.core.store.config_file import CONFIG_NAME
 
 __all__ = ["mcp_command", "remote_command", "sync_command"]
 
@@ -83,23 +83,11 @@ def sync_command(store: str | None, as_json: bool, remote: str | None) -> None:
 
     Example: kgai-tui sync --remote s3://team-decisions/shop
     """
-    from kgai_tui.sync.s3_remote import is_s3, resolve_remote
-    from kgai_tui.sync.sync import render_sync, sync_store
+    from kgai_tui.sync.status import run_sync
+    from kgai_tui.sync.sync import render_sync
 
     location = resolve_location(store)
-    cfg = load_config(location.root) if location.exists else None
-    url, _ = resolve_remote(remote, cfg.remote if cfg is not None else "")
-    if url.startswith("kgai://"):
-        raise UsageError(
-            "kgai-tui syncs through git or S3; a kgai:// remote (kgai cloud) needs "
-            "the kg engine (`kg sync`)"
-        )
-    if is_s3(url):
-        from kgai_tui.sync.s3_sync import s3_sync_store
-
-        report = s3_sync_store(location.root, remote, on_notice=_notice)
-    else:
-        report = sync_store(location.root, remote, on_notice=_notice)
+    report = run_sync(location.root, remote, on_notice=_notice)
     if as_json:
         emit_json(report.to_obj())
     else:

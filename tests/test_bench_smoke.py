@@ -1,4 +1,5 @@
-"""``kgai-tui bench run`` on a 10k-decision generated store: every row, valid JSON.
+"""``kgai-tui bench run`` on a 10k-decision generated store: every row, valid JSON;
+``kgai-tui bench whole-process`` on a 2k one.
 
 A smoke test only: it never asserts a timing (the numbers live in
 docs/performance.md), it checks the shape of what the benchmark prints.
@@ -14,6 +15,7 @@ from click.testing import CliRunner
 from benchmarks.bench_run import format_value, render_run_report
 from benchmarks.engine_bench import ROW_KEYS
 from benchmarks.genlog import GenParams, write_store
+from benchmarks.whole_process import COLUMNS, ROWS, TARGETS, render_whole_report
 from kgai_tui.cli.main import main
 
 ROW_FIELDS = [
@@ -74,3 +76,58 @@ def test_format_value() -> None:
     assert format_value(812.4, "ms") == "812 ms"
     assert format_value(12_345.0, "ms") == "12.3 s"
     assert format_value(2107.4, "MB") == "2107 MB"
+
+
+def test_bench_whole_process_prints_its_rows_as_json_and_as_a_table(
+    tmp_path: Path,
+) -> None:
+    """``bench whole-process`` on a 2k-decision store: a few rows, one run each."""
+    root = tmp_path / "kg2k"
+    write_store(root, GenParams(2_000, 4, 200))
+    only = ["version", "status", "heads_one", "record", "first_answer"]
+    result = CliRunner().invoke(
+        main,
+        [
+            "bench",
+            "whole-process",
+            str(root),
+            "--runs",
+            "1",
+            "--warmups",
+            "0",
+            "--only",
+            ",".join(only),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = orjson.loads(result.stdout)
+    assert [row["key"] for row in report["rows"]] == only
+    assert report["subjects"]["store"]["element"].startswith("feature:E")
+    for row in report["rows"]:
+        assert list(row["cells"]) == list(COLUMNS)
+        for cell in row["cells"].values():
+            assert cell["n"] == 1 and cell["exit_codes"] == [0], row
+            assert cell["median_ms"] > 0 and cell["rss_mb"] > 0, row
+        assert row["time"] in {"met", "missed"}
+        assert row["rss"] in ({"-"} if row["key"] == "record" else {"met", "missed"})
+        assert row["target"] == TARGETS[row["key"]].text
+    # the reads and the record left the store as it was (record wrote to a copy),
+    # and no cache went to the user's cache directory
+    assert sorted(p.name for p in root.iterdir()) == ["log"]
+    assert not (tmp_path / "home" / ".cache" / "kgai-tui").exists()
+
+    table = render_whole_report(report)
+    for key in only:
+        assert f"| {ROWS[key]} |" in table
+    assert "| read | model (default) | RSS | KGAI_TUI_READ_MODEL=off | RSS |" in table
+
+
+def test_bench_whole_process_refuses_an_unknown_row(tmp_path: Path) -> None:
+    root = tmp_path / "kg"
+    write_store(root, GenParams(100, 2, 10))
+    result = CliRunner().invoke(
+        main, ["bench", "whole-process", str(root), "--only", "status,nope"]
+    )
+    assert result.exit_code == 2
+    assert "unknown rows: nope" in result.output

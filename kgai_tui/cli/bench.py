@@ -182,3 +182,93 @@ def bench_run_command(
         emit_json(report, floats=True)
     else:
         click.echo(render_run_report(report))
+
+
+@bench_group.command("whole-process")
+@click.argument("store", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option(
+    "--demo",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="The store of the third column (default: the bundled demo store).",
+)
+@click.option("--runs", type=click.IntRange(min=1), default=5, show_default=True)
+@click.option("--warmups", type=click.IntRange(min=0), default=1, show_default=True)
+@click.option(
+    "--only",
+    default="",
+    metavar="KEYS",
+    help="Comma-separated rows to measure (default: all), e.g. status,record.",
+)
+@click.option(
+    "--element", default=None, help="The store's KIND:NAME (default: picked)."
+)
+@click.option("--about", default=None, help="The store's context --about TEXT.")
+@click.option("--at", default=None, help="The store's as-of moment.")
+@click.option(
+    "--src",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="Run kgai_tui from this source tree (the folder holding kgai_tui/).",
+)
+@JSON_OPTION
+@handles_errors
+def bench_whole_process_command(
+    store: Path,
+    demo: Path | None,
+    runs: int,
+    warmups: int,
+    only: str,
+    element: str | None,
+    about: str | None,
+    at: str | None,
+    src: Path | None,
+    as_json: bool,
+) -> None:
+    """Time whole kgai-tui processes, model on and off.
+
+    Each read is a fresh `python -m kgai_tui READ --json` child: median wall time
+    and peak RSS, on STORE (model on, model off) and on the demo store, judged
+    against issue 17's targets. `record` writes into a throwaway copy of each
+    store; every column has a private cache directory.
+
+    Example: kgai-tui bench whole-process /tmp/kg1m --runs 5
+    """
+    need_benchmarks()
+    from benchmarks.whole_process import (
+        ROWS,
+        Subject,
+        WholeOptions,
+        render_whole_report,
+        run_whole_process,
+    )
+
+    keys = tuple(k.strip() for k in only.split(",") if k.strip())
+    unknown = [k for k in keys if k not in ROWS]
+    if unknown:
+        raise UsageError(
+            f"unknown rows: {', '.join(unknown)} (known: {', '.join(ROWS)})"
+        )
+    subject = None
+    if element or about or at:
+        if not (element and about and at):
+            raise UsageError("--element, --about and --at go together")
+        subject = Subject(element, about, at)
+    if demo is None:
+        demo = Path(__file__).resolve().parents[2] / "assets" / "demo-store"
+    report = run_whole_process(
+        store,
+        WholeOptions(
+            demo=demo,
+            runs=runs,
+            warmups=warmups,
+            only=keys,
+            subject=subject,
+            src=src,
+            progress=lambda msg: click.echo(msg, err=True),
+        ),
+    )
+    if as_json:
+        emit_json(report, floats=True)
+    else:
+        click.echo(render_whole_report(report))

@@ -27,7 +27,7 @@ from kgai_tui.demo import DEMO_STORE
 
 KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
 NOW = "2026-06-01T12:00:00Z"
-READ_TOOLS = {"recall", "search", "history", "conflicts", "as_of", "status"}
+READ_TOOLS = {"recall", "search", "history", "conflicts", "as_of", "status", "people"}
 WRITE_TOOLS = {"record", "resolve_conflict"}
 PAYMENTS = "el_7afad531e3f0096a1da2"  # contested in the demo store
 T = TypeVar("T")
@@ -106,6 +106,8 @@ async def call_all(
 
 READ_CASES: list[tuple[str, dict[str, Any], list[str]]] = [
     ("status", {}, ["status"]),
+    ("people", {}, ["people"]),
+    ("people", {"as_of": "2026-02-01"}, ["people", "--as-of", "2026-02-01"]),
     ("conflicts", {}, ["conflicts"]),
     ("conflicts", {"about": "pay"}, ["conflicts", "--about", "pay"]),
     (

@@ -32,14 +32,14 @@ from mcp.types import CallToolResult, TextContent
 import kgai_tui.cli.main as cli_main
 import kgai_tui.mcp.server as mcp_server
 import kgai_tui.ui.views.agent as agent_view
-from kgai_tui.core.answers import kg, moments, recall, search
+from kgai_tui.core.answers import kg, moments, people, recall, search
 from kgai_tui.core.answers.answer import Answer, encode, failure, failure_message
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import KgaiError
 from kgai_tui.demo import DEMO_STORE
 from kgai_tui.mcp.store import LiveStore
 
-ANSWER_MODULES = (kg, recall, moments, search)
+ANSWER_MODULES = (kg, recall, moments, search, people)
 PAYMENTS = "el_7afad531e3f0096a1da2"  # contested in the demo store
 #: Commands that write, serve or open the explorer: not reads.
 NOT_READS = {
@@ -142,6 +142,22 @@ CASES: list[Case] = [
             },
         ),
     ),
+    Case("people_answer", ("",), ["people"], ("people", {})),
+    Case(
+        "people_answer",
+        ("2026-02-01",),
+        ["people", "--as-of", "2026-02-01"],
+        ("people", {"as_of": "2026-02-01"}),
+    ),
+    Case(
+        "people_answer",
+        ("2026-02-30",),
+        ["people", "--as-of", "2026-02-30"],
+        ("people", {"as_of": "2026-02-30"}),
+    ),
+    Case("stale_answer", ("180d",), ["stale"]),
+    Case("stale_answer", ("4w",), ["stale", "--older-than", "4w"]),
+    Case("stale_answer", ("soon",), ["stale", "--older-than", "soon"]),
     Case(
         "as_of_answer",
         ("2026-02-01",),
@@ -274,9 +290,10 @@ def text_of(result: CallToolResult) -> bytes:
 
 
 def test_every_read_is_one_answer_function_on_every_face(
-    store: Path, spied: list[tuple[str, Outcome]]
+    store: Path, spied: list[tuple[str, Outcome]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """CLI --json, MCP and the agent view: one call each, identical bytes."""
+    monkeypatch.setenv("KGAI_TUI_NOW", "2026-12-01T00:00:00Z")  # stale's "now"
     server = mcp_server.build_server(str(store))
     engine = open_engine(store)
     for case in CASES:

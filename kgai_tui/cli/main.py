@@ -399,6 +399,11 @@ main.add_command(mcp_command)
 main.add_command(sync_command)
 main.add_command(remote_command)
 
+from kgai_tui.cli.team import people_command, stale_command  # noqa: E402
+
+main.add_command(people_command)
+main.add_command(stale_command)
+
 from kgai_tui.cli.bench import bench_group  # noqa: E402
 from kgai_tui.cli.search import search_command  # noqa: E402
 

@@ -27,6 +27,7 @@ from kgai_tui.core import interrupts
 from kgai_tui.core.answers.answer import Answer, encode, failure, failure_message
 from kgai_tui.core.answers.kg import conflicts_answer, history_answer, status_answer
 from kgai_tui.core.answers.moments import as_of_answer
+from kgai_tui.core.answers.people import people_answer
 from kgai_tui.core.answers.recall import recall_answer
 from kgai_tui.core.answers.search import search_answer
 from kgai_tui.core.errors import KgaiError, UsageError
@@ -125,6 +126,10 @@ def read_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], str
     def status() -> CallToolResult:
         return answer(lambda: status_answer(live.model))
 
+    def people(as_of: AsOf = None) -> CallToolResult:
+        source = live.engine if as_of else live.model
+        return answer(lambda: people_answer(source, as_of or ""))
+
     return [
         (recall, mcp_text.RECALL),
         (search, mcp_text.SEARCH),
@@ -132,6 +137,7 @@ def read_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], str
         (conflicts, mcp_text.CONFLICTS),
         (as_of, mcp_text.AS_OF),
         (status, mcp_text.STATUS),
+        (people, mcp_text.PEOPLE),
     ]
 
 

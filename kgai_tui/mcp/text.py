@@ -93,6 +93,14 @@ events, elements, decisions and open conflicts. Call it once at the start of a \
 session to check that decision memory is available. Returns the JSON of \
 `kgai-tui status --json`."""
 
+PEOPLE: Final = """\
+Who decided what: one row per author, most decisions first, with how many of \
+their decisions are in force, superseded or dead ends, how many elements they \
+shaped, the open conflicts they are part of, their first and last decision and the \
+installs they wrote from. Use it to find who to ask about an area. `as_of` counts \
+as of a past moment (RFC3339 or YYYY-MM-DD). Returns the JSON of \
+`kgai-tui people --json`."""
+
 RECORD: Final = """\
 Record new decisions in the team's log (append-only; nothing is ever overwritten). \
 Only call it when the person asked for the decision to be recorded or approved its \
@@ -119,6 +127,7 @@ TITLES: Final = {
     "conflicts": "Open conflicts",
     "as_of": "The graph at a past moment",
     "status": "Decision memory status",
+    "people": "Who decided what",
     "record": "Record decisions",
     "resolve_conflict": "Resolve a conflict",
 }

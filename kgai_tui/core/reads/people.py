@@ -1,0 +1,181 @@
+"""People and staleness: who decided what, what still stands, and what nobody touched.
+
+Both reads work on any :class:`ProjectionView` (the live projection, the model on
+disk, the store as of a moment), from the decision columns and the heads alone.
+
+Definitions (docs/cli.md, "people" and "stale"):
+
+* a person is a decision's ``author`` (every writer fills it: the input author or
+  the writer's actor); the placeholders a supersedes creates are no one's;
+* ``in_force``: the person's decisions that are a head of some element;
+* ``superseded``: those another decision supersedes;
+* ``dead_ends``: neither in force nor superseded (they never held authority:
+  provenance only, or a decision whose elements others decided since);
+* ``elements``: distinct elements the person's decisions shape;
+* ``conflicts``: contested elements where one of the person's decisions is a head;
+* ``first`` / ``last``: the earliest and latest recorded time (RFC3339, or null);
+* ``writers``: the install ids the person wrote from, sorted.
+
+Order: most decisions first, then the author (code points). Stale elements: the
+newest decision in force older than the threshold, oldest first, then the id.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from kgai_tui.core.errors import UsageError
+from kgai_tui.core.gosem.gotext import format_rfc3339
+from kgai_tui.core.reads.kg import when_of
+
+if TYPE_CHECKING:
+    from kgai_tui.core.replay.projection_view import ProjectionView
+
+__all__ = ["parse_age", "people_obj", "stale_obj"]
+
+_AGE: Final = re.compile(r"(\d{1,6})([dwh])")
+_UNIT: Final = {"h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+@dataclass(slots=True)
+class _Person:
+    decisions: int = 0
+    in_force: int = 0
+    superseded: int = 0
+    dead_ends: int = 0
+    elements: set[str] = field(default_factory=set)
+    conflicts: set[str] = field(default_factory=set)
+    first: int | None = None
+    last: int | None = None
+    writers: set[str] = field(default_factory=set)
+
+
+def people_obj(p: ProjectionView, as_of: datetime | None = None) -> dict[str, Any]:
+    """``{"ok", "as_of", "people"}``: one row per author, in the documented order."""
+    heads: dict[int, list[str]] = {}
+    for eid, held in p.heads.items():
+        for i in held:
+            heads.setdefault(i, []).append(eid)
+    contested = p.contested
+    people: dict[str, _Person] = {}
+    columns = zip(
+        p.dec_hash,
+        p.dec_author,
+        p.dec_time,
+        p.dec_install,
+        p.dec_shapes,
+        p.dec_superseded_by,
+        strict=True,
+    )
+    for i, (ev_hash, author, stamp, install, shapes, by) in enumerate(columns):
+        if not ev_hash:
+            continue  # a placeholder: superseded before it was recorded, no one's
+        row = people.get(author)
+        if row is None:
+            row = people[author] = _Person()
+        row.decisions += 1
+        held_on = heads.get(i)
+        if held_on:
+            row.in_force += 1
+            row.conflicts.update(e for e in held_on if e in contested)
+        if by:
+            row.superseded += 1
+        elif not held_on:
+            row.dead_ends += 1
+        row.elements.update(shapes)
+        if stamp is not None:
+            row.first = stamp if row.first is None else min(row.first, stamp)
+            row.last = stamp if row.last is None else max(row.last, stamp)
+        row.writers.add(install)
+    rows: list[dict[str, Any]] = [
+        {
+            "author": author,
+            "decisions": row.decisions,
+            "in_force": row.in_force,
+            "superseded": row.superseded,
+            "dead_ends": row.dead_ends,
+            "elements": len(row.elements),
+            "conflicts": len(row.conflicts),
+            "first": _rfc(row.first),
+            "last": _rfc(row.last),
+            "writers": sorted(row.writers),
+        }
+        for author, row in people.items()
+    ]
+    rows.sort(key=lambda r: (-int(r["decisions"]), str(r["author"])))
+    return {
+        "ok": True,
+        "as_of": None if as_of is None else format_rfc3339(as_of),
+        "people": rows,
+    }
+
+
+def _rfc(stamp: int | None) -> str | None:
+    return (
+        None if stamp is None else format_rfc3339(datetime.fromtimestamp(stamp, tz=UTC))
+    )
+
+
+def parse_age(text: str) -> int:
+    """``180d``, ``4w`` or ``12h`` in seconds.
+
+    Raises:
+        UsageError: anything else.
+    """
+    m = _AGE.fullmatch(text.strip())
+    if m is None:
+        raise UsageError(
+            f"invalid age {text!r}: use a number and a unit, d (days), w (weeks) or "
+            "h (hours), e.g. 180d"
+        )
+    return int(m[1]) * _UNIT[m[2]]
+
+
+def stale_obj(p: ProjectionView, older_than: int, now: datetime) -> dict[str, Any]:
+    """Elements whose newest decision in force is older than ``older_than`` seconds.
+
+    ``{"ok", "now", "older_than_seconds", "stale"}``; each row names the element, that
+    decision, its author, when it was recorded and its age in whole days. Heads
+    with no recorded time are older than any threshold.
+    """
+    cut = int(now.timestamp()) - older_than
+    rows: list[tuple[int, str, int]] = []
+    for eid, held in p.heads.items():
+        if not held:
+            continue
+        p.prefetch(held)
+        known = [t for t in (p.dec_time[i] for i in held) if t is not None]
+        latest = max(known) if known else None
+        # The newest head: latest time, then the head order (lamport, then id).
+        newest = next(
+            i for i in p.heads_of(eid) if latest is None or p.dec_time[i] == latest
+        )
+        if latest is None or latest <= cut:
+            rows.append((latest if latest is not None else -(2**62), eid, newest))
+    rows.sort()
+    out = []
+    for latest, eid, i in rows:
+        kind, name, _ = p.element(eid) or ("", "", "")
+        out.append(
+            {
+                "element_id": eid,
+                "kind": kind,
+                "name": name,
+                "decision": p.dec_id[i],
+                "title": p.dec_title[i],
+                "author": p.dec_author[i],
+                "when": when_of(p, i),
+                "age_days": None
+                if latest < 0
+                else (int(now.timestamp()) - latest) // 86400,
+            }
+        )
+    return {
+        "ok": True,
+        "now": format_rfc3339(now),
+        "older_than_seconds": older_than,
+        "stale": out,
+    }

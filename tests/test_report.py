@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads.kg import parse_as_of
-from kgai_tui.core.report.html import render_html
+from kgai_tui.core.report.html import render_html, timeline_svg
 from kgai_tui.core.report.markdown import md, render_markdown
 from kgai_tui.core.report.report import build_report
 from kgai_tui.core.write.writes import init_store, record
@@ -166,7 +167,7 @@ def test_html_is_self_contained_and_escaped(tmp_path: Path, demo_store: Path) ->
         parser.feed(page)
         parser.close()
         assert "script" not in parser.tags and "img" not in parser.tags
-        assert "svg" not in parser.tags and "link" not in parser.tags
+        assert parser.tags.count("svg") <= 1 and "link" not in parser.tags
         assert parser.tags.count("style") == 1
         assert not [k for k, _ in parser.attrs if k in ("src", "srcset", "onload")]
         hrefs = [v or "" for k, v in parser.attrs if k == "href"]
@@ -184,3 +185,32 @@ def test_markdown_escapes_store_text(tmp_path: Path) -> None:
     assert "> \\# not a heading" in text
     assert md("| a *b* [c](d) -") == "\\| a \\*b\\* \\[c\\]\\(d\\) -"
     assert md("- item") == "\\- item" and md("1. one") == "1\\. one"
+
+
+def test_html_timeline_svg_and_people(tmp_path: Path, demo_store: Path) -> None:
+    """The inline SVG parses as XML: one bar per month with a tooltip; a people table."""
+    projection = open_engine(demo_store).projection
+    r = build_report(projection, None, 20)
+    page = render_html(r)
+    svg = page[page.index("<svg") : page.index("</svg>") + len("</svg>")]
+    root = ET.fromstring(svg)
+    rects = root.findall("rect")
+    assert len(rects) == len(r.months) > 1
+    titles = [rect.findtext("title") or "" for rect in rects]
+    assert titles[0].startswith(r.months[0][0])
+    dated = sum(
+        1
+        for h, t in zip(projection.dec_hash, projection.dec_time, strict=True)
+        if h and t
+    )
+    assert sum(int(t.split(": ")[1].split()[0]) for t in titles) == dated
+    assert sum(n for _, n in r.months) == dated
+    assert [p.author for p in r.people][:1] == ["ana"]
+    assert '<h2 id="people">People</h2>' in page and "<td>ana</td>" in page
+    hostile = timeline_svg((("<b>&", 3), ("2026-02", 0)))
+    assert ET.fromstring(hostile).findtext("rect/title") == "<b>&: 3 decision(s)"
+    assert ET.fromstring(timeline_svg(())).tag == "svg"
+    for store in (demo_store, _hostile_store(tmp_path)):
+        page = report(store, "--format", "html").decode("utf-8")
+        if "<svg" in page:
+            ET.fromstring(page[page.index("<svg") : page.index("</svg>") + 6])

@@ -28,6 +28,12 @@ VIEWS: tuple[tuple[str, str], ...] = (
 )
 """The five views: their id and title (keys 1 to 5)."""
 
+PEOPLE: tuple[str, str] = ("people", "People")
+"""The People view (key 7: 6 is the agent's recall)."""
+
+ALL_VIEWS: tuple[tuple[str, str], ...] = (*VIEWS, PEOPLE)
+"""Every view of the switcher, in palette order."""
+
 
 @dataclass(frozen=True, slots=True)
 class Command:
@@ -50,16 +56,23 @@ class Command:
     help: tuple[str, str] | None = None
 
 
-def _view(n: int, key: str, title: str) -> Command:
+def _view(
+    n: int,
+    key: str,
+    title: str,
+    *,
+    show: bool = True,
+    help: tuple[str, str] | None = None,
+) -> Command:
     return Command(
         id=f"kgai.view.{key}",
         key=str(n),
         action=f"view('{key}')",
         title=title,
-        show=True,
+        show=show,
         palette=f"view: {title}",
         palette_help=f"Show the {title} view",
-        help=("1 … 5", ", ".join(t for _, t in VIEWS)) if n == 1 else None,
+        help=("1 … 5", ", ".join(t for _, t in VIEWS)) if n == 1 else help,
     )
 
 
@@ -137,6 +150,12 @@ COMMANDS: tuple[Command, ...] = (
         palette_help="Recall JSON for a path/topic",
         help=("6", "what an agent would receive for a path or topic (recall)"),
     ),
+    _view(
+        7,
+        *PEOPLE,
+        show=False,
+        help=("7", "People: who decided what, whose decisions were replaced, stale"),
+    ),
     Command(
         "kgai.store.doctor",
         "d",
@@ -169,7 +188,7 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 PALETTE: tuple[str, ...] = (
-    *(f"kgai.view.{key}" for key, _ in VIEWS),
+    *(f"kgai.view.{key}" for key, _ in ALL_VIEWS),
     "kgai.store.doctor",
     "kgai.view.agent",
     "kgai.slider.mark",

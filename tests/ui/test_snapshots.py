@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from textual.pilot import Pilot
 from kgai_tui.sync.s3_remote import set_session_remote
 from kgai_tui.ui import preferences
 from kgai_tui.ui.app import make_app
+from kgai_tui.ui.views import people as people_view
 
 VIEWS = {
     "elements": "1",
@@ -90,3 +92,18 @@ def test_header_with_remote_snapshot(snap_compare: Any, demo_store: Path) -> Non
     )
     app = make_app(demo_store, label="demo store", live=False)
     assert snap_compare(app, terminal_size=(120, 40), run_before=_before("1"))
+
+
+@pytest.mark.snapshot
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
+def test_people_snapshot(
+    snap_compare: Any,
+    demo_store: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    size: tuple[int, int],
+) -> None:
+    """The People view (7): the table, the flow line, the monthly bars, stale elements."""
+    monkeypatch.setattr(people_view, "now", lambda: datetime(2026, 12, 1, tzinfo=UTC))
+    app = make_app(demo_store, label="demo store", live=False)
+    steps = ("down", "enter")
+    assert snap_compare(app, terminal_size=size, run_before=_before("7", steps))

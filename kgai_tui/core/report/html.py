@@ -1,6 +1,7 @@
 """Render a :class:`~kgai_tui.core.report.report.Report` as one self-contained HTML page.
 
-Inline CSS, no scripts, no external assets (no ``src``; every ``href`` is a
+Inline CSS, one inline SVG (decisions per month: ``<rect>`` bars, each with a
+``<title>`` tooltip; well-formed XML on its own), no scripts, no external assets (no ``src``; every ``href`` is a
 ``#fragment`` of the page itself), and every store string through :func:`e`
 (controls and invisible characters marked, then :func:`html.escape`). Anchors are derived from ids, hashed when an id holds anything
 but ``[A-Za-z0-9_-]``, so no store text ever lands in an attribute unescaped.
@@ -36,8 +37,13 @@ color:#33404d}table{border-collapse:collapse;margin:.4rem 0}td,th{border:1px sol
 #e4e8ec;padding:.15rem .5rem;text-align:left;vertical-align:top}th{background:#f5f7f9}
 ol.story>li{margin-bottom:1rem}.tag{font-size:12px;border-radius:3px;padding:0 .3rem;
 background:#e8f3ea;color:#225c2f}.tag.old{background:#f1f1f1;color:#666}
-nav a{margin-right:1rem}
+nav a{margin-right:1rem}svg.months rect{fill:#4f8a5b}svg.months text{font-size:11px;
+fill:#5b6875}td.n{text-align:right}
 """.strip()
+_BAR: Final = 14
+"""Columns of the timeline each month takes (a 12-wide bar and a gap)."""
+_TALL: Final = 100
+"""Height of the tallest bar."""
 
 
 def e(text: str) -> str:
@@ -148,6 +154,73 @@ def _story(r: Report) -> list[str]:
     return out
 
 
+def timeline_svg(months: tuple[tuple[str, int], ...]) -> str:
+    """Decisions per month as an inline SVG of ``<rect>`` bars, each with a tooltip."""
+    peak = max((n for _, n in months), default=0)
+    width = max(len(months) * _BAR, 2 * _BAR)
+    height = _TALL + 18
+    out = [
+        f'<svg class="months" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" '
+        'aria-label="Decisions per month">'
+    ]
+    for k, (month, n) in enumerate(months):
+        tall = 0 if peak == 0 else max(1, round(n * _TALL / peak)) if n else 0
+        out.append(
+            f'<rect x="{k * _BAR}" y="{_TALL - tall}" width="{_BAR - 2}" '
+            f'height="{tall}"><title>{e(month)}: {n} decision(s)</title></rect>'
+        )
+    if months:
+        out.append(f'<text x="0" y="{height - 4}">{e(months[0][0])}</text>')
+        if len(months) > 1:
+            out.append(
+                f'<text x="{width}" y="{height - 4}" text-anchor="end">'
+                f"{e(months[-1][0])}</text>"
+            )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _timeline(r: Report) -> list[str]:
+    out = ['<h2 id="timeline">Decisions per month</h2>']
+    if not r.months:
+        return [*out, "<p>No dated decisions yet.</p>"]
+    total = sum(n for _, n in r.months)
+    out.append(
+        f'<p class="meta">{total} dated decision(s), {e(r.months[0][0])} to '
+        f"{e(r.months[-1][0])}.</p>"
+    )
+    out.append(timeline_svg(r.months))
+    return out
+
+
+def _people(r: Report) -> list[str]:
+    out = ['<h2 id="people">People</h2>']
+    if not r.people:
+        return [*out, "<p>No one has decided anything yet.</p>"]
+    out.append(
+        "<table><tr><th>author</th><th>decisions</th><th>in force</th>"
+        "<th>superseded</th><th>dead ends</th><th>elements</th><th>conflicts</th>"
+        "<th>first</th><th>last</th></tr>"
+    )
+    for p in r.people:
+        numbers = (
+            p.decisions,
+            p.in_force,
+            p.superseded,
+            p.dead_ends,
+            p.elements,
+            p.conflicts,
+        )
+        cells = "".join(f'<td class="n">{n}</td>' for n in numbers)
+        out.append(
+            f"<tr><td>{e(p.author) or '(unknown)'}</td>{cells}"
+            f"<td>{_day(p.first)}</td><td>{_day(p.last)}</td></tr>"
+        )
+    out.append("</table>")
+    return out
+
+
 def render_html(r: Report) -> str:
     """The whole report as an HTML5 document, ending with one newline."""
     at = e(r.at) if r.at else "the beginning (the store is empty)"
@@ -167,7 +240,8 @@ def render_html(r: Report) -> str:
         f"{r.decisions} decisions, {r.in_force} in force, "
         f"{len(r.conflicts)} open conflict(s).</p>",
         '<nav><a href="#conflicts">Open conflicts</a><a href="#elements">Elements by '
-        'kind</a><a href="#story">The story so far</a></nav>',
+        'kind</a><a href="#timeline">Decisions per month</a><a href="#people">People</a>'
+        '<a href="#story">The story so far</a></nav>',
         '<h2 id="conflicts">Open conflicts</h2>',
     ]
     if r.conflicts:
@@ -180,6 +254,8 @@ def render_html(r: Report) -> str:
         out.append(f"<h3>{e(kind) or '(no kind)'} ({len(elements)})</h3>")
         for el in elements:
             out += _element(el)
+    out += _timeline(r)
+    out += _people(r)
     out += _story(r)
     out += ["</body>", "</html>"]
     return "\n".join(out) + "\n"

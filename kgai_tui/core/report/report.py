@@ -9,17 +9,20 @@ the same bytes:
 * elements by name, then id; props by key; links by kind, then the other end's label;
 * decisions in force on an element newest first (lamport, then id), as ``heads``;
 * conflicts by element id;
-* the story: the last N decisions in history order (recorded time, lamport, id).
+* the story: the last N decisions in history order (recorded time, lamport, id);
+* decisions per calendar month (UTC), every month from the first dated decision to
+  the last; the people in :func:`people_obj` order.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Final
 
 from kgai_tui.core.gosem.gotext import format_rfc3339
 from kgai_tui.core.reads.kg import history_order, when_of
+from kgai_tui.core.reads.people import people_obj
 from kgai_tui.core.replay.projection_view import ProjectionView
 from kgai_tui.core.wire.props import parse_props
 
@@ -66,6 +69,21 @@ class ConflictEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class PersonEntry:
+    """One author: their decisions and what became of them (``people_obj``)."""
+
+    author: str
+    decisions: int
+    in_force: int
+    superseded: int
+    dead_ends: int
+    elements: int
+    conflicts: int
+    first: str
+    last: str
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     """Everything a rendered report shows."""
 
@@ -78,6 +96,8 @@ class Report:
     conflicts: tuple[ConflictEntry, ...]
     story: tuple[DecisionEntry, ...]
     last: int
+    months: tuple[tuple[str, int], ...] = ()  # ("YYYY-MM", decisions), in order
+    people: tuple[PersonEntry, ...] = ()
 
 
 def element_label(p: ProjectionView, eid: str) -> str:
@@ -182,4 +202,38 @@ def build_report(
         conflicts=conflicts,
         story=tuple(_decision(p, i, heads) for i in story),
         last=last,
+        months=_months(p, recorded),
+        people=tuple(
+            PersonEntry(
+                str(r["author"]),
+                int(r["decisions"]),
+                int(r["in_force"]),
+                int(r["superseded"]),
+                int(r["dead_ends"]),
+                int(r["elements"]),
+                int(r["conflicts"]),
+                str(r["first"] or ""),
+                str(r["last"] or ""),
+            )
+            for r in people_obj(p, at)["people"]
+        ),
     )
+
+
+def _months(p: ProjectionView, recorded: list[int]) -> tuple[tuple[str, int], ...]:
+    """Decisions per calendar month (UTC), every month from the first to the last."""
+    counts: dict[tuple[int, int], int] = {}
+    for i in recorded:
+        stamp = p.dec_time[i]
+        if stamp is not None:
+            moment = datetime.fromtimestamp(stamp, UTC)
+            key = (moment.year, moment.month)
+            counts[key] = counts.get(key, 0) + 1
+    if not counts:
+        return ()
+    (y, m), end = min(counts), max(counts)
+    out: list[tuple[str, int]] = []
+    while (y, m) <= end:
+        out.append((f"{y:04d}-{m:02d}", counts.get((y, m), 0)))
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return tuple(out)

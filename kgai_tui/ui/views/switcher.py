@@ -1,4 +1,4 @@
-"""The five views in one ContentSwitcher: which one shows, and handing each a snapshot."""
+"""The six views in one ContentSwitcher: which one shows, and handing each a snapshot."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from kgai_tui.ui.snapshot import Snapshot
 from kgai_tui.ui.views.conflicts import ConflictsView
 from kgai_tui.ui.views.elements import ElementRows, ElementsView
 from kgai_tui.ui.views.graph import GraphView
+from kgai_tui.ui.views.people import PeopleView
 from kgai_tui.ui.views.search import SearchView
 from kgai_tui.ui.views.timeline import TimelineView
 
@@ -20,12 +21,13 @@ FOCUS = {
     "timeline": "#timeline-list",
     "conflicts": "#conflict-list",
     "search": "#search-input",
+    "people": "#people-table",
 }
 """The widget each view focuses when shown."""
 
 
 class ViewSwitcher(ContentSwitcher):
-    """Elements, Graph, Timeline, Conflicts and Search, one at a time."""
+    """Elements, Graph, Timeline, Conflicts, Search and People, one at a time."""
 
     def __init__(self, root: Path, *, id: str | None = None) -> None:
         """Start on Elements; ``root`` is where Conflicts writes resolutions."""
@@ -33,12 +35,13 @@ class ViewSwitcher(ContentSwitcher):
         self.root = root
 
     def compose(self) -> ComposeResult:
-        """The five views."""
+        """The six views."""
         yield ElementsView(id="elements")
         yield GraphView(id="graph")
         yield TimelineView(id="timeline")
         yield ConflictsView(self.root, id="conflicts")
         yield SearchView(id="search")
+        yield PeopleView(id="people")
 
     def show_view(self, key: str) -> None:
         """Show a view by id and focus its main widget."""
@@ -67,6 +70,7 @@ class ViewSwitcher(ContentSwitcher):
         self.query_one(GraphView).show(snapshot, selected)
         self.query_one(ConflictsView).show(snapshot)
         self.query_one(SearchView).show(snapshot)
+        self.query_one(PeopleView).show(snapshot)
         return selected
 
     def show_timeline(self, snapshot: Snapshot) -> None:

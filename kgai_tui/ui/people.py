@@ -1,0 +1,98 @@
+"""Pure reads behind the People view: supersession flow, shaped elements, monthly bars.
+
+Each takes a :class:`ProjectionView` (the snapshot at the time slider) and returns
+plain data; the view turns it into ``Text`` through :func:`safe_text.plain`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from kgai_tui.core.replay.projection_view import ProjectionView
+
+__all__ = ["Flow", "elements_shaped", "monthly_counts", "spark", "supersession_flow"]
+
+BARS: Final = "▁▂▃▄▅▆▇█"
+"""The sparkline's eight heights (a blank for an empty month)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Flow:
+    """How many of a person's decisions were replaced, and by whom."""
+
+    author: str
+    decisions: int
+    replaced: int
+    by: tuple[tuple[str, int], ...]
+    """Authors of the superseding decisions with their counts, most first."""
+
+
+def supersession_flow(p: ProjectionView, author: str) -> Flow:
+    """The supersession flow of ``author``'s recorded decisions."""
+    decisions = replaced = 0
+    by: Counter[str] = Counter()
+    for ev_hash, who, later in zip(
+        p.dec_hash, p.dec_author, p.dec_superseded_by, strict=True
+    ):
+        if not ev_hash or who != author:
+            continue
+        decisions += 1
+        if later:
+            replaced += 1
+            by.update({p.dec_author[j] for j in later})
+    ranked = sorted(by.items(), key=lambda kv: (-kv[1], kv[0]))
+    return Flow(author, decisions, replaced, tuple(ranked))
+
+
+def elements_shaped(p: ProjectionView, author: str) -> list[str]:
+    """``kind:name`` of every element ``author``'s decisions shape, sorted."""
+    ids: set[str] = set()
+    for ev_hash, who, shapes in zip(
+        p.dec_hash, p.dec_author, p.dec_shapes, strict=True
+    ):
+        if ev_hash and who == author:
+            ids.update(shapes)
+    out = []
+    for eid in ids:
+        kind, name, _ = p.element(eid) or ("", "", "")
+        out.append(f"{kind}:{name or eid}")
+    return sorted(out)
+
+
+def _month(stamp: int) -> tuple[int, int]:
+    moment = datetime.fromtimestamp(stamp, UTC)
+    return moment.year, moment.month
+
+
+def monthly_counts(p: ProjectionView) -> tuple[list[str], dict[str, list[int]]]:
+    """Every calendar month (UTC) from the first decision to the last, ``YYYY-MM``,
+    and each author's decisions per month (undated decisions are left out)."""
+    per: dict[str, Counter[tuple[int, int]]] = {}
+    for ev_hash, who, stamp in zip(p.dec_hash, p.dec_author, p.dec_time, strict=True):
+        if ev_hash and stamp is not None:
+            per.setdefault(who, Counter())[_month(stamp)] += 1
+    seen = [m for c in per.values() for m in c]
+    if not seen:
+        return [], {}
+    (y, m), last = min(seen), max(seen)
+    months: list[tuple[int, int]] = []
+    while (y, m) <= last:
+        months.append((y, m))
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    labels = [f"{y:04d}-{m:02d}" for y, m in months]
+    return labels, {who: [c[k] for k in months] for who, c in per.items()}
+
+
+def spark(counts: list[int], top: int | None = None) -> str:
+    """One character per count, ``▁`` to ``█`` scaled to ``top`` (a blank for 0)."""
+    peak = top if top is not None else max(counts, default=0)
+    if peak <= 0:
+        return " " * len(counts)
+    return "".join(
+        " " if n <= 0 else BARS[min(len(BARS) - 1, (n * len(BARS) - 1) // peak)]
+        for n in counts
+    )

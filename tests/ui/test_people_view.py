@@ -1,0 +1,103 @@
+"""The People view (key 7): the table, the supersession flow line, Enter lists elements."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import ContentSwitcher, DataTable, Static
+
+from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.reads.people import people_obj
+from kgai_tui.ui.app import make_app
+from kgai_tui.ui.people import (
+    elements_shaped,
+    monthly_counts,
+    spark,
+    supersession_flow,
+)
+from kgai_tui.ui.views import people as people_view
+
+
+async def _settle(pilot: Pilot[None]) -> None:
+    for _ in range(2):
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def test_people_view_flow_and_elements(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """7 shows the people; down moves to the second; enter lists what they shaped."""
+    monkeypatch.setattr(people_view, "now", lambda: datetime(2026, 12, 1, tzinfo=UTC))
+    projection = open_engine(demo_store).projection
+    rows = people_obj(projection)["people"]
+    assert len(rows) >= 2
+    second = rows[1]["author"]
+    flow = supersession_flow(projection, second)
+    shaped = elements_shaped(projection, second)
+    assert shaped
+    app = make_app(demo_store, live=False)
+    seen: dict[str, str] = {}
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _settle(pilot)
+            await pilot.press("7")
+            await _settle(pilot)
+            assert app.query_one(ContentSwitcher).current == "people"
+            table = app.query_one("#people-table", DataTable)
+            assert table.row_count == len(rows)
+            assert table.has_focus
+            await pilot.press("down")
+            await pilot.pause()
+            seen["flow"] = str(app.query_one("#people-flow", Static).render())
+            await pilot.press("enter")
+            await pilot.pause()
+            seen["elements"] = str(app.query_one("#people-elements", Static).render())
+            seen["stale"] = str(app.query_one("#people-stale", Static).render())
+            for _ in range(3):  # the slider a few months back: the table follows
+                await pilot.press("left_curly_bracket")
+                await _settle(pilot)
+            seen["caption"] = str(app.query_one("#people-caption", Static).render())
+            assert app.snapshot is not None and app.snapshot.moment is not None
+            earlier = people_obj(app.snapshot.projection)["people"]
+            seen["earlier"] = str(sum(r["decisions"] for r in earlier))
+            assert table.row_count == len(earlier)
+
+    asyncio.run(main())
+    assert seen["flow"].startswith(second)
+    assert f"{flow.replaced} of {flow.decisions}" in seen["flow"] or (
+        not flow.replaced and f"none of {flow.decisions}" in seen["flow"]
+    )
+    for who, count in flow.by:
+        assert f"{who} ×{count}" in seen["flow"]
+    assert seen["elements"].splitlines()[1:] == shaped
+    assert seen["stale"].startswith("stale (no decision in force for 180+ days)")
+    assert " people as of 20" in seen["caption"]
+    assert int(seen["earlier"]) < sum(r["decisions"] for r in rows)
+
+
+def test_flow_counts_superseding_authors(demo_store: Path) -> None:
+    """The flow agrees with the decision columns, replaced ≤ decisions."""
+    p = open_engine(demo_store).projection
+    for row in people_obj(p)["people"]:
+        flow = supersession_flow(p, row["author"])
+        assert flow.decisions == row["decisions"]
+        assert flow.replaced == row["superseded"]
+        assert sum(n for _, n in flow.by) >= flow.replaced
+
+
+def test_monthly_counts_and_spark(demo_store: Path) -> None:
+    """Every dated decision lands in one month; the bars scale to the peak."""
+    p = open_engine(demo_store).projection
+    months, counts = monthly_counts(p)
+    dated = sum(1 for h, t in zip(p.dec_hash, p.dec_time, strict=True) if h and t)
+    assert sum(sum(c) for c in counts.values()) == dated
+    assert all(len(c) == len(months) for c in counts.values())
+    assert spark([0, 1, 2, 4]) == " ▂▄█"
+    assert spark([]) == ""

@@ -332,9 +332,11 @@ def _status_process(root: Path, cache: Path) -> tuple[float, float, int]:
     """Run ``python -m kgai_tui status --store ROOT``; return ms, peak RSS MiB, code.
 
     The engine cache goes to ``cache`` (``KGAI_TUI_CACHE_DIR``), never the user's.
+    These rows measure the whole-projection engine and its cache, so the read
+    model is off here (its own whole-process rows: ``bench whole-process``).
     """
     cmd = [sys.executable, "-m", "kgai_tui", "status", "--store", str(root)]
-    env = dict(os.environ, KGAI_TUI_CACHE_DIR=str(cache))
+    env = dict(os.environ, KGAI_TUI_CACHE_DIR=str(cache), KGAI_TUI_READ_MODEL="off")
     start = time.perf_counter()
     proc = subprocess.Popen(
         cmd,

@@ -366,9 +366,11 @@ def open_model_engine(store: str | None) -> Engine:
         raise no_store_here(location)
     root = location.root
     what = "kgai-tui: reading the log ({}) into the read model; later reads are quick"
+    # A first read answers from its replay while a detached process writes the
+    # model (see open_model): it costs the replay, not the replay and the model.
     try:
         with progress(lambda: what.format(log_size(root))):
-            engine = open_model(root)
+            engine = open_model(root, background=True)
     except OSError:
         return open_engine(store)
     _warn_skipped(len(engine.problems), location.root)

@@ -193,6 +193,11 @@ class DiskProjection:
             self._model, cast("Projection", self), read_meta(self.db, "recall")
         )
 
+    def element_names(self) -> list[tuple[str, str, str]]:
+        """``(id, kind, name)`` of every element: one query, no graph."""
+        rows = self.db.execute("SELECT id, kind, name FROM el")
+        return [(str(e), str(k), str(n)) for e, k, n in rows]
+
     def out_links(self, eid: str) -> list[tuple[str, str]]:
         """``(kind, to)`` of every link from ``eid`` (any order)."""
         if not storable(eid):

@@ -136,10 +136,9 @@ def close_elements(p: ProjectionView, token: str, limit: int = 3) -> list[str]:
         return []
     folded, folded_kind = normalize(name), normalize(kind)
     by_name: dict[str, list[tuple[bool, str]]] = {}
-    for node, data in p.graph.nodes(data=True):
+    for node, el_kind, el_name in p.element_names():
         if node == eid:
             continue
-        el_kind, el_name = str(data.get("kind", "")), str(data.get("name", ""))
         # Shown on the error's one line: a line feed in a name must not end it.
         label = visible(f"{el_kind}:{el_name}")
         other_kind = normalize(el_kind) != folded_kind

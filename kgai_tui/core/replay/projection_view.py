@@ -136,6 +136,10 @@ class ProjectionView(Protocol):
         """``(kind, to)`` of every link from an element."""
         ...
 
+    def element_names(self) -> Iterable[tuple[str, str, str]]:
+        """``(id, kind, name)`` of every element, in no promised order."""
+        ...
+
     def in_links(self, eid: str) -> list[tuple[str, str]]:
         """``(kind, from)`` of every link to an element."""
         ...
@@ -177,6 +181,13 @@ class GraphReads:
     def element_count(self) -> int:
         """How many elements there are."""
         return int(self.graph.number_of_nodes())
+
+    def element_names(self) -> Iterable[tuple[str, str, str]]:
+        """``(id, kind, name)`` of every element, in no promised order."""
+        return (
+            (n, str(a.get("kind", "")), str(a.get("name", "")))
+            for n, a in self.graph.nodes(data=True)
+        )
 
     def out_links(self, eid: str) -> list[tuple[str, str]]:
         """``(kind, to)`` of every link from an element."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kgai_tui.cli.main import entry
+from kgai_tui.cli.launch import entry
 
 if __name__ == "__main__":
     entry()

@@ -63,9 +63,9 @@ def test_only_named_modules_import_engine_libraries() -> None:
 
 def test_every_cli_command_has_help_with_an_example() -> None:
     """Each command documents itself, with an example line."""
-    from kgai_tui.cli.main import main
+    from kgai_tui.cli.main import all_commands
 
-    for name, command in main.commands.items():
+    for name, command in all_commands().items():
         assert command.help, name
         assert "Example:" in command.help, name
 

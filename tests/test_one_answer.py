@@ -328,7 +328,7 @@ def test_every_read_is_one_answer_function_on_every_face(
 def test_the_cases_cover_every_read_of_every_face(store: Path) -> None:
     """Each answer function, CLI read command and MCP read tool has a case."""
     assert {case.read for case in CASES} == set(answer_functions())
-    cli_reads = set(cli_main.main.commands) - NOT_READS
+    cli_reads = set(cli_main.all_commands()) - NOT_READS
     assert {case.cli[0] for case in CASES} == cli_reads
     tools = {fn.__name__ for fn, _ in mcp_server.read_tools(LiveStore(str(store)))}
     assert {case.mcp[0] for case in CASES if case.mcp is not None} == tools

@@ -125,7 +125,9 @@ def test_bench_generate_writes_the_reference_bytes(tmp_path: Path) -> None:
 
 
 def test_every_bench_command_has_an_example() -> None:
-    group = main.commands["bench"]
+    from kgai_tui.cli.main import all_commands
+
+    group = all_commands()["bench"]
     for name, command in group.commands.items():  # type: ignore[attr-defined]
         assert command.help and "Example:" in command.help, name
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from kgai_tui.cli.main import LAZY_COMMANDS, all_commands
 from kgai_tui.demo import DEMO_STORE
 
 HEAVY = ("numpy", "networkx", "tantivy", "textual", "mcp")
@@ -36,9 +37,12 @@ def loaded(*args: str) -> set[str]:
             name = line.rsplit("|", 1)[1].strip()
             names.add(name)
             names.add(name.split(".")[0])
-    # The log is there and names the CLI: an empty set would pass every test below.
-    assert "kgai_tui.cli.main" in names, out.stderr[-2000:]
+    # The log is there and names the launcher: an empty set would pass every test.
+    assert "kgai_tui.cli.launch" in names, out.stderr[-2000:]
     return names
+
+
+LAZY_MODULES = {lazy.module for lazy in LAZY_COMMANDS.values()}
 
 
 @pytest.fixture
@@ -56,6 +60,73 @@ def test_version_and_help_load_no_heavy_library(flag: str) -> None:
     assert sorted(loaded(flag) & set(HEAVY)) == []
 
 
+@pytest.mark.parametrize("args", [["--version"], ["-V"], ["version"]])
+def test_version_is_answered_before_click(args: list[str]) -> None:
+    """The version needs no command line parser: neither click nor the CLI loads."""
+    names = loaded(*args)
+    assert sorted(names & {"click", "kgai_tui.cli.main", "kgai_tui.core"}) == []
+
+
+def test_version_prints_what_click_would() -> None:
+    """The early answer is byte for byte click's ``version_option`` line."""
+    from click.testing import CliRunner
+
+    from kgai_tui.cli.main import main
+
+    early = subprocess.run(
+        [sys.executable, "-m", "kgai_tui", "--version"],
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    # "--version --help" is not the early path: click answers (the version wins).
+    late = CliRunner().invoke(main, ["--version", "--help"])
+    assert late.exit_code == 0
+    assert early.stdout == late.stdout_bytes == b"kgai-tui, version 0.1.0\n"
+    assert early.stderr == b""
+
+
+def test_help_imports_no_other_cli_module() -> None:
+    """``--help`` lists the lazy commands from their table, importing none of them."""
+    names = loaded("--help")
+    assert sorted(names & LAZY_MODULES) == []
+
+
+def test_the_lazy_table_says_what_the_commands_say() -> None:
+    """Each lazy command's listed help and hidden flag are the command's own."""
+    commands = all_commands()
+    for name, lazy in LAZY_COMMANDS.items():
+        command = commands[name]
+        assert command.name == name
+        assert lazy.short_help == command.get_short_help_str(limit=sys.maxsize), name
+        assert lazy.hidden == command.hidden, name
+
+
+def test_help_lists_the_same_commands_after_they_load() -> None:
+    """The command list reads the same whether the lazy commands loaded or not."""
+
+    def help_text(first: str) -> str:
+        code = (
+            "from kgai_tui.cli.main import all_commands, main\n"
+            f"{first}\n"
+            "main(['--help'], prog_name='kgai-tui')"
+        )
+        return subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout
+
+    cold = help_text("pass")
+    assert cold == help_text("all_commands()")
+    listed = cold.split("Commands:\n", 1)[1].splitlines()
+    names = {line.split()[0] for line in listed if line.startswith("  ") and line[2] != " "}
+    assert {"resolve-conflict", "people", "sync", "history"} <= names
+    assert not names & {"bench", "ingest", "info", "version"}  # hidden
+
+
 def test_version_and_help_do_not_open_the_engine() -> None:
     """The engine and the projection load only when a command opens a store."""
     names = loaded("--help")
@@ -70,9 +141,11 @@ def test_status_json_loads_no_search_ui_or_mcp(demo: Path) -> None:
 
 
 def test_history_json_loads_no_search_ui_or_mcp(demo: Path) -> None:
-    """``history`` neither: it answers from the projection alone."""
+    """``history`` neither: it answers from the projection alone, and imports none
+    of the other CLI modules (writes, sync, MCP, search, reports)."""
     names = loaded("history", "feature:Invoice", "--json", "--store", str(demo))
     assert sorted(names & {"tantivy", "textual", "mcp"}) == []
+    assert sorted(names & LAZY_MODULES) == []
 
 
 def test_search_loads_no_ui_or_mcp(demo: Path) -> None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import copy
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import click
 
@@ -71,7 +71,7 @@ class _DefaultToOpen(click.Group):
         # Shell completion parses resiliently with no words yet: it lists the
         # commands instead of completing ``open``'s options.
         bare = not args and not ctx.resilient_parsing
-        if bare or (args and _opens(args[0], self.commands)):
+        if bare or (args and _opens(args[0], self.command_names())):
             args = ["open", *args]
         with _json_usage_errors(ctx):
             return super().parse_args(ctx, args)
@@ -86,9 +86,25 @@ class _DefaultToOpen(click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         """Find the command named by the first word, or say which names are close."""
         name = args[0] if args else ""
-        if name in self.commands or name.startswith("-") or ctx.resilient_parsing:
+        if name in self.command_names() or name.startswith("-") or ctx.resilient_parsing:
             return super().resolve_command(ctx, args)
-        raise click.UsageError(_no_such_command(name, sorted(self.commands)), ctx)
+        raise click.UsageError(_no_such_command(name, self.list_commands(ctx)), ctx)
+
+    def command_names(self) -> set[str]:
+        """Every command name, loaded or not (hidden ones included)."""
+        return set(self.commands) | set(LAZY_COMMANDS)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command name, sorted, without importing the lazy ones."""
+        return sorted(self.command_names())
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command, importing its module the first time it is asked for."""
+        command = self.commands.get(cmd_name)
+        if command is None and cmd_name in LAZY_COMMANDS:
+            command = load_lazy(cmd_name)
+            self.add_command(command, cmd_name)
+        return command
 
     def format_commands(
         self, ctx: click.Context, formatter: click.HelpFormatter
@@ -99,6 +115,11 @@ class _DefaultToOpen(click.Group):
         """
         rows = []
         for name in self.list_commands(ctx):
+            lazy = LAZY_COMMANDS.get(name)
+            if lazy is not None and name not in self.commands:
+                if not lazy.hidden:  # listed from the table: no import for --help
+                    rows.append((name, lazy.short_help))
+                continue
             command = self.get_command(ctx, name)
             if command is not None and not command.hidden:
                 rows.append((name, command.get_short_help_str(limit=sys.maxsize)))
@@ -111,7 +132,115 @@ _GROUP_FLAGS: Final = frozenset(("--help", "-h", "--version", "-V"))
 _ARGV: Final = "kgai_tui.argv"
 
 
-def _opens(word: str, commands: Mapping[str, click.Command]) -> bool:
+class LazyCommand(NamedTuple):
+    """A command kept in another module, and what ``--help`` lists for it."""
+
+    module: str
+    attribute: str
+    #: Its first docstring sentence, as click would list it (a test holds them equal).
+    short_help: str
+    hidden: bool = False
+    #: Registered under another name than its own (kg's ``ingest`` for ``record``).
+    alias: bool = False
+
+
+#: The commands of the other CLI modules. They are imported when run (or completed),
+#: never for ``--help`` or a read defined here: each module pulls in its own answers
+#: and libraries (MCP, git, S3, search, reports), which a read should not pay for.
+LAZY_COMMANDS: Final[dict[str, LazyCommand]] = {
+    "init": LazyCommand(
+        "kgai_tui.cli.write",
+        "init_command",
+        "Create a store, or bring one up to date.",
+    ),
+    "record": LazyCommand(
+        "kgai_tui.cli.write",
+        "record_command",
+        "Record decisions from a kg ingest JSON document.",
+    ),
+    "ingest": LazyCommand(
+        "kgai_tui.cli.write",
+        "record_command",
+        "Record decisions from a kg ingest JSON document.",
+        hidden=True,
+        alias=True,
+    ),
+    "resolve-conflict": LazyCommand(
+        "kgai_tui.cli.write",
+        "resolve_conflict_command",
+        "End a conflict with one decision superseding every side.",
+    ),
+    "mcp": LazyCommand(
+        "kgai_tui.cli.agents",
+        "mcp_command",
+        "Serve the store to AI agents over MCP (stdio).",
+    ),
+    "sync": LazyCommand(
+        "kgai_tui.cli.agents",
+        "sync_command",
+        "Share the store with teammates through git or an S3 bucket.",
+    ),
+    "remote": LazyCommand(
+        "kgai_tui.cli.agents",
+        "remote_command",
+        "Show or set the remote that kgai-tui sync uses.",
+    ),
+    "people": LazyCommand(
+        "kgai_tui.cli.team",
+        "people_command",
+        "Show who decided what, and how much of it still stands.",
+    ),
+    "stale": LazyCommand(
+        "kgai_tui.cli.team",
+        "stale_command",
+        "List elements nobody has decided on for a long time.",
+    ),
+    "search": LazyCommand(
+        "kgai_tui.cli.search",
+        "search_command",
+        "Search elements and decisions (BM25).",
+    ),
+    "bench": LazyCommand(
+        "kgai_tui.cli.bench",
+        "bench_group",
+        "Generate benchmark stores and measure them.",
+        hidden=True,
+    ),
+    "import": LazyCommand(
+        "kgai_tui.cli.onboard",
+        "import_group",
+        "Import decisions kept elsewhere, such as ADRs.",
+    ),
+    "diff": LazyCommand(
+        "kgai_tui.cli.onboard",
+        "diff_command",
+        "Show what changed between two moments, and why.",
+    ),
+    "report": LazyCommand(
+        "kgai_tui.cli.onboard",
+        "report_command",
+        "Write the store at a moment as one readable document.",
+    ),
+}
+
+
+def load_lazy(name: str) -> click.Command:
+    """Import the command registered as ``name`` in :data:`LAZY_COMMANDS`."""
+    from importlib import import_module
+
+    lazy = LAZY_COMMANDS[name]
+    command: click.Command = getattr(import_module(lazy.module), lazy.attribute)
+    return _alias(command, name) if lazy.alias else command
+
+
+def all_commands() -> dict[str, click.Command]:
+    """Every command by name, each lazy one imported (for tests and docs tools)."""
+    ctx = click.Context(main)
+    found = {name: main.get_command(ctx, name) for name in main.list_commands(ctx)}
+    return {name: command for name, command in found.items() if command is not None}
+
+
+def _opens(word: str, commands: Collection[str]) -> bool:
     """Whether the first word means ``open``: an option other than the group's
     own, or a directory that is not also a command name."""
     if word in commands or word in _GROUP_FLAGS:
@@ -387,36 +516,6 @@ def doctor(store: str | None, as_json: bool) -> None:
         sys.exit(1)
 
 
-from kgai_tui.cli.write import init_command, record_command, resolve_conflict_command  # noqa: E402
-
-main.add_command(init_command)
-main.add_command(record_command)
-main.add_command(resolve_conflict_command)
-
-from kgai_tui.cli.agents import mcp_command, remote_command, sync_command  # noqa: E402
-
-main.add_command(mcp_command)
-main.add_command(sync_command)
-main.add_command(remote_command)
-
-from kgai_tui.cli.team import people_command, stale_command  # noqa: E402
-
-main.add_command(people_command)
-main.add_command(stale_command)
-
-from kgai_tui.cli.bench import bench_group  # noqa: E402
-from kgai_tui.cli.search import search_command  # noqa: E402
-
-main.add_command(search_command)
-main.add_command(bench_group)
-
-from kgai_tui.cli.onboard import diff_command, import_group, report_command  # noqa: E402
-
-main.add_command(import_group)
-main.add_command(diff_command)
-main.add_command(report_command)
-
-
 def _alias(command: click.Command, name: str) -> click.Command:
     """``command`` under another name, left out of the command list."""
     alias = copy.copy(command)
@@ -425,8 +524,7 @@ def _alias(command: click.Command, name: str) -> click.Command:
     return alias
 
 
-# kg's names for the same commands (docs/cli.md, "Aliases").
-main.add_command(_alias(record_command, "ingest"))
+# kg's name for status (docs/cli.md, "Aliases"); ``ingest`` is in LAZY_COMMANDS.
 main.add_command(_alias(status, "info"))
 
 

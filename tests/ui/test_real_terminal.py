@@ -65,7 +65,7 @@ class Tmux:
         )
         return out.stdout
 
-    def wait_for(self, text: str, timeout: float = 15.0) -> str:
+    def wait_for(self, text: str, timeout: float = 60.0) -> str:
         """Wait until ``text`` is on screen; return the screen."""
         deadline = time.monotonic() + timeout
         screen = ""

@@ -41,8 +41,6 @@ from kgai_tui.core.answers.kg import (
     resolve_answer,
     status_answer,
 )
-from kgai_tui.core.answers.moments import as_of_answer
-from kgai_tui.core.answers.recall import recall_answer
 from kgai_tui.text.render import (
     render_as_of,
     render_conflicts,
@@ -404,6 +402,9 @@ def resolve(store: str | None, as_json: bool, ref: tuple[str, ...]) -> None:
 def _context(
     store: str | None, as_json: bool, paths: str, about: str, max_: int
 ) -> None:
+    # Recall's answer (hints, the recall index) loads only for this command.
+    from kgai_tui.core.answers.recall import recall_answer
+
     answer = recall_answer(model_source(store), paths, about, max_)
     show(answer, as_json, render_context)
 
@@ -464,6 +465,8 @@ def as_of(store: str | None, as_json: bool, timestamp: str) -> None:
 
     Example: kgai-tui as-of 2026-03-31
     """
+    from kgai_tui.core.answers.moments import as_of_answer
+
     show(as_of_answer(engine_source(store), timestamp), as_json, render_as_of)
 
 

@@ -96,7 +96,7 @@ class KgaiApp(App[None]):
         self._syncing = False
 
     def compose(self) -> ComposeResult:
-        """Header, banner, the five views, the slider and the footer."""
+        """Header, banner, the six views, the slider and the footer."""
         yield StoreHeader(id="header")
         yield MomentBanner(id="banner")
         yield ViewSwitcher(self.root, id="views")
@@ -298,7 +298,7 @@ class KgaiApp(App[None]):
         self.query_one(ViewSwitcher).leave_text()
 
     def action_view(self, key: str) -> None:
-        """Show one of the five views."""
+        """Show one of the six views (keys 1 to 5, and 7)."""
         self.show_view(key)
 
     def action_slide(self, delta: int) -> None:

@@ -26,7 +26,7 @@ VIEWS: tuple[tuple[str, str], ...] = (
     ("conflicts", "Conflicts"),
     ("search", "Search"),
 )
-"""The five views: their id and title (keys 1 to 5)."""
+"""The first five views: their id and title (keys 1 to 5)."""
 
 PEOPLE: tuple[str, str] = ("people", "People")
 """The People view (key 7: 6 is the agent's recall)."""

@@ -26,6 +26,7 @@ READS = [
     ["history", "service:Billing"],
     ["resolve", "feature:Invoice"],
     ["conflicts"],
+    ["people"],  # the model's per-author totals, the replay's pass over decisions
     ["context", "--about", "invoice pdf"],
     ["context", "--paths", "src/billing/x.py"],
     ["context", "--about", "nothing matches this"],

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import sqlite3
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,13 +27,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_replay_properties import Chooser, Generated, lines, stores
 
+from kgai_tui.core.answers.answer import encode
+from kgai_tui.core.answers.people import people_answer
 from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.model.disk import DiskProjection
 from kgai_tui.core.model.open import ModelEngine, open_model
-from kgai_tui.core.model.schema import model_path
+from kgai_tui.core.model.people_rows import (
+    people_delta,
+    refresh_heads,
+    write_heads,
+    write_people,
+)
+from kgai_tui.core.model.schema import DDL, DEC_COLUMNS, model_path
 from kgai_tui.core.reads.context import context_obj
 from kgai_tui.core.reads.export import export_digest, export_parts
 from kgai_tui.core.reads.health import status_obj
 from kgai_tui.core.reads.kg import conflicts_obj, heads_obj, history_obj, resolve_obj
+from kgai_tui.core.reads.people import people_obj
+from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.replay.projection_view import ProjectionView
 
 SETTINGS = settings(max_examples=25, deadline=None)
@@ -102,6 +114,9 @@ def reads(engine: Any) -> bytes:
             for paths, about, limit in RECALLS
         ],
         "problems": [x.describe() for x in engine.problems],
+        # The model answers from its per-author totals, the replay from every
+        # decision (people_obj): the printed bytes must not differ.
+        "people": encode(people_answer(lambda: engine)).decode(),
     }
     return orjson.dumps(out, option=orjson.OPT_SORT_KEYS)
 
@@ -116,12 +131,34 @@ def scratch() -> Iterator[tuple[Path, Path]]:
         shutil.rmtree(top, ignore_errors=True)
 
 
+PEOPLE_TABLES = ("person", "person_el", "person_writer", "head")
+
+
+def people_tables(db: sqlite3.Connection) -> dict[str, list[Any]]:
+    """The people tables' rows, sorted."""
+    return {t: sorted(db.execute(f"SELECT * FROM {t}")) for t in PEOPLE_TABLES}
+
+
+def built_people_tables(p: Projection) -> dict[str, list[Any]]:
+    """The people tables a build writes for the replayed projection ``p``."""
+    db = sqlite3.connect(":memory:")
+    db.executescript(DDL)
+    cols = (p.dec_hash, p.dec_author, p.dec_time, p.dec_install, p.dec_shapes)
+    write_people(db, *cols, p.dec_superseded_by)
+    write_heads(db, p.heads.items(), p.dec_hash, p.dec_author, p.dec_superseded_by)
+    return people_tables(db)
+
+
 def assert_same(model: ModelEngine, root: Path) -> None:
-    """The model equals a fresh in-memory replay of the store, state and reads."""
+    """The model equals a fresh in-memory replay of the store, state and reads;
+    its people tables, however updated, equal what a build writes."""
     replay = open_engine(root, cache=False)
     try:
+        assert isinstance(model.projection, DiskProjection)
         assert state(model.projection) == state(replay.projection)
         assert reads(model) == reads(replay)
+        assert isinstance(replay.projection, Projection)
+        assert people_tables(model.db) == built_people_tables(replay.projection)
     finally:
         model.close()
 
@@ -322,3 +359,138 @@ def test_recall_segments_and_merges_stay_exact(monkeypatch: Any) -> None:
     # The thresholds were really crossed, and updates really happened in place.
     assert segmented >= 5, segmented
     assert extended >= 5, extended
+
+
+def test_people_in_the_model_cover_what_people_counts() -> None:
+    """Seeded stores, built then extended in parts: the model's ``people`` bytes equal
+    the replay's on every step (:func:`assert_same`), and the stores really hold
+    what the counts hinge on: placeholders, superseded decisions that are still a
+    head elsewhere, dead ends, conflicts, authors writing from several installs."""
+    from test_replay_properties import generate
+
+    seen: dict[str, int] = dict.fromkeys(
+        ("placeholder", "superseded_head", "dead_end", "conflict", "writers", "append"),
+        0,
+    )
+    for seed in range(10):
+        c = Chooser(rnd=random.Random(seed))
+        gen = generate(c, min_decisions=25, max_decisions=50)
+        first, later = split(gen, c)
+        with scratch() as (root, cache):
+            write_store(root, first)
+            assert_same(open_model(root, cache), root)
+            for part in later:
+                if part:
+                    append_files(root, part)
+                    model = open_model(root, cache)
+                    seen["append"] += model.how == "append"
+                    assert_same(model, root)
+            p = open_engine(root, cache=False).projection
+            rows = people_obj(p)["people"]
+            seen["placeholder"] += "" in p.dec_hash
+            seen["superseded_head"] += any(
+                p.dec_superseded_by[i] for held in p.heads.values() for i in held
+            )
+            seen["dead_end"] += any(r["dead_ends"] for r in rows)
+            seen["conflict"] += any(r["conflicts"] for r in rows)
+            seen["writers"] += any(len(r["writers"]) > 1 for r in rows)
+    assert min(seen.values()) >= 2, seen
+
+
+@SETTINGS
+@given(gen=stores(), data=st.data())
+def test_people_totals_follow_any_change_of_decision_rows(
+    gen: Generated, data: st.DataObject
+) -> None:
+    """The update's arithmetic on its own: decision rows rewritten in ways a replay
+    never does (another author, time or install id, recorded or a placeholder,
+    other shapes, superseded or not) and rows added; the totals and the heads
+    table still equal what a build writes from the rows as they end up."""
+    c = Chooser(draw=data.draw)
+    with scratch() as (root, cache):
+        write_store(root, gen.files())
+        open_model(root, cache).close()
+        db = sqlite3.connect(model_path(root, cache), isolation_level=None)
+        try:
+            rows = [
+                list(r)
+                for r in db.execute(f"SELECT ix, {', '.join(DEC_COLUMNS)} FROM dec")
+            ]
+            elements = [e for (e,) in db.execute("SELECT id FROM el")] + ["x:new"]
+            changed = [r for r in rows if c.chance(30)]
+            for n in range(c.integer(0, 3)):
+                changed.append(
+                    [
+                        len(rows) + n,
+                        f"new{n}",
+                        "",
+                        "",
+                        "",
+                        "",
+                        "",
+                        None,
+                        0,
+                        "",
+                        "",
+                        None,
+                        None,
+                        None,
+                    ]
+                )
+            for r in changed:
+                _rewrite(c, r, elements)
+            db.execute("BEGIN IMMEDIATE")
+            delta = people_delta(db, [tuple(r) for r in changed])
+            db.executemany(
+                f"INSERT OR REPLACE INTO dec (ix, {', '.join(DEC_COLUMNS)})"
+                f" VALUES ({', '.join('?' * (len(DEC_COLUMNS) + 1))})",
+                [tuple(r) for r in changed],
+            )
+            delta.write(db)
+            refresh_heads(db, [tuple(r) for r in changed], [])
+            db.execute("COMMIT")
+            got = people_tables(db)
+            expected = _tables_from_rows(db)
+        finally:
+            db.close()
+    assert got == expected
+
+
+def _rewrite(c: Chooser, r: list[Any], elements: list[str]) -> None:
+    """Change some of a row's people fields (``ix`` + ``DEC_COLUMNS`` layout)."""
+    if c.chance(40):
+        r[4] = c.choice(["alice", "bob", "zoe", ""])  # author
+    if c.chance(40):
+        r[7] = c.choice([None, 0, 1_700_000_000, 1_800_000_000, 1_900_000_000])
+    if c.chance(30):
+        r[9] = c.choice(["i-one", "i-two", "i-three"])  # install
+    if c.chance(20):
+        r[10] = c.choice(["", "h"])  # hash: a placeholder or recorded
+    if c.chance(40):
+        shapes = c.subset(elements, 20)
+        r[11] = orjson.dumps(shapes).decode() if shapes else None
+    if c.chance(40):
+        r[13] = c.choice([None, "[0]"])  # superseded_by
+
+
+def _tables_from_rows(db: sqlite3.Connection) -> dict[str, list[Any]]:
+    """The people tables a build writes from the decision and element rows of ``db``."""
+    cols: list[list[Any]] = [[], [], [], [], [], []]
+    for h, a, t, w, s, by in db.execute(
+        "SELECT hash, author, time, install, shapes, superseded_by FROM dec ORDER BY ix"
+    ):
+        for col, value in zip(
+            cols,
+            (h, a, t, w, orjson.loads(s) if s else [], by is not None),
+            strict=True,
+        ):
+            col.append(value)
+    heads = [
+        (e, orjson.loads(h))
+        for e, h in db.execute("SELECT id, heads FROM el WHERE heads IS NOT NULL")
+    ]
+    mem = sqlite3.connect(":memory:")
+    mem.executescript(DDL)
+    write_people(mem, *cols)
+    write_heads(mem, heads, cols[0], cols[1], cols[5])
+    return people_tables(mem)

@@ -17,8 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_replay_properties import Chooser, Generated, stores, temp_store
 
+from kgai_tui.core.answers.people import people_answer
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.gosem.gotext import format_rfc3339, recorded_epoch
+from kgai_tui.core.model.disk import DiskProjection
 from kgai_tui.core.model.open import open_model
 from kgai_tui.core.reads.as_of import as_of_view, events_as_of
 from kgai_tui.core.reads.people import parse_age, people_obj, stale_obj
@@ -119,6 +121,9 @@ def test_people_counts_equal_a_brute_force_pass_over_the_log(
         with tempfile.TemporaryDirectory() as cache:
             model = open_model(root, Path(cache))
             assert people_obj(model.projection) == now
+            # What `people` (no --as-of) answers through the model: its totals.
+            assert isinstance(model.projection, DiskProjection)
+            assert people_answer(lambda: model).obj == now
             model.close()
         for cut in _cuts(gen, c):
             kept = events_as_of(engine.shards, cut)

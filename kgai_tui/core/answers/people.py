@@ -21,7 +21,15 @@ def people_answer(engine: EngineSource, as_of: str = "") -> Answer:
     from kgai_tui.core.reads.people import people_obj
 
     if not as_of:
-        return Answer(people_obj(engine().projection))
+        from kgai_tui.core.model.disk import DiskProjection
+
+        p = engine().projection
+        if isinstance(p, DiskProjection):
+            # The model keeps per-author totals: no pass over every decision.
+            from kgai_tui.core.reads.people import people_of_totals
+
+            return Answer(people_of_totals(*p.people_parts()))
+        return Answer(people_obj(p))
     from kgai_tui.core.reads.as_of import as_of_view
 
     cut = parse_as_of(as_of)

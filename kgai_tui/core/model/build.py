@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from kgai_tui.core.model.people_rows import write_heads, write_people
 from kgai_tui.core.model.recall_files import listed, remove_unlisted
 from kgai_tui.core.model.recall_store import build_recall
 from kgai_tui.core.model.schema import DDL, DEC_COLUMNS, INDEXES, header
@@ -212,7 +213,19 @@ def build_model(engine: Engine, path: Path) -> None:
             db.executescript(DDL)
             db.execute("BEGIN")
             db.executemany(INSERT_DEC, dec_rows_all(p))
+            write_people(
+                db,
+                p.dec_hash,
+                p.dec_author,
+                p.dec_time,
+                p.dec_install,
+                p.dec_shapes,
+                p.dec_superseded_by,
+            )
             _write_elements(db, p)
+            write_heads(
+                db, p.heads.items(), p.dec_hash, p.dec_author, p.dec_superseded_by
+            )
             db.executemany(INSERT_LINK, link_rows(p.graph))
             meta = _meta_of(engine)
             meta["recall"] = build_recall(path, p)

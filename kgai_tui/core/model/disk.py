@@ -27,6 +27,7 @@ from kgai_tui.core.model.rows import (
 if TYPE_CHECKING:
     import networkx as nx
 
+    from kgai_tui.core.model.people_rows import HeadCounts, PersonTotals
     from kgai_tui.core.recall.index import RecallIndex
     from kgai_tui.core.replay.projection import Projection
 
@@ -211,6 +212,14 @@ class DiskProjection:
             return []
         rows = self.db.execute("SELECT key, src FROM link WHERE dst = ?", (eid,))
         return [(str(k), str(f)) for k, f in rows]
+
+    def people_parts(self) -> tuple[list[PersonTotals], list[HeadCounts]]:
+        """Per-author totals and head counts: what ``people`` (now) needs, in a few
+        queries instead of a pass over every decision
+        (:mod:`kgai_tui.core.model.people_rows`)."""
+        from kgai_tui.core.model.people_rows import people_parts
+
+        return people_parts(self.db, self.contested)
 
     def all_heads(self) -> list[tuple[str, set[int]]]:
         """Every element's heads (``heads.items()``), their rows fetched in batches."""

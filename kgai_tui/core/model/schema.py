@@ -11,7 +11,7 @@ from kgai_tui import __version__
 from kgai_tui.core.store.cache_file import cache_base, store_key
 
 #: Bumped whenever the tables or what a column holds change.
-FORMAT: Final = 3
+FORMAT: Final = 4  # 4: the people tables (person, person_el, person_writer, head)
 
 # One row per decision index: the projection's decision columns. Lists are JSON
 # (NULL when empty); ``time`` is NULL for a stub or Go's zero time.
@@ -19,6 +19,14 @@ FORMAT: Final = 3
 # shaping it (JSON ``[[index, authority], ...]`` in SHAPES creation order, NULL when
 # none) and its heads (JSON sorted indices, NULL when it never had one), with the
 # position of each in the projection's dicts (``shapes_seq``, ``heads_seq``).
+# One row per author (the people read): what their recorded decisions (not the
+# placeholders a supersedes creates) add up to, kept exact by every update; per
+# author and element, how many of their decisions shape it (rows with n > 0 only;
+# ``person.elements`` counts them); per author and install id, how many they wrote
+# from it (n > 0 only); per element and head, the head's author (NULL for a
+# placeholder) and whether it is superseded: the el.heads lists, with what people
+# needs of each head's decision row, in a table small enough to read whole (el rows
+# carry the long shapes lists). See :mod:`kgai_tui.core.model.people_rows`.
 # ``meta`` holds everything small: counts, the fingerprint, shard states, the
 # graph's edges for the NetworkX consumers.
 DDL: Final = """
@@ -57,10 +65,38 @@ CREATE TABLE el (
     heads TEXT,
     max_auth INTEGER NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE person (
+    author TEXT PRIMARY KEY,
+    decisions INTEGER NOT NULL,
+    superseded INTEGER NOT NULL,
+    elements INTEGER NOT NULL,
+    first INTEGER,
+    last INTEGER
+) WITHOUT ROWID;
+CREATE TABLE person_el (
+    author TEXT NOT NULL,
+    eid TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (author, eid)
+) WITHOUT ROWID;
+CREATE TABLE person_writer (
+    author TEXT NOT NULL,
+    install TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (author, install)
+) WITHOUT ROWID;
+CREATE TABLE head (
+    eid TEXT NOT NULL,
+    ix INTEGER NOT NULL,
+    author TEXT,
+    superseded INTEGER NOT NULL,
+    PRIMARY KEY (eid, ix)
+) WITHOUT ROWID;
 """
 #: Built after the bulk insert (cheaper than maintaining it row by row).
 INDEXES: Final = (
     "CREATE UNIQUE INDEX dec_id ON dec (id); CREATE INDEX link_dst ON link (dst);"
+    " CREATE INDEX head_ix ON head (ix);"
 )
 
 DEC_COLUMNS: Final = (

@@ -3,9 +3,10 @@
 The replay's own code applies the new events (:meth:`Projection.apply_many`) to an
 :class:`OverlayProjection`, whose containers fetch rows from the model on first use
 and keep every row they touch; one transaction then writes those rows back with the
-new fingerprint. Appended events that do not all sort after the last applied one
-cannot be applied this way (the replay would have put them earlier): the caller
-rebuilds instead.
+new fingerprint, and moves the per-author totals by what those rows changed
+(:mod:`kgai_tui.core.model.people_rows`). Appended events that do not all sort
+after the last applied one cannot be applied this way (the replay would have put
+them earlier): the caller rebuilds instead.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from kgai_tui.core.model.build import (
     write_meta,
 )
 from kgai_tui.core.model.disk import graph_from_state, read_meta
+from kgai_tui.core.model.people_rows import people_delta, refresh_heads
 from kgai_tui.core.model.recall_files import listed, remove_unlisted
 from kgai_tui.core.model.recall_store import update_recall
 from kgai_tui.core.model.rows import (
@@ -236,8 +238,11 @@ def extend_model(
     )
     db.execute("BEGIN IMMEDIATE")
     try:
+        people = people_delta(db, decs)  # reads the rows about to be replaced
         db.executemany(INSERT_DEC, decs)
+        people.write(db)
         db.executemany(INSERT_EL, els)
+        refresh_heads(db, decs, els)
         db.executemany(
             "DELETE FROM link WHERE src = ? AND dst = ? AND key = ?",
             sorted(before_links - after_links),

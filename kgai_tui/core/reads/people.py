@@ -18,11 +18,16 @@ Definitions (docs/cli.md, "people" and "stale"):
 
 Order: most decisions first, then the author (code points). Stale elements: the
 newest decision in force older than the threshold, oldest first, then the id.
+
+:func:`people_obj` counts from every decision's columns (any view, any moment);
+:func:`people_of_totals` gives the same answer now from per-author totals and head
+counts, which the read model keeps (a few hundred rows instead of every decision).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
@@ -34,7 +39,7 @@ from kgai_tui.core.reads.kg import when_of
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection_view import ProjectionView
 
-__all__ = ["parse_age", "people_obj", "stale_obj"]
+__all__ = ["parse_age", "people_obj", "people_of_totals", "stale_obj"]
 
 _AGE: Final = re.compile(r"(\d{1,6})([dwh])")
 _UNIT: Final = {"h": 3600, "d": 86400, "w": 7 * 86400}
@@ -111,6 +116,41 @@ def people_obj(p: ProjectionView, as_of: datetime | None = None) -> dict[str, An
         "as_of": None if as_of is None else format_rfc3339(as_of),
         "people": rows,
     }
+
+
+def people_of_totals(
+    totals: Iterable[tuple[str, int, int, int, int | None, int | None, list[str]]],
+    heads: Iterable[tuple[str, int, int, int]],
+) -> dict[str, Any]:
+    """:func:`people_obj` (now) from per-author totals and head counts alone.
+
+    ``totals``: ``(author, decisions, superseded, elements, first, last, writers)``
+    per author, writers sorted (what a decision's own row decides; the read model
+    keeps these up to date); ``heads``: ``(author, in_force, both, conflicts)`` per
+    author with a recorded head, ``both`` being the heads also superseded (on
+    another element). Dead ends, neither in force nor superseded, follow:
+    ``decisions - superseded - in_force + both``.
+    """
+    held = {author: (n, both, conflicts) for author, n, both, conflicts in heads}
+    rows: list[dict[str, Any]] = []
+    for author, decisions, superseded, elements, first, last, writers in totals:
+        in_force, both, conflicts = held.get(author, (0, 0, 0))
+        rows.append(
+            {
+                "author": author,
+                "decisions": decisions,
+                "in_force": in_force,
+                "superseded": superseded,
+                "dead_ends": decisions - superseded - in_force + both,
+                "elements": elements,
+                "conflicts": conflicts,
+                "first": _rfc(first),
+                "last": _rfc(last),
+                "writers": list(writers),
+            }
+        )
+    rows.sort(key=lambda r: (-int(r["decisions"]), str(r["author"])))
+    return {"ok": True, "as_of": None, "people": rows}
 
 
 def _rfc(stamp: int | None) -> str | None:

@@ -13,8 +13,10 @@ Only ``kgai-tui sync`` imports this module, and boto3 is imported inside
 from __future__ import annotations
 
 import importlib
+import itertools
 import os
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, Protocol, TypeVar
 
@@ -28,7 +30,7 @@ __all__ = [
     "Bucket",
     "RemoteError",
     "SegmentExists",
-    "fetch_all",
+    "fetch_in_order",
     "open_bucket",
 ]
 
@@ -203,8 +205,14 @@ def open_bucket(url: S3Url) -> BotoBucket:
 T = TypeVar("T")
 
 
-def fetch_all(get: Callable[[str], T], keys: list[str]) -> list[T | RemoteError]:
-    """``get`` each key, a few at a time; a failure is returned in its place."""
+def fetch_in_order(
+    get: Callable[[str], T], keys: list[str]
+) -> Iterator[T | RemoteError]:
+    """``get`` each key, a few at a time, yielding in key order; a failure in its place.
+
+    At most eight gets run or wait ahead of the consumer, so a clone holds a few
+    segments in memory at once, not the whole team's log.
+    """
 
     def one(key: str) -> T | RemoteError:
         try:
@@ -213,6 +221,13 @@ def fetch_all(get: Callable[[str], T], keys: list[str]) -> list[T | RemoteError]
             return exc
 
     if len(keys) <= 1:
-        return [one(k) for k in keys]
+        yield from (one(k) for k in keys)
+        return
     with ThreadPoolExecutor(max_workers=min(_PARALLEL, len(keys))) as pool:
-        return list(pool.map(one, keys))
+        todo = iter(keys)
+        ahead = deque(pool.submit(one, k) for k in itertools.islice(todo, _PARALLEL))
+        while ahead:
+            done = ahead.popleft().result()
+            for key in itertools.islice(todo, 1):
+                ahead.append(pool.submit(one, key))
+            yield done

@@ -17,8 +17,10 @@ from urllib.parse import parse_qsl
 from kgai_tui.core.errors import LineError, UsageError
 from kgai_tui.core.store.install_ids import is_install_id
 from kgai_tui.core.store.shards import safe_name, trim_go_space
-from kgai_tui.core.wire.codec import DecodedLine, decode_line
+from kgai_tui.core.wire.codec import decode_line, marshal_event
+from kgai_tui.core.wire.plain_line import verify_plain
 from kgai_tui.sync.run import SyncError
+from kgai_tui.sync.shard import PulledLine
 
 __all__ = [
     "DEFAULT_REGION",
@@ -26,7 +28,6 @@ __all__ = [
     "S3Url",
     "SegmentError",
     "SegmentKey",
-    "decode_segment",
     "fork_error",
     "group_segments",
     "parse_key",
@@ -36,6 +37,7 @@ __all__ = [
     "segment_key",
     "segments_prefix",
     "twin_seq",
+    "verify_segment",
 ]
 
 DEFAULT_REGION: Final = "us-east-1"
@@ -189,17 +191,37 @@ def _shown_hash(value: str) -> str:
     return safe_name(value)[:_SHOWN]
 
 
-def decode_segment(body: bytes, install: str) -> list[DecodedLine]:
-    """Decode a segment; any bad line rejects all of it (``decodeSegment``).
+def verify_segment(body: bytes, install: str) -> list[PulledLine]:
+    """Verify a segment; any bad line rejects all of it (``decodeSegment``).
+
+    A plain canonical line is checked by :func:`verify_plain` (one pattern, two
+    hashes, no decode); any other line is decoded. Each line is kept as its
+    canonical bytes (what the reference's ``AppendForeign`` writes back).
 
     Raises:
         SegmentError: ``malformed event: …``, ``event <h> fails hash verification``
             or ``event <h> claims install <x> but lives under <y>``.
     """
-    out: list[DecodedLine] = []
+    out: list[PulledLine] = []
+    own = install.encode()
     for raw in body.split(b"\n"):
         line = trim_go_space(raw)
         if not line:
+            continue
+        plain = verify_plain(line)
+        if plain is not None and plain[1]["install"] == own:
+            lamport, m = plain
+            parent = m["parent"]
+            out.append(
+                PulledLine(
+                    line,
+                    line[9:80].decode(),
+                    install,
+                    "" if parent is None else parent.decode(),
+                    lamport,
+                    True,
+                )
+            )
             continue
         try:
             decoded = decode_line(line)
@@ -213,7 +235,9 @@ def decode_segment(body: bytes, install: str) -> list[DecodedLine]:
                 f"event {_shown_hash(ev.hash)} claims install "
                 f"{safe_name(ev.install_id)[:_SHOWN]} but lives under {install}"
             )
-        out.append(decoded)
+        out.append(
+            PulledLine.of(decoded, line if decoded.canonical else marshal_event(ev))
+        )
     return out
 
 

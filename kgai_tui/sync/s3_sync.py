@@ -4,11 +4,14 @@ Under the store lock: list every segment under ``<prefix>/segments/``; check tha
 the remote's copy of this install's shard is a prefix of ours (else the store was
 copied: the fork error, nothing pushed); push our events past the remote's count as
 the next write-once segment; pull, for every other install, the segments we do not
-hold and append their verified, chained lines through the git sync's own path
-(:func:`kgai_tui.sync.shard.take_foreign`: whole lines, ``fsync``, nothing held is
-ever rewritten). A segment with any bad line is refused whole. Being offline is a
-``detail`` with ``ok: true``. Afterwards the conflicts are reported as the git
-sync reports them (:class:`kgai_tui.sync.sync.SyncReport`).
+hold, a few fetched ahead at a time. Each segment is verified once and taken whole
+or not at all: every line must verify, name its install, extend the shard's hash
+chain and pass the shard gates (:func:`kgai_tui.sync.shard.append_pulled`); then
+it is appended in one ``write()`` of whole lines and one ``fsync``. Nothing held is
+ever rewritten. Being offline is a ``detail`` with ``ok: true``. After a pull the
+read model catches up at once (extended when the pulled events all sort after
+what it holds, rebuilt otherwise: spec 7.5), and the conflicts are reported as
+the git sync reports them (:class:`kgai_tui.sync.sync.SyncReport`).
 """
 
 from __future__ import annotations
@@ -16,15 +19,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import KgaiError, UsageError
+from kgai_tui.core.model.schema import model_enabled
 from kgai_tui.core.reads.kg import conflict_groups
 from kgai_tui.core.store.config_file import StoreConfig, save_config
 from kgai_tui.core.store.scaffold import ensure_scaffold
 from kgai_tui.core.store.shards import read_shard
 from kgai_tui.core.wire.codec import DecodedLine, marshal_event
+from kgai_tui.core.write.session_engine import release_engine
 from kgai_tui.core.write.writes import own_shard, write_session
 from kgai_tui.sync.git import GitOutcome
 from kgai_tui.sync.refusal import MAX_LISTED, Refusal
@@ -33,13 +38,12 @@ from kgai_tui.sync.s3_client import (
     Bucket,
     RemoteError,
     SegmentExists,
-    fetch_all,
+    fetch_in_order,
     open_bucket,
 )
 from kgai_tui.sync.s3_protocol import (
     SegmentError,
     SegmentKey,
-    decode_segment,
     fork_error,
     group_segments,
     parse_key,
@@ -49,15 +53,15 @@ from kgai_tui.sync.s3_protocol import (
     segment_key,
     segments_prefix,
     twin_seq,
+    verify_segment,
 )
 from kgai_tui.sync.s3_remote import is_s3, resolve_remote
-from kgai_tui.sync.shard import held_bytes, take_foreign
+from kgai_tui.sync.shard import HeldShard, append_pulled, hold_shard
 from kgai_tui.sync.sync import SyncReport
 
 __all__ = ["S3Outcome", "run_segments", "s3_sync_store"]
 
 Notice = Callable[[str], None]
-_CHAIN: Final = "does not extend the shard's hash chain"
 
 
 @dataclass(slots=True)
@@ -113,7 +117,7 @@ def _verify_own(
         )
     last = segs[-1]
     try:
-        events = decode_segment(bucket.get(last.key), install)
+        events = verify_segment(bucket.get(last.key), install)
     except RemoteError as exc:
         raise SyncError(
             f"cannot verify shard integrity of install {install} ({exc}); nothing "
@@ -126,7 +130,7 @@ def _verify_own(
             install,
             f"segment {last.key} holds {len(events)} events, its name says {last.count}",
         )
-    if events[-1].event.hash != local[total - 1].event.hash:
+    if events[-1].hash != local[total - 1].event.hash:
         raise fork_error(install, f"event {total} differs from the remote's {last.key}")
 
 
@@ -197,28 +201,20 @@ def _push(
 # ------------------------------------------------------------------------ pull
 
 
-def _newlines(path: Path) -> int:
-    """Lines of a shard as the reference counts them (``\\n`` bytes)."""
-    try:
-        return held_bytes(path).count(b"\n")
-    except OSError:
-        return 0
-
-
 def _folder(seg: SegmentKey) -> str:
     """The key prefix of an install's segments (``<prefix>/segments/<id>/``)."""
     return seg.key[: seg.key.rindex("/") + 1]
 
 
-def _pull(
+def _pull_plans(
     root: Path,
-    bucket: Bucket,
     groups: dict[str, list[SegmentKey]],
     own: str,
     out: S3Outcome,
     on_notice: Notice,
-) -> None:
-    plans: dict[str, list[tuple[SegmentKey, int]]] = {}
+) -> list[tuple[HeldShard, SegmentKey, int]]:
+    """Every segment to fetch, in install then seq order, with our copy of its shard."""
+    plans: list[tuple[HeldShard, SegmentKey, int]] = []
     for install in sorted(groups):
         if install == own:
             continue
@@ -231,52 +227,63 @@ def _pull(
                 "pushed); nothing from it on was pulled",
             )
             segs = [s for s in segs if s.seq < twin]
-        shard = root / "log" / f"{install}.ndjson"
-        plans[install] = plan_pull(_newlines(shard), segs)
-    keys = [seg.key for plan in plans.values() for seg, _ in plan]
-    fetched = dict(zip(keys, fetch_all(bucket.get, keys), strict=True))
-    for install, plan in plans.items():
-        lines = _segment_lines(install, plan, fetched, out)
-        if not lines:
-            continue
-        take = take_foreign(
-            root / "log" / f"{install}.ndjson", b"".join(lines), install
-        )
-        if take.note:
-            on_notice(take.note)
-        if take.refused:
-            chain = " (hash-chain break)" if _CHAIN in take.refused else ""
+        held = hold_shard(root / "log" / f"{install}.ndjson", install)
+        if held.note:
+            on_notice(held.note)
+        if not held.regular:
             out.refuse(
-                _folder(groups[install][0]),
-                f"install {install}{chain}: {take.reason()}",
+                _folder(segs[0]),
+                f"install {install}: our copy is not a regular file; nothing appended",
             )
-        out.pulled = out.pulled or take.appended > 0
+            continue
+        plans += [(held, seg, skip) for seg, skip in plan_pull(held.lines, segs)]
+    return plans
 
 
-def _segment_lines(
-    install: str,
-    plan: list[tuple[SegmentKey, int]],
-    fetched: dict[str, bytes | RemoteError],
+def _pull(
+    root: Path,
+    bucket: Bucket,
+    groups: dict[str, list[SegmentKey]],
+    own: str,
     out: S3Outcome,
-) -> list[bytes]:
-    """The canonical lines past what we hold, stopping at the first bad segment."""
-    lines: list[bytes] = []
-    for seg, skip in plan:
-        body = fetched[seg.key]
+    on_notice: Notice,
+) -> None:
+    """Fetch the segments we lack and append each whole, verified one to its shard.
+
+    A segment that fails to arrive, to verify or to extend our copy stops its
+    install's pull there; what was appended before it stays (whole segments).
+    """
+    plans = _pull_plans(root, groups, own, out, on_notice)
+    stopped: set[str] = set()
+    bodies = fetch_in_order(bucket.get, [seg.key for _, seg, _ in plans])
+    for (held, seg, skip), body in zip(plans, bodies, strict=True):
+        if held.install_id in stopped:
+            continue
+        why = _take_segment(held, seg, skip, body)
+        if why is None:
+            out.pulled = True
+            continue
+        stopped.add(held.install_id)
         if isinstance(body, RemoteError):
-            out.problems.append(f"get failed: {body}")
-            break
-        try:
-            events = decode_segment(body, install)
-            if len(events) != seg.count:
-                raise SegmentError(
-                    f"holds {len(events)} events, its name says {seg.count}"
-                )
-        except SegmentError as exc:
-            out.refuse(seg.key, str(exc))
-            break
-        lines += [marshal_event(d.event) + b"\n" for d in events[skip:]]
-    return lines
+            out.problems.append(why)
+        else:
+            out.refuse(seg.key, why)
+
+
+def _take_segment(
+    held: HeldShard, seg: SegmentKey, skip: int, body: bytes | RemoteError
+) -> str | None:
+    """Verify one segment and append its events past ``skip``; else say why not."""
+    if isinstance(body, RemoteError):
+        return f"get failed: {body}"
+    try:
+        lines = verify_segment(body, held.install_id)
+    except SegmentError as exc:
+        return str(exc)
+    if len(lines) != seg.count:
+        return f"holds {len(lines)} events, its name says {seg.count}"
+    why = append_pulled(held, lines[skip:])
+    return f"{why}; the segment was not applied" if why else None
 
 
 # ------------------------------------------------------------------------ round
@@ -334,6 +341,24 @@ def _applied(projection: Any) -> int:
     return count if isinstance(count, int) else len(projection.applied)
 
 
+def _caught_up(root: Path) -> Any:
+    """The store after a pull, opened as reads open it, its caches caught up (7.5).
+
+    The read model (what every read uses) is extended in place when the pulled
+    events all sort after what it holds, and rebuilt from the log otherwise, now
+    rather than by the next command; with the model off, the replay's cache is
+    extended or rebuilt alike.
+    """
+    if model_enabled():
+        from kgai_tui.core.model.open import open_model
+
+        try:
+            return open_model(root)
+        except OSError:
+            pass  # the model cannot be written here: the replay answers
+    return open_engine(root)
+
+
 def s3_sync_store(
     root: Path,
     remote: str | None = None,
@@ -374,8 +399,18 @@ def s3_sync_store(
         wanted = (remote or "").strip()
         if wanted and wanted != cfg.remote:
             save_config(root, replace(cfg, remote=wanted))
-        after = open_engine(root)
-    applied = _applied(after.projection) - applied_before if outcome.pulled else 0
-    groups = conflict_groups(after.projection)
+        if outcome.pulled:
+            # Let go of the model before extending it, as a record does: a read
+            # connection closed after the extension would change the files the
+            # extension sealed, and the next open would rebuild the model.
+            release_engine(session.engine)
+            after = _caught_up(root)
+            try:
+                applied = _applied(after.projection) - applied_before
+                groups = conflict_groups(after.projection)
+            finally:
+                release_engine(after)
+        else:  # nothing pulled: no graph work (spec 7.5 step 2)
+            applied, groups = 0, conflict_groups(session.engine.projection)
     fresh = [g for g in groups if g["element_id"] not in old]
     return SyncReport(applied, groups, fresh, outcome.as_git(scaffold), url, notices)

@@ -18,6 +18,10 @@ So a cut, deleted or rewritten shard on the remote changes nothing here, and a f
 line that forks the writer's chain is refused even when its hashes are right. Every
 refused line is counted by reason. Appends go through :func:`append_lines` (one
 batch per shard, ``fsync``, all or nothing) after :func:`repair_torn_tail`.
+
+The S3 pull verifies each segment's lines once (:class:`PulledLine`), then
+:func:`append_pulled` applies the same gates after the decode and appends a whole
+segment, or nothing of it, in one ``write()`` and one ``fsync``.
 """
 
 from __future__ import annotations
@@ -25,19 +29,32 @@ from __future__ import annotations
 import os
 import stat
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from kgai_tui.core.errors import LineError, write_error
 from kgai_tui.core.store.regular_file import read_regular
+from kgai_tui.core.store.shards import safe_name
 from kgai_tui.core.wire.codec import MAX_LINE_BYTES, DecodedLine, decode_line
 from kgai_tui.core.write.appender import append_lines, repair_torn_tail
 
-__all__ = ["MAX_LAMPORT", "ShardTake", "held_bytes", "new_lines", "take_foreign"]
+__all__ = [
+    "MAX_LAMPORT",
+    "HeldShard",
+    "PulledLine",
+    "ShardTake",
+    "append_pulled",
+    "held_bytes",
+    "hold_shard",
+    "new_lines",
+    "take_foreign",
+]
 
 #: Above this a lamport is refused: our next event would be near int64's end.
 MAX_LAMPORT: Final = 2**53
+_CHAIN: Final = "does not extend the shard's hash chain"
 
 
 @dataclass(slots=True)
@@ -62,6 +79,31 @@ class _Tail:
     """The last event of the shard as we hold it (hash ``""`` when it has none)."""
 
     hash: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PulledLine:
+    """A line whose content hash has verified, with what the other gates read.
+
+    ``raw`` is the line's canonical bytes (no newline); ``parent`` its first parent
+    (``""`` for none); ``decision_id_ok`` is true for an event without a decision.
+    """
+
+    raw: bytes
+    hash: str
+    install_id: str
+    parent: str
+    lamport: int
+    decision_id_ok: bool
+
+    @classmethod
+    def of(cls, decoded: DecodedLine, raw: bytes) -> PulledLine:
+        """The gates' view of a decoded line whose canonical bytes are ``raw``."""
+        ev = decoded.event
+        parent = ev.parents[0] if ev.parents else ""
+        return cls(
+            raw, ev.hash, ev.install_id, parent, ev.lamport, decoded.decision_id_ok
+        )
 
 
 def _decoded(raw: bytes) -> DecodedLine | None:
@@ -89,19 +131,25 @@ def _gate(raw: bytes, install_id: str, tail: _Tail) -> tuple[str, DecodedLine | 
     decoded = _decoded(raw)
     if decoded is None:
         return "malformed event", None
-    ev = decoded.event
     if not decoded.hash_ok:
         return "bad content hash", None
-    if ev.decision is not None and not decoded.decision_id_ok:
-        return "decision id does not match its content", None
-    if ev.install_id != install_id:
-        return "written by another install than the shard's", None
-    parent = ev.parents[0] if ev.parents else ""
-    if parent != tail.hash:
-        return "does not extend the shard's hash chain", None
-    if ev.lamport > MAX_LAMPORT:
-        return "lamport above 2^53", None
-    return "", decoded
+    why = _extends(PulledLine.of(decoded, raw), install_id, tail.hash)
+    return why, None if why else decoded
+
+
+def _extends(line: PulledLine, install_id: str, tail: str) -> str:
+    """``""`` when a verified line may follow the event ``tail``, else the reason."""
+    if len(line.raw) + 1 > MAX_LINE_BYTES:
+        return "longer than 16 MiB"
+    if not line.decision_id_ok:
+        return "decision id does not match its content"
+    if line.install_id != install_id:
+        return "written by another install than the shard's"
+    if line.parent != tail:
+        return _CHAIN
+    if line.lamport > MAX_LAMPORT:
+        return "lamport above 2^53"
+    return ""
 
 
 def new_lines(
@@ -178,3 +226,84 @@ def take_foreign(path: Path, remote: bytes, install_id: str) -> ShardTake:
     append_lines(path, lines)
     take.note = note
     return take
+
+
+@dataclass(slots=True)
+class HeldShard:
+    """Our copy of a teammate's shard, ready for pulled segments.
+
+    ``lines`` counts its newlines (the reference's ``ShardCounts``), ``tail`` is the
+    hash of its last event that decodes (``""`` for none), ``note`` tells of a
+    repaired torn tail; ``regular`` is false when something else than a file (a
+    symlink, a FIFO) holds its name: nothing is appended to it then.
+    """
+
+    path: Path
+    install_id: str
+    lines: int = 0
+    tail: str = ""
+    note: str = ""
+    regular: bool = True
+
+
+def _last_event_hash(data: bytes) -> str:
+    """The hash of the last line of ``data`` that decodes, reading back from its end."""
+    end = len(data) - 1 if data.endswith(b"\n") else len(data)
+    while end > 0:
+        start = data.rfind(b"\n", 0, end) + 1
+        raw = data[start:end].strip()
+        decoded = _decoded(raw) if raw else None
+        if decoded is not None:
+            return decoded.event.hash
+        end = start - 1
+    return ""
+
+
+def hold_shard(path: Path, install_id: str) -> HeldShard:
+    """Repair a torn tail of our copy at ``path`` and read where it ends.
+
+    Raises:
+        WriteError: the shard could not be read or repaired; it is as it was.
+    """
+    try:
+        if not _is_regular_or_absent(path):
+            return HeldShard(path, install_id, regular=False)
+        note = repair_torn_tail(path) or ""
+        local = held_bytes(path)
+    except OSError as exc:
+        raise write_error(exc, str(path)) from exc
+    return HeldShard(
+        path, install_id, local.count(b"\n"), _last_event_hash(local), note
+    )
+
+
+def append_pulled(held: HeldShard, lines: Sequence[PulledLine]) -> str:
+    """Append a segment's verified lines to ``held`` if every one extends it.
+
+    Each line must pass the gates of :func:`new_lines` after the decode (decision
+    id, install, chain from ``held.tail`` and then line to line, lamport, size).
+    Then all of them go in one ``write()`` of whole lines and one ``fsync``, and
+    ``held`` moves past them; else nothing is appended.
+
+    Returns:
+        ``""`` when appended, else why the first line that failed was refused.
+
+    Raises:
+        WriteError: the shard could not be appended to; it is as it was.
+        Interrupted: a signal arrived first; the shard is as it was.
+    """
+    tail = held.tail
+    for line in lines:
+        why = _extends(line, held.install_id, tail)
+        if why:
+            shown = safe_name(line.hash)[:80]
+            if why == _CHAIN:
+                return (
+                    f"hash-chain break for install {held.install_id}: event "
+                    f"{shown} {why}"
+                )
+            return f"event {shown}: {why}"
+        tail = line.hash
+    append_lines(held.path, [line.raw for line in lines], batched=True)
+    held.tail, held.lines = tail, held.lines + len(lines)
+    return ""

@@ -68,7 +68,7 @@ def main() -> None:
 def _measure(tmp: Path, total: int) -> dict[str, Any]:
     from benchmarks.genlog import GenParams, write_segments, write_store
     from kgai_tui.core.write.writes import init_store
-    from kgai_tui.sync.s3_client import fetch_all, open_bucket
+    from kgai_tui.sync.s3_client import fetch_in_order, open_bucket
     from kgai_tui.sync.s3_protocol import parse_s3_url
     from kgai_tui.sync.s3_sync import s3_sync_store
 
@@ -90,7 +90,7 @@ def _measure(tmp: Path, total: int) -> dict[str, Any]:
         bucket.get(key)
     res["get_1KiB_per_s"] = round(n / (time.perf_counter() - start))
     start = time.perf_counter()
-    fetch_all(bucket.get, small)
+    list(fetch_in_order(bucket.get, small))
     res["get_1KiB_8_parallel_per_s"] = round(n / (time.perf_counter() - start))
     start = time.perf_counter()
     listed = bucket.list_keys("small/")

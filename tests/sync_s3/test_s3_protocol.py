@@ -9,11 +9,11 @@ import pytest
 
 from kgai_tui.core.errors import UsageError
 from kgai_tui.core.wire.codec import compute_hash, decode_line, marshal_event
+from kgai_tui.core.wire.plain_line import verify_plain
 from kgai_tui.sync.s3_protocol import (
     S3Url,
     SegmentError,
     SegmentKey,
-    decode_segment,
     fork_error,
     group_segments,
     parse_key,
@@ -21,7 +21,9 @@ from kgai_tui.sync.s3_protocol import (
     plan_pull,
     plan_push,
     segment_key,
+    verify_segment,
 )
+from kgai_tui.sync.shard import PulledLine
 
 GO_VECTORS = Path(__file__).parent.parent / "fixtures" / "go-vectors"
 
@@ -125,12 +127,41 @@ def _go_lines() -> list[bytes]:
     return (GO_VECTORS / "log" / "i-ana.ndjson").read_bytes().splitlines()
 
 
-def test_a_segment_of_go_written_lines_decodes_and_re_marshals_byte_for_byte() -> None:
+def test_a_segment_of_go_written_lines_verifies_and_keeps_their_bytes() -> None:
     lines = _go_lines()
     body = b"\n".join(lines) + b"\n"
-    events = decode_segment(b"\n  " + body + b"\n\n", "i-ana")
+    events = verify_segment(b"\n  " + body + b"\n\n", "i-ana")
     assert len(events) == len(lines)
-    assert b"".join(marshal_event(d.event) + b"\n" for d in events) == body
+    assert b"".join(line.raw + b"\n" for line in events) == body
+
+
+def _generated_lines(tmp: Path) -> list[bytes]:
+    from benchmarks.genlog import GenParams, write_store
+
+    (shard,) = write_store(tmp, GenParams(40, 1, 10))
+    return shard.read_bytes().splitlines()
+
+
+def test_the_plain_path_and_the_decode_agree_on_every_line(tmp_path: Path) -> None:
+    """Lines the pattern verifies and lines decoded give the gates the same fields."""
+    for install, lines in (
+        ("igen000000000000", _generated_lines(tmp_path)),  # plain lines
+        ("i-ana", _go_lines()),  # Go's escapes and non-ASCII: decoded
+    ):
+        plain = sum(verify_plain(line) is not None for line in lines)
+        assert plain == (len(lines) if install.startswith("igen") else 0)
+        got = verify_segment(b"\n".join(lines), install)
+        for line, pulled in zip(lines, got, strict=True):
+            decoded = decode_line(line)
+            assert pulled == PulledLine.of(decoded, marshal_event(decoded.event))
+
+
+def test_a_line_that_is_not_canonical_is_kept_as_its_canonical_bytes() -> None:
+    line = _go_lines()[0]
+    loose = line.replace(b'","op":', b'", "op":', 1)  # a space Go does not write
+    assert loose != line and decode_line(loose).hash_ok
+    (got,) = verify_segment(loose, "i-ana")
+    assert got.raw == line
 
 
 def test_any_bad_line_rejects_the_whole_segment() -> None:
@@ -138,16 +169,17 @@ def test_any_bad_line_rejects_the_whole_segment() -> None:
     tampered = good[1].replace(b'"title":"', b'"title":"X', 1)
     assert tampered != good[1]
     with pytest.raises(SegmentError, match="fails hash verification"):
-        decode_segment(b"\n".join([good[0], tampered, good[2]]), "i-ana")
+        verify_segment(b"\n".join([good[0], tampered, good[2]]), "i-ana")
     with pytest.raises(SegmentError, match=r"^malformed event: "):
-        decode_segment(b"\n".join([good[0], b"{not json", good[2]]), "i-ana")
+        verify_segment(b"\n".join([good[0], b"{not json", good[2]]), "i-ana")
     with pytest.raises(SegmentError, match="claims install i-ana but lives under i-bo"):
-        decode_segment(b"\n".join(good), "i-bo")
+        verify_segment(b"\n".join(good), "i-bo")
     # Re-hashed under another install: it verifies, and still is not the writer's.
     ev = decode_line(good[0]).event
     moved = replace(ev, install_id="i-bo")
     moved = replace(moved, hash=compute_hash(moved))
-    assert decode_segment(marshal_event(moved), "i-bo")[0].hash_ok
+    (line,) = verify_segment(marshal_event(moved), "i-bo")
+    assert line.install_id == "i-bo" and line.hash == moved.hash
 
 
 def test_the_fork_error_names_the_fix_on_one_line() -> None:

@@ -16,6 +16,7 @@ import pytest
 from s3_helpers import decide, event_hashes, get, keys, make_store, put, s3
 
 from kgai_tui.core.store.config_file import load_config, save_config
+from kgai_tui.core.wire.codec import compute_hash, decode_line, marshal_event
 from kgai_tui.sync.run import SyncError
 from kgai_tui.sync.s3_protocol import ForkError
 from kgai_tui.sync.s3_sync import s3_sync_store
@@ -245,7 +246,7 @@ def test_missing_boto3_or_profile_is_one_line_naming_the_fix(
 def test_a_segment_that_breaks_the_hash_chain_is_not_appended(
     tmp_path: Path, bucket: str
 ) -> None:
-    """Every line verifies, but one was left out: the chain check refuses the rest."""
+    """Every line verifies, but one was left out: the chain check refuses the segment."""
     a, b = make_store(tmp_path / "a", "ana"), make_store(tmp_path / "b", "bo")
     for n in range(3):
         decide(a, f"Decision {n}", "feature", f"F{n}")
@@ -256,6 +257,61 @@ def test_a_segment_that_breaks_the_hash_chain_is_not_appended(
     report = sync(b, f"s3://{bucket}/kg").to_obj()
     assert report["applied"] == 1 and report["sync"]["pulled"] is True
     (refused,) = report["sync"]["refused"]
-    assert refused["path"] == f"kg/segments/{ia}/"
-    assert refused["reason"].startswith(f"install {ia} (hash-chain break): 1 line(s)")
+    assert refused["path"] == f"kg/segments/{ia}/000002-1.ndjson"
+    assert refused["reason"].startswith(f"hash-chain break for install {ia}: event ")
+    assert refused["reason"].endswith("; the segment was not applied")
     assert (b / "log" / f"{ia}.ndjson").read_bytes() == lines[0]
+
+
+def test_a_line_failing_a_later_gate_refuses_its_whole_segment(
+    tmp_path: Path, bucket: str
+) -> None:
+    """A line whose hash verifies but whose decision id does not: nothing of its
+    segment is appended, the segment before it stays."""
+    a, b = make_store(tmp_path / "a", "ana"), make_store(tmp_path / "b", "bo")
+    for n in range(3):
+        decide(a, f"Decision {n}", "feature", f"F{n}")
+    ia = install_of(a)
+    lines = (a / "log" / f"{ia}.ndjson").read_bytes().splitlines(True)
+    ev = decode_line(lines[2].rstrip(b"\n")).event
+    assert ev.decision is not None
+    forged = replace(ev, decision=replace(ev.decision, title="Decision X"))
+    forged = replace(forged, hash=compute_hash(forged))  # id left as it was
+    put(bucket, f"kg/segments/{ia}/000001-1.ndjson", lines[0])
+    key = f"kg/segments/{ia}/000002-2.ndjson"
+    put(bucket, key, lines[1] + marshal_event(forged) + b"\n")
+    report = sync(b, f"s3://{bucket}/kg").to_obj()
+    assert report["applied"] == 1
+    (refused,) = report["sync"]["refused"]
+    assert refused["path"] == key
+    assert refused["reason"] == (
+        f"event {forged.hash}: decision id does not match its content; "
+        "the segment was not applied"
+    )
+    assert (b / "log" / f"{ia}.ndjson").read_bytes() == lines[0]
+
+
+def test_a_pull_cut_short_by_a_crash_is_repaired_and_taken_again(
+    tmp_path: Path, bucket: str
+) -> None:
+    """A copy that ends in half a line (a crash inside the segment's one write): the
+    fragment is moved aside and the next sync fetches the segment again, skipping
+    the whole lines already held."""
+    url = f"s3://{bucket}/kg"
+    a, b = make_store(tmp_path / "a", "ana"), make_store(tmp_path / "b", "bo")
+    for n in range(3):
+        decide(a, f"Decision {n}", "feature", f"F{n}")
+    sync(a, url)
+    sync(b, url)
+    shard = b / "log" / f"{install_of(a)}.ndjson"
+    whole = shard.read_bytes()
+    assert whole == (a / "log" / shard.name).read_bytes()
+    lines = whole.splitlines(True)
+    shard.write_bytes(lines[0] + lines[1][:40])  # what the crash left
+    notices: list[str] = []
+    report = s3_sync_store(b, on_notice=notices.append)
+    assert any("moved a torn last line" in n for n in notices), notices
+    assert report.applied == 2 and report.outcome.refused == ()
+    assert shard.read_bytes() == whole
+    (side,) = (b / "log").glob("*.torn-*")
+    assert side.read_bytes() == lines[1][:40]

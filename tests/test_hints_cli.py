@@ -13,9 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import ShardWriter, decision, set_prop, upsert, write_store
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
+from kgai_tui.core.wire.ids import element_id
 from kgai_tui.demo import DEMO_STORE
 from kgai_tui.ui import preferences
 from kgai_tui.ui.app import make_app
@@ -98,6 +100,56 @@ def test_hints_are_the_same_bytes_across_seeds_caches_and_layouts(
             )
         assert len(answers) == 1, about
         assert b'"hints"' in answers.pop()
+
+
+def test_tied_crowd_hints_are_the_same_bytes_across_seeds_and_shards(
+    tmp_path: Path,
+) -> None:
+    """The worst case in small: 40 elements tied on one word, 10 unnamed ones above
+    them, decisions of 4 elements and two writers sharing lamports, so the element
+    id settles the cut. Every seed, cache and shard layout prints the same bytes,
+    and the hints are the 8 named elements of lamport 5 in id order."""
+    writers = [ShardWriter("i-a"), ShardWriter("i-b")]
+    for n in range(10):
+        muts = [upsert("feature", f"Item{4 * n + k}", note="ledgers") for k in range(4)]
+        muts.append(set_prop("feature", f"Ghost{n}", "note", "ledger"))
+        writers[n % 2].add(
+            decision(f"batch {n}", muts),
+            lamport=n // 2 + 1,
+            recorded_at=f"2026-03-{1 + n:02d}T10:00:00Z",
+        )
+    one = write_store(
+        tmp_path / "one",
+        {"a.ndjson": writers[0].to_bytes(), "b.ndjson": writers[1].to_bytes()},
+    )
+    # The same events in other shards: interleaved, the later writer's first.
+    lines = (writers[1].to_bytes() + writers[0].to_bytes()).splitlines(keepends=True)
+    two = write_store(
+        tmp_path / "two",
+        {
+            "z-first.ndjson": b"".join(lines[::2]),
+            "a-second.ndjson": b"".join(lines[1::2]),
+        },
+    )
+    about = "ledger zzzz qqqq"
+    answers = set()
+    for seed, cache, root in [
+        ("0", "c1", one),  # cold model
+        ("1", "c1", one),  # warm model
+        ("random", "c2", one),
+        ("4242", "c3", two),
+    ]:
+        env = {"PYTHONHASHSEED": seed, "KGAI_TUI_CACHE_DIR": str(tmp_path / cache)}
+        answers.add(
+            run("context", "--about", about, "--json", "--store", str(root), env=env)
+        )
+    assert len(answers) == 1
+    out = json.loads(answers.pop())
+    assert out["total"] == 0
+    want = sorted(
+        element_id("feature", f"Item{k}") for k in range(32, 40)
+    )  # decisions 8 and 9: lamport 5, one per writer
+    assert [h["element_id"] for h in out["hints"]] == want
 
 
 def test_the_agent_view_shows_the_did_you_mean_line(

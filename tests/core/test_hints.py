@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import cast
 
 import pytest
 from builders import ShardWriter, decision, set_prop, upsert, write_store
@@ -23,6 +24,7 @@ from test_replay_properties import Chooser, lines, split_files
 
 from kgai_tui.core.answers.answer import Answer, encode
 from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.model.disk import DiskProjection
 from kgai_tui.core.model.open import open_model
 from kgai_tui.core.reads import context
 from kgai_tui.core.reads.context import context_obj, decision_boost, relevance
@@ -248,8 +250,11 @@ def scratch() -> Iterator[Path]:
         shutil.rmtree(top, ignore_errors=True)
 
 
-def answer_bytes(p: ProjectionView, about: str) -> bytes:
-    return encode(Answer(context_obj(p, paths=[], about=about), floats=True))
+def answer_bytes(p: ProjectionView | DiskProjection, about: str) -> bytes:
+    """The printed answer (the model's projection is a view, typed on its own)."""
+    return encode(
+        Answer(context_obj(cast(ProjectionView, p), paths=[], about=about), floats=True)
+    )
 
 
 def scanned(p: ProjectionView, about: str, monkeypatch: pytest.MonkeyPatch) -> bytes:
@@ -347,3 +352,137 @@ def test_hints_are_the_same_when_the_live_index_catches_up(
             whole = Projection()
             whole.apply_all(ordered[: ordered.index(ev) + 1])
             assert answer_bytes(live, about) == answer_bytes(whole, about), about
+
+
+# --------------------------------------------------------------------------- crowds
+#
+# The stores above hold at most 9 elements, so the cut at HINT_CAP and the ties
+# that cross it are rare there. A crowd has many elements sharing a few words
+# (every one a near miss with the same score), decisions upserting several of them
+# at once (equal lamports, so the element id decides), and unnamed elements (a prop
+# set before any upsert) scoring above the named ones: the selection must skip them
+# and still find the first HINT_CAP named elements in the documented order.
+
+CROWD_WORDS = ["ledger", "ledgers", "queue", "queues", "cache"]
+
+
+def generate_crowd(c: Chooser) -> list[Event]:
+    """Up to 60 elements over a few words, in multi-element decisions, plus ghosts."""
+    named = [(c.choice(KINDS[:2]), f"Item{k}") for k in range(c.integer(HINT_CAP, 60))]
+    ghosts = [("feature", f"Ghost{k}") for k in range(c.integer(0, 2 * HINT_CAP))]
+    writers = [ShardWriter(f"i-{k}") for k in range(c.integer(1, 3))]
+    lamport = [0] * len(writers)
+    pending = c.permutation(named)
+    n = 0
+    while pending or n < 3:
+        size = c.integer(1, 6)
+        group, pending = pending[:size], pending[size:]
+        muts: list[Mutation] = [
+            upsert(kind, name, note=c.choice(CROWD_WORDS)) for kind, name in group
+        ]
+        for kind, name in c.subset(ghosts, 30):
+            muts.append(set_prop(kind, name, "note", " ".join(CROWD_WORDS[:3])))
+        d = decision(
+            c.choice(["ledger entry", "queue entry", "cache entry", "untitled"]),
+            muts or [upsert(*c.choice(named))],
+            rationale=_text(c, 3),
+        )
+        # Each writer counts from 1: writers share lamports, and so do the
+        # elements one decision upserts.
+        w = c.integer(0, len(writers) - 1)
+        lamport[w] += 1
+        writers[w].add(d, lamport=lamport[w], recorded_at="2026-03-02T10:00:00Z")
+        n += 1
+    return [ev for w in writers for ev in w.events]
+
+
+def crowd_topics(c: Chooser) -> list[str]:
+    """A crowd word diluted by noise so that (nearly) nothing passes the filter."""
+    return [
+        " ".join(c.permutation([c.choice(CROWD_WORDS), *NOISE[: c.integer(1, 4)]]))
+        for _ in range(4)
+    ]
+
+
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_hints_of_a_crowd_follow_the_documented_order(data: st.DataObject) -> None:
+    c = Chooser(draw=data.draw)
+    events = generate_crowd(c)
+    asked = crowd_topics(c)
+    names = ["a.ndjson", "b.ndjson", "c.ndjson"]
+    mp = pytest.MonkeyPatch()
+    with scratch() as top:
+        one, two = top / "one", top / "two"
+        write_store(one, split_files(c, events, names))
+        write_store(two, split_files(c, events, names))
+        live = open_engine(one, cache=False).projection
+        other = open_engine(two, cache=False).projection
+        model = open_model(one, top / "cache")
+        try:
+            for about in asked:
+                want = reference_hints(live, about)
+                got = context_obj(live, paths=[], about=about)
+                if want is None:
+                    assert "hints" not in got, about
+                    continue
+                assert [h["element_id"] for h in got["hints"]] == want, about
+                expected = answer_bytes(live, about)
+                assert answer_bytes(other, about) == expected, about
+                assert answer_bytes(model.projection, about) == expected, about
+                assert scanned(live, about, mp) == expected, about
+        finally:
+            model.close()
+            mp.undo()
+
+
+def test_unnamed_elements_above_the_cut_are_skipped() -> None:
+    """Twelve unnamed elements outscore twelve named ones: the hints are the first
+    HINT_CAP named ones, lamport descending, then id ascending within a decision."""
+    w = ShardWriter("i-0")
+    items = [("feature", f"Item{k}") for k in range(12)]
+    ghosts = [("feature", f"Ghost{k}") for k in range(12)]
+    for at, start in enumerate(range(0, 12, 4)):
+        muts = [
+            upsert(kind, name, note="ledgers")
+            for kind, name in items[start : start + 4]
+        ]
+        muts += [
+            set_prop(kind, name, "note", "ledger")
+            for kind, name in ghosts[start : start + 4]
+        ]
+        w.add(
+            decision(f"batch {at}", muts),
+            lamport=at + 1,
+            recorded_at="2026-03-02T10:00:00Z",
+        )
+    with scratch() as top:
+        root = write_store(top / "s", {"a.ndjson": lines(w.events)})
+        live = open_engine(root, cache=False).projection
+        about = "ledger zzzz qqqq"
+        ghost_ids = {
+            e for e in live.graph.nodes if not (live.element(e) or ("", "", ""))[1]
+        }
+        assert len(ghost_ids) == 12
+        assert isinstance(live, Projection)
+        ids, rel = recall_index.recall_index_of(live).relevance_array(
+            [], tokenize(about)
+        )
+        ghost_rel = {rel[k] for k, e in enumerate(ids) if e in ghost_ids}
+        named_rel = {rel[k] for k, e in enumerate(ids) if e not in ghost_ids}
+        assert min(ghost_rel) > max(named_rel) > 0 and max(ghost_rel) < 1
+        got = [
+            h["element_id"] for h in context_obj(live, paths=[], about=about)["hints"]
+        ]
+        assert got == reference_hints(live, about)
+        assert not set(got) & ghost_ids and len(got) == HINT_CAP
+        # The newest decision's four elements first (in id order), then the next.
+        by_batch = [
+            sorted(
+                e
+                for e in live.graph.nodes
+                if e not in ghost_ids and live.max_authority_lamport(e) == lam
+            )
+            for lam in (3, 2)
+        ]
+        assert got == by_batch[0] + by_batch[1]

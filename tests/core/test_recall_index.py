@@ -18,7 +18,7 @@ from kgai_tui.core.recall import index as recall_index
 from kgai_tui.core.recall.index import RecallIndex
 from kgai_tui.core.recall.scoring import split_paths, strength, tokenize
 from kgai_tui.core.recall.tokens import tokenize_many
-from kgai_tui.core.recall.vocab import Vocab
+from kgai_tui.core.recall.vocab import Bucket, Vocab
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.demo import DEMO_STORE
 
@@ -130,6 +130,30 @@ def test_vocab_matches_every_nonzero_strength(
         got = {back[t]: s for t, s in v.matches(qb)}
         want = {w.encode(): strength(qb, w.encode()) for w in words}
         assert got == {w: s for w, s in want.items() if s > 0}
+
+
+@PROPS
+@given(
+    words=st.lists(
+        st.text(st.sampled_from("ab9"), min_size=1, max_size=6), max_size=40
+    ),
+    query=st.text(st.sampled_from("ab9"), min_size=1, max_size=4),
+)
+def test_bucket_containing_finds_no_match_across_tokens(
+    words: list[str], query: str
+) -> None:
+    """The substring scan runs over the tokens end to end: a find that starts in one
+    token and ends in the next (``ab`` + ``ba`` holds ``bb``) is no match, built or
+    stored alike."""
+    v = Vocab({w.encode(): i for i, w in enumerate(dict.fromkeys(words))})
+    stored = Vocab.from_buckets(
+        len(v), [Bucket.from_parts(*b.parts()) for b in v.buckets.values()]
+    )
+    qb = query.encode()
+    for vocab in (v, stored):
+        for bucket in vocab.buckets.values():
+            toks = [bytes(t) for t in bucket.toks]
+            assert bucket.containing(qb) == [k for k, t in enumerate(toks) if qb in t]
 
 
 # --------------------------------------------------------------------------- synthetic projections

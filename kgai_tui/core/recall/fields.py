@@ -141,8 +141,9 @@ class Fields:
             b = memo[q]
             if b is None:
                 continue
-            # 0.0 + x == x, so starting from the first non-zero term is exact.
-            total = b.copy() if total is None else total + b
+            # 0.0 + x == x, so starting from the first non-zero term is exact; no
+            # copy: ``total + b`` and the division below make new arrays.
+            total = b if total is None else total + b
         if total is None:
             return None
         return total / (3 * len(q_toks))

@@ -37,9 +37,12 @@ question on the paraphrase set (``matchStrength``'s prefix rule already joins
 queue/queues, invoice/invoicing), so recall does not load a stemmer.
 
 Cost: step 1 is free (the answer's relevance array), step 2 is a few exact
-vocabulary lookups, steps 3-4 are a numpy selection, and step 5 touches at most
-:data:`HINT_CAP` elements (the best decision comes from the per-decision scores
-the index just computed). No decision is scanned per query.
+vocabulary lookups, steps 3-4 partition the candidates to those scoring at least
+the 8th best score and read only their lamports (all 10,000 elements at 1M
+decisions when every one is a tied near miss: the worst case, a few ms), and
+step 5 touches at most :data:`HINT_CAP` elements (the best decision comes from the
+per-decision scores the index just computed; its ties read the tied decisions'
+lamports). No decision is scanned per query. Measured: ``benchmarks/hints_cost.py``.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ from kgai_tui.core.recall.scoring import (
 
 if TYPE_CHECKING:
     from kgai_tui.core.recall.index import RecallIndex
-    from kgai_tui.core.recall.tokens import F64
+    from kgai_tui.core.recall.tokens import F64, I64
     from kgai_tui.core.replay.projection_view import ProjectionView
 
 __all__ = [
@@ -218,6 +221,7 @@ def _why(
     rel: float,
     initials: str,
     index: RecallIndex | None,
+    at: int,
 ) -> str:
     if initials:
         return f'its name is the initials of "{initials}"'
@@ -226,12 +230,46 @@ def _why(
     if about > 0 and 2 * about >= rel:
         return _why_fields(q_toks, kind, name, blob)
     if index is not None:
-        idx = index.best_decision(q_toks, eid)
+        idx = index.best_decision(q_toks, eid, at)
     else:
         idx = _scan_best_decision(p, q_toks, eid)
     if idx is None:
         return _why_fields(q_toks, kind, name, blob)
     return _why_decision(p, q_toks, idx)
+
+
+def _first_in_order(
+    p: ProjectionView, ids: Sequence[str], score: F64, cand: I64, want: int
+) -> list[tuple[str, int]]:
+    """The first ``want`` candidates in hint order: ``score`` descending, then the
+    latest authority's lamport descending, then the element id ascending.
+
+    Only what can be among the first is looked at: a partition keeps the
+    candidates scoring at least the ``want``-th best score (all of a tie that
+    crosses the cut), their lamports are read, a lexsort on (score, lamport) finds
+    the ``want``-th key, and only the candidates with a key at least as good (the
+    ties on both) are sorted by id in Python. Equal to sorting every candidate.
+    """
+    import numpy as np
+
+    if len(cand) > want:
+        s = score[cand]
+        cut = len(s) - want
+        cand = cand[s >= np.partition(s, cut)[cut]]
+    eids = [ids[k] for k in cand.tolist()]
+    lam = np.fromiter(
+        map(p.max_authority_lamport, eids), dtype=np.int64, count=len(eids)
+    )
+    s = score[cand]
+    if len(cand) > want:
+        last = np.lexsort((lam, s))[len(cand) - want]  # both ascending: from the end
+        keep = (s > s[last]) | ((s == s[last]) & (lam >= lam[last]))
+        cand, s, lam = cand[keep], s[keep], lam[keep]
+        eids = [ids[k] for k in cand.tolist()]
+    ranked = sorted(
+        zip((-s).tolist(), (-lam).tolist(), eids, cand.tolist(), strict=True)
+    )
+    return [(eid, k) for _, _, eid, k in ranked[:want]]
 
 
 def hints(
@@ -265,25 +303,19 @@ def hints(
             if k is not None:
                 score[k] += gain
     cand = np.flatnonzero((rel < 1) & (score > 0))
-    order = cand[np.argsort(-score[cand], kind="stable")].tolist()
-    lamport = p.max_authority_lamport
     rows: list[tuple[str, int]] = []
-    i = 0
-    while i < len(order) and len(rows) < HINT_CAP:
-        # One group of equal scores at a time, in recall's order within it.
-        top = score[order[i]]
-        j = i
-        while j < len(order) and score[order[j]] == top:
-            j += 1
-        group = sorted((-lamport(ids[k]), ids[k], k) for k in order[i:j])
-        for _, eid, k in group:
-            if len(rows) < HINT_CAP and (p.element(eid) or ("", "", ""))[1]:
-                rows.append((eid, k))
-        i = j
+    want = HINT_CAP
+    while True:
+        first = _first_in_order(p, ids, score, cand, want)
+        rows = [(eid, k) for eid, k in first if (p.element(eid) or ("", "", ""))[1]]
+        if len(rows) >= HINT_CAP or len(first) < want:
+            break
+        want *= 4  # unnamed elements took places: look further
+    rows = rows[:HINT_CAP]
     out: list[Hint] = []
     for eid, k in rows:
         kind, name, _ = p.element(eid) or ("", "", "")
         initials = gains[eid][1] if eid in gains else ""
-        why = _why(p, q_toks, eid, float(rel[k]), initials, index)
+        why = _why(p, q_toks, eid, float(rel[k]), initials, index, k)
         out.append(Hint(eid, kind, name, why))
     return out

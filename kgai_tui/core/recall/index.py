@@ -267,6 +267,8 @@ class RecallIndex:
 
     #: The per-decision scores of the last query, for :meth:`best_decision`.
     _last_scores: tuple[tuple[object, ...], list[F64 | None]] | None = None
+    #: Element id -> position, for a stored index built on first use.
+    _el_map: dict[str, int] | None = None
 
     def __init__(self, p: Projection) -> None:
         """Index the whole projection (prefer :meth:`from_projection`)."""
@@ -294,7 +296,7 @@ class RecallIndex:
         index._frozen = True
         index._applied = p.applied_count
         index._elements = _Elements.from_part(elements)
-        index._el_of = {e: k for k, e in enumerate(index._elements.ids)}
+        index._el_map = None  # built on first use: most queries never ask
         index._segments = [_Segment.from_part(part) for part in segments]
         covered = sum(len(part.decs) for part in segments)
         index._n_dec = len(p.dec_id)
@@ -304,6 +306,17 @@ class RecallIndex:
                 seg.kill(k)
         index._delta = sorted(stale_set | set(range(covered, index._n_dec)))
         return index
+
+    @property
+    def _el_of(self) -> dict[str, int]:
+        """Element id -> position in the element fields."""
+        if self._el_map is None:
+            self._el_map = {e: k for k, e in enumerate(self._elements.ids)}
+        return self._el_map
+
+    @_el_of.setter
+    def _el_of(self, value: dict[str, int]) -> None:
+        self._el_map = value
 
     def parts(self) -> tuple[ElementPart, list[SegmentPart]]:
         """The index as stored parts (of a freshly built one: no delta, none dead)."""
@@ -433,9 +446,10 @@ class RecallIndex:
         self._last_scores = (self._scores_key(q_toks), scores)
         for seg, seg_score in zip(self._segments, scores, strict=True):
             seg.boost_into(seg_score, out)
+        if not self._delta:
+            return out
         el_of = self._el_of
-        if self._delta:
-            p.prefetch(self._delta)  # a model on disk: a few queries, not one each
+        p.prefetch(self._delta)  # a model on disk: a few queries, not one each
         for i in sorted(set(self._delta)):
             shaped = p.dec_shapes[i]
             if not shaped:
@@ -455,16 +469,24 @@ class RecallIndex:
         """What the per-decision scores depend on: the query and the segments."""
         return (tuple(q_toks), self._applied, tuple(map(id, self._segments)))
 
-    def best_decision(self, q_toks: Sequence[str], eid: str) -> int | None:
+    def best_decision(
+        self, q_toks: Sequence[str], eid: str, at: int | None = None
+    ) -> int | None:
         """The decision shaping ``eid`` that scores best for ``q_toks`` (its index).
 
         The score is ``decision_about_score``, the one the boost keeps; among equal
         scores the newest wins (lamport descending, then id), so the choice does not
         depend on how the decisions are split into segments. None when no decision
-        shaping the element scores above 0.
+        shaping the element scores above 0. ``at``: the element's position in the
+        ids of :meth:`relevance_array`, when the caller has it (checked; it spares
+        mapping every element id).
         """
         self.refresh()
-        k = self._el_of.get(eid)
+        ids = self._elements.ids
+        if at is not None and 0 <= at < len(ids) and ids[at] == eid:
+            k: int | None = at
+        else:
+            k = self._el_of.get(eid)
         if k is None or not q_toks:
             return None
         last = self._last_scores
@@ -499,8 +521,15 @@ class RecallIndex:
         top = max(s for s, _ in found)
         tied = [i for s, i in found if s == top]
         p.prefetch(tied)
-        lam, ids = p.dec_lamport, p.dec_id
-        return min(tied, key=lambda i: (-lam[i], ids[i]))
+        # Newest: the largest lamport, then the smallest id (ids of that lamport only).
+        lam = p.dec_lamport
+        lams = [lam[i] for i in tied]
+        newest = max(lams)
+        ids = p.dec_id
+        return min(
+            (i for i, at in zip(tied, lams, strict=True) if at == newest),
+            key=ids.__getitem__,
+        )
 
     def elements_named(self, token: str) -> list[str]:
         """The elements whose name holds ``token`` (a tokenizer token) exactly."""

@@ -21,11 +21,12 @@ class Bucket:
     """The vocabulary tokens of one byte length, sorted, with a reversed copy.
 
     Tokens are a fixed-width ``S`` array (no token holds a NUL byte, so numpy's
-    NUL padding never bites); ``blob`` is the tokens joined by newlines for
-    substring scans.
+    NUL padding never bites); :attr:`blob` is their bytes end to end, for
+    substring scans, made on the first scan: opening a stored index (every
+    recall of the read model does) copies nothing it may not need.
     """
 
-    __slots__ = ("blob", "first", "length", "rev", "rev_pos", "toks")
+    __slots__ = ("_blob", "first", "length", "rev", "rev_pos", "toks")
 
     def __init__(self, length: int, first: int, toks: npt.NDArray[np.bytes_]) -> None:
         """``toks`` sorted; ``first`` is the global id of ``toks[0]``."""
@@ -38,14 +39,19 @@ class Bucket:
         order = np.argsort(rev, kind="stable")
         self.rev = rev[order]
         self.rev_pos: I32 = order.astype(np.int32)
-        nl = np.full((n, 1), 10, dtype=np.uint8)
-        self.blob = np.hstack((grid, nl)).tobytes()
+        self._blob: bytes | None = None
+
+    @property
+    def blob(self) -> bytes:
+        """The tokens' bytes end to end (``length`` bytes each, no separator)."""
+        if self._blob is None:
+            self._blob = self.toks.tobytes()
+        return self._blob
 
     def nbytes(self) -> int:
         """Bytes held."""
-        return int(
-            self.toks.nbytes + self.rev.nbytes + self.rev_pos.nbytes + len(self.blob)
-        )
+        blob = 0 if self._blob is None else len(self._blob)
+        return int(self.toks.nbytes + self.rev.nbytes + self.rev_pos.nbytes + blob)
 
     def parts(
         self,
@@ -66,9 +72,7 @@ class Bucket:
         bucket = cls.__new__(cls)
         bucket.length, bucket.first = length, first
         bucket.toks, bucket.rev, bucket.rev_pos = toks, rev, rev_pos
-        grid = toks.view(np.uint8).reshape(len(toks), length)
-        nl = np.full((len(toks), 1), 10, dtype=np.uint8)
-        bucket.blob = np.hstack((grid, nl)).tobytes()
+        bucket._blob = None
         return bucket
 
     def prefix(self, prefix: bytes) -> tuple[int, int]:
@@ -89,15 +93,22 @@ class Bucket:
         )
 
     def containing(self, qb: bytes) -> list[int]:
-        """Local positions of tokens that may contain ``qb`` (a superset)."""
+        """Local positions of the tokens that contain ``qb``, ascending.
+
+        A find in :attr:`blob` that crosses from one token into the next is no
+        match: the scan goes on from the next byte.
+        """
         out: list[int] = []
-        width = self.length + 1
+        length, lq = self.length, len(qb)
         blob = self.blob
         i = blob.find(qb)
         while i >= 0:
-            k = i // width
-            out.append(k)
-            i = blob.find(qb, (k + 1) * width)
+            k, at = divmod(i, length)
+            if at + lq <= length:
+                out.append(k)
+                i = blob.find(qb, (k + 1) * length)
+            else:
+                i = blob.find(qb, i + 1)
         return out
 
 

@@ -68,10 +68,23 @@ def _fork_writer(
     return pid, read_end
 
 
-def _kill_and_collect(pid: int, read_end: int) -> list[str]:
+def _wait_for_an_ack(read_end: int, timeout: float = 60.0) -> bytes:
+    """Block until the child acknowledged something (or ``timeout``); what it sent.
+
+    A kill timed only from the fork can land before the first record ever finishes
+    on a loaded machine (the first write of a store also builds its read model), and
+    then nothing is acknowledged to check.
+    """
+    import select
+
+    ready, _, _ = select.select([read_end], [], [], timeout)
+    return os.read(read_end, 65536) if ready else b""
+
+
+def _kill_and_collect(pid: int, read_end: int, seen: bytes = b"") -> list[str]:
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
-    chunks = []
+    chunks = [seen]
     while chunk := os.read(read_end, 65536):
         chunks.append(chunk)
     os.close(read_end)
@@ -111,10 +124,13 @@ def test_sigkill_at_random_moments_keeps_every_acknowledged_decision(
     rng = random.Random(20260101)
     acked: list[str] = []
     kills = 0
-    for _ in range(60):
+    for n in range(60):
         pid, read_end = _fork_writer(root, rounds=1000, count=rng.choice((1, 1, 3)))
+        # Every third kill comes after the child's first acknowledgement: the
+        # others are timed from the fork alone (mid-start, mid-build, mid-write).
+        seen = _wait_for_an_ack(read_end) if n % 3 == 0 else b""
         time.sleep(rng.uniform(0.0, 0.06))
-        acked += _kill_and_collect(pid, read_end)
+        acked += _kill_and_collect(pid, read_end, seen)
         kills += 1
         _assert_sound(root, acked)
     assert kills >= 50 and len(acked) >= 20

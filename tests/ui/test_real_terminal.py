@@ -93,6 +93,10 @@ def tmux_app(demo_store: Path, tmp_path: Path) -> Iterator[Tmux]:
     env["TMUX_TMPDIR"] = str(tmp_path)
     env["TERM"] = "xterm-256color"
     env.pop("TMUX", None)
+    # The size is tmux's: pytest-xdist's workers export COLUMNS=80 and LINES=24,
+    # which a terminal program reads before asking the terminal.
+    env.pop("COLUMNS", None)
+    env.pop("LINES", None)
     session = Tmux(f"{KGAI_TUI} {demo_store}", env, (120, 40))
     try:
         yield session

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from kgai_tui.sync.s3_remote import set_session_remote
 from kgai_tui.ui import preferences
@@ -24,6 +25,13 @@ VIEWS = {
 }
 
 
+def _steady_cursors(pilot: Pilot[None]) -> None:
+    """Inputs show their cursor solid: a blinking one is drawn or not depending on
+    when the screen is taken (a loaded machine caught it off)."""
+    for box in pilot.app.query(Input):
+        box.cursor_blink = False
+
+
 def _before(key: str, extra: tuple[str, ...] = ()) -> Callable[[Pilot[None]], Any]:
     async def run_before(pilot: Pilot[None]) -> None:
         await pilot.pause()
@@ -32,6 +40,7 @@ def _before(key: str, extra: tuple[str, ...] = ()) -> Callable[[Pilot[None]], An
         await pilot.press(key, *extra)
         await pilot.pause()
         await pilot.app.workers.wait_for_complete()
+        _steady_cursors(pilot)
         await pilot.pause()
 
     return run_before

@@ -155,6 +155,9 @@ def test_an_unwritable_config_dir_only_warns(
     blocker.write_text("")
     monkeypatch.setattr(preferences, "config_dir", lambda: blocker / "kgai-tui")
     app = make_app(demo_store, live=False)
+    # Long enough that the toast is still listed when read on a loaded machine
+    # (the default 5 s can pass between the first theme change and the read).
+    monkeypatch.setattr(type(app), "NOTIFICATION_TIMEOUT", 600)
     notes: list[str] = []
 
     async def steps(pilot: Pilot[None]) -> None:

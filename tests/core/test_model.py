@@ -144,7 +144,7 @@ def built_people_tables(p: Projection) -> dict[str, list[Any]]:
     db = sqlite3.connect(":memory:")
     db.executescript(DDL)
     cols = (p.dec_hash, p.dec_author, p.dec_time, p.dec_install, p.dec_shapes)
-    write_people(db, *cols, p.dec_superseded_by)
+    write_people(db, *cols, p.dec_superseded_by, p.el_shapes.items())
     write_heads(db, p.heads.items(), p.dec_hash, p.dec_author, p.dec_superseded_by)
     return people_tables(db)
 
@@ -489,8 +489,12 @@ def _tables_from_rows(db: sqlite3.Connection) -> dict[str, list[Any]]:
         (e, orjson.loads(h))
         for e, h in db.execute("SELECT id, heads FROM el WHERE heads IS NOT NULL")
     ]
+    by_element: dict[str, list[int]] = {}
+    for i, shaped in enumerate(cols[4]):
+        for e in shaped:
+            by_element.setdefault(e, []).append(i)
     mem = sqlite3.connect(":memory:")
     mem.executescript(DDL)
-    write_people(mem, *cols)
+    write_people(mem, *cols, by_element.items())
     write_heads(mem, heads, cols[0], cols[1], cols[5])
     return people_tables(mem)

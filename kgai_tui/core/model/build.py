@@ -221,6 +221,7 @@ def build_model(engine: Engine, path: Path) -> None:
                 p.dec_install,
                 p.dec_shapes,
                 p.dec_superseded_by,
+                p.el_shapes.items(),
             )
             _write_elements(db, p)
             write_heads(

@@ -22,6 +22,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Any, Final, NamedTuple
 
 import orjson
@@ -76,16 +77,26 @@ def write_people(
     installs: Sequence[str],
     shapes: Sequence[Sequence[str]],
     superseded_by: Sequence[Sequence[int]],
+    el_shapes: Iterable[tuple[str, Iterable[int]]],
 ) -> None:
     """Fill the empty people tables from every decision's columns (a build).
 
-    Counted in C where it can be (``Counter`` over ``zip``), then the placeholders,
-    a handful, taken out again: a Python loop over a million rows costs seconds.
+    ``el_shapes`` is ``shapes`` by element (each element and the decisions shaping
+    it): counting an element's few authors beats making a pair per shape. Counted
+    in C (``Counter`` over ``map``, ``zip`` and ``compress``; NumPy for the first
+    and last times), then the placeholders, a handful, taken out again: a Python
+    loop over a million decisions would cost seconds.
     """
+    placeholders = [i for i, h in enumerate(hashes) if not h]
     writers = Counter(zip(authors, installs, strict=True))
-    shaped = Counter((a, e) for a, s in zip(authors, shapes, strict=True) for e in s)
-    replaced = Counter(a for a, by in zip(authors, superseded_by, strict=True) if by)
-    for i in [i for i, h in enumerate(hashes) if not h]:
+    author_of = authors.__getitem__
+    shaped: dict[tuple[str, str], int] = {
+        (a, eid): n
+        for eid, shapers in el_shapes
+        for a, n in Counter(map(author_of, shapers)).items()
+    }
+    replaced = Counter(compress(authors, superseded_by))
+    for i in placeholders:
         a = authors[i]
         writers[a, installs[i]] -= 1
         for e in shapes[i]:
@@ -95,14 +106,7 @@ def write_people(
     decisions: Counter[str] = Counter()
     for (a, _), n in writers.items():
         decisions[a] += n
-    first: dict[str, int] = {}
-    last: dict[str, int] = {}
-    for h, a, t in zip(hashes, authors, times, strict=True):
-        if t is not None and h:
-            if t < first.get(a, t + 1):
-                first[a] = t
-            if t > last.get(a, t - 1):
-                last[a] = t
+    first, last = _first_last(placeholders, authors, times)
     elements: Counter[str] = Counter(a for (a, _), n in shaped.items() if n > 0)
     db.executemany(
         "INSERT INTO person (author, decisions, superseded, elements, first, last)"
@@ -115,12 +119,33 @@ def write_people(
     )
     db.executemany(
         "INSERT INTO person_el (author, eid, n) VALUES (?, ?, ?)",
-        [(a, e, n) for (a, e), n in sorted(shaped.items()) if n > 0],
+        [(a, e, n) for (a, e), n in shaped.items() if n > 0],
     )
     db.executemany(
         "INSERT INTO person_writer (author, install, n) VALUES (?, ?, ?)",
-        [(a, w, n) for (a, w), n in sorted(writers.items()) if n > 0],
+        [(a, w, n) for (a, w), n in writers.items() if n > 0],
     )
+
+
+def _first_last(
+    placeholders: Sequence[int], authors: Sequence[str], times: Sequence[int | None]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Each author's earliest and latest time (recorded decisions with a time)."""
+    import numpy as np
+
+    n = len(authors)
+    code = {a: k for k, a in enumerate(dict.fromkeys(authors))}
+    codes = np.fromiter(map(code.__getitem__, authors), np.int64, n)
+    top = np.iinfo(np.int64).max
+    stamps = np.fromiter((top if t is None else t for t in times), np.int64, n)
+    stamps[list(placeholders)] = top
+    lo = np.full(len(code), top, np.int64)
+    np.minimum.at(lo, codes, stamps)
+    hi = np.full(len(code), -1 - top, np.int64)
+    np.maximum.at(hi, codes, np.where(stamps == top, -1 - top, stamps))
+    first = {a: int(lo[k]) for a, k in code.items() if lo[k] != top}
+    last = {a: int(hi[k]) for a, k in code.items() if lo[k] != top}
+    return first, last
 
 
 def write_heads(
@@ -133,11 +158,11 @@ def write_heads(
     """Fill the empty ``head`` table from every element's heads (a build)."""
     db.executemany(
         "INSERT INTO head (eid, ix, author, superseded) VALUES (?, ?, ?, ?)",
-        sorted(
+        [
             (eid, i, authors[i] if hashes[i] else None, int(bool(superseded_by[i])))
             for eid, held in heads
             for i in held
-        ),
+        ],
     )
 
 

@@ -41,6 +41,7 @@ from kgai_tui.sync.s3_client import (
     fetch_in_order,
     open_bucket,
 )
+from kgai_tui.sync.s3_counts import load_counts, save_counts
 from kgai_tui.sync.s3_protocol import (
     SegmentError,
     SegmentKey,
@@ -212,8 +213,11 @@ def _pull_plans(
     own: str,
     out: S3Outcome,
     on_notice: Notice,
-) -> list[tuple[HeldShard, SegmentKey, int]]:
-    """Every segment to fetch, in install then seq order, with our copy of its shard."""
+) -> tuple[list[HeldShard], list[tuple[HeldShard, SegmentKey, int]]]:
+    """Our copy of every teammate's shard on the remote, and every segment to fetch
+    (in install then seq order) with the copy it extends."""
+    known = load_counts(root)
+    helds: list[HeldShard] = []
     plans: list[tuple[HeldShard, SegmentKey, int]] = []
     for install in sorted(groups):
         if install == own:
@@ -227,7 +231,9 @@ def _pull_plans(
                 "pushed); nothing from it on was pulled",
             )
             segs = [s for s in segs if s.seq < twin]
-        held = hold_shard(root / "log" / f"{install}.ndjson", install)
+        name = f"{install}.ndjson"
+        held = hold_shard(root / "log" / name, install, known.get(name))
+        helds.append(held)
         if held.note:
             on_notice(held.note)
         if not held.regular:
@@ -237,7 +243,7 @@ def _pull_plans(
             )
             continue
         plans += [(held, seg, skip) for seg, skip in plan_pull(held.lines, segs)]
-    return plans
+    return helds, plans
 
 
 def _pull(
@@ -253,7 +259,7 @@ def _pull(
     A segment that fails to arrive, to verify or to extend our copy stops its
     install's pull there; what was appended before it stays (whole segments).
     """
-    plans = _pull_plans(root, groups, own, out, on_notice)
+    helds, plans = _pull_plans(root, groups, own, out, on_notice)
     stopped: set[str] = set()
     bodies = fetch_in_order(bucket.get, [seg.key for _, seg, _ in plans])
     for (held, seg, skip), body in zip(plans, bodies, strict=True):
@@ -268,6 +274,7 @@ def _pull(
             out.problems.append(why)
         else:
             out.refuse(seg.key, why)
+    save_counts(root, helds)
 
 
 def _take_segment(

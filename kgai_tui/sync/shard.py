@@ -30,12 +30,13 @@ import os
 import stat
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
 from kgai_tui.core.errors import LineError, write_error
-from kgai_tui.core.store.regular_file import read_regular
+from kgai_tui.core.store.regular_file import open_regular, read_regular
+from kgai_tui.core.store.shard_print import ShardPrint, print_of
 from kgai_tui.core.store.shards import safe_name
 from kgai_tui.core.wire.codec import MAX_LINE_BYTES, DecodedLine, decode_line
 from kgai_tui.core.write.appender import append_lines, repair_torn_tail
@@ -49,6 +50,7 @@ __all__ = [
     "held_bytes",
     "hold_shard",
     "new_lines",
+    "shard_print",
     "take_foreign",
 ]
 
@@ -233,15 +235,16 @@ class HeldShard:
     """Our copy of a teammate's shard, ready for pulled segments.
 
     ``lines`` counts its newlines (the reference's ``ShardCounts``), ``tail`` is the
-    hash of its last event that decodes (``""`` for none), ``note`` tells of a
-    repaired torn tail; ``regular`` is false when something else than a file (a
-    symlink, a FIFO) holds its name: nothing is appended to it then.
+    hash of its last event that decodes (``""`` for none; ``None`` until it is
+    needed, when the count came from a fingerprint), ``note`` tells of a repaired
+    torn tail; ``regular`` is false when something else than a file (a symlink, a
+    FIFO) holds its name: nothing is appended to it then.
     """
 
     path: Path
     install_id: str
     lines: int = 0
-    tail: str = ""
+    tail: str | None = ""
     note: str = ""
     regular: bool = True
 
@@ -259,8 +262,14 @@ def _last_event_hash(data: bytes) -> str:
     return ""
 
 
-def hold_shard(path: Path, install_id: str) -> HeldShard:
+def hold_shard(
+    path: Path, install_id: str, known: ShardPrint | None = None
+) -> HeldShard:
     """Repair a torn tail of our copy at ``path`` and read where it ends.
+
+    ``known`` is the shard's fingerprint when its lines were last counted: while
+    the file still matches it (:meth:`ShardPrint.same_file`), its count is taken
+    from there and the shard is not read.
 
     Raises:
         WriteError: the shard could not be read or repaired; it is as it was.
@@ -269,12 +278,29 @@ def hold_shard(path: Path, install_id: str) -> HeldShard:
         if not _is_regular_or_absent(path):
             return HeldShard(path, install_id, regular=False)
         note = repair_torn_tail(path) or ""
+        if known is not None and known.lines >= 0:
+            now = shard_print(path)
+            if now is not None and now.same_file(known):
+                return HeldShard(path, install_id, known.lines, None, note)
         local = held_bytes(path)
     except OSError as exc:
         raise write_error(exc, str(path)) from exc
     return HeldShard(
         path, install_id, local.count(b"\n"), _last_event_hash(local), note
     )
+
+
+def shard_print(path: Path, lines: int = -1) -> ShardPrint | None:
+    """The fingerprint of the shard at ``path`` now (``None`` when there is none).
+
+    Raises:
+        OSError: it exists but cannot be read, or is not a regular file.
+    """
+    try:
+        with open_regular(path) as f:
+            return replace(print_of(path.name, f), lines=lines)
+    except FileNotFoundError:
+        return None
 
 
 def append_pulled(held: HeldShard, lines: Sequence[PulledLine]) -> str:
@@ -292,6 +318,11 @@ def append_pulled(held: HeldShard, lines: Sequence[PulledLine]) -> str:
         WriteError: the shard could not be appended to; it is as it was.
         Interrupted: a signal arrived first; the shard is as it was.
     """
+    if held.tail is None:
+        try:
+            held.tail = _last_event_hash(held_bytes(held.path))
+        except OSError as exc:
+            raise write_error(exc, str(held.path)) from exc
     tail = held.tail
     for line in lines:
         why = _extends(line, held.install_id, tail)

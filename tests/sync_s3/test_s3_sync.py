@@ -315,3 +315,24 @@ def test_a_pull_cut_short_by_a_crash_is_repaired_and_taken_again(
     assert shard.read_bytes() == whole
     (side,) = (b / "log").glob("*.torn-*")
     assert side.read_bytes() == lines[1][:40]
+
+
+def test_a_remembered_line_count_is_used_only_while_the_shard_is_unchanged(
+    tmp_path: Path, bucket: str
+) -> None:
+    """A copy cut back to its first line after a sync (as a rewrite would leave it)
+    is counted again, not taken for the three lines remembered: the next sync
+    pulls the two it lacks."""
+    url = f"s3://{bucket}/kg"
+    a, b = make_store(tmp_path / "a", "ana"), make_store(tmp_path / "b", "bo")
+    for n in range(3):
+        decide(a, f"Decision {n}", "feature", f"F{n}")
+    sync(a, url)
+    assert sync(b, url).applied == 3
+    assert not sync(b).outcome.pulled  # counted from the remembered fingerprint
+    shard = b / "log" / f"{install_of(a)}.ndjson"
+    whole = shard.read_bytes()
+    shard.write_bytes(whole.splitlines(True)[0])
+    report = sync(b)
+    assert report.outcome.pulled and report.applied == 2
+    assert shard.read_bytes() == whole

@@ -246,9 +246,11 @@ def _first_in_order(
 
     Only what can be among the first is looked at: a partition keeps the
     candidates scoring at least the ``want``-th best score (all of a tie that
-    crosses the cut), their lamports are read, a lexsort on (score, lamport) finds
-    the ``want``-th key, and only the candidates with a key at least as good (the
-    ties on both) are sorted by id in Python. Equal to sorting every candidate.
+    crosses the cut); lamports are read only for those sharing their score with
+    another (the lamport orders nothing else, and the model reads its lamport
+    column on the first ask); a lexsort on (score, lamport) finds the ``want``-th
+    key, and only the candidates with a key at least as good (the ties on both)
+    are sorted by id in Python. Equal to sorting every candidate.
     """
     import numpy as np
 
@@ -257,10 +259,15 @@ def _first_in_order(
         cut = len(s) - want
         cand = cand[s >= np.partition(s, cut)[cut]]
     eids = [ids[k] for k in cand.tolist()]
-    lam = np.fromiter(
-        map(p.max_authority_lamport, eids), dtype=np.int64, count=len(eids)
-    )
     s = score[cand]
+    _, where, counts = np.unique(s, return_inverse=True, return_counts=True)
+    tied = np.flatnonzero(counts[where] > 1)
+    lam = np.zeros(len(cand), dtype=np.int64)
+    lam[tied] = np.fromiter(
+        map(p.max_authority_lamport, [eids[j] for j in tied.tolist()]),
+        dtype=np.int64,
+        count=len(tied),
+    )
     if len(cand) > want:
         last = np.lexsort((lam, s))[len(cand) - want]  # both ascending: from the end
         keep = (s > s[last]) | ((s == s[last]) & (lam >= lam[last]))

@@ -43,10 +43,17 @@ def _identity(path: Path) -> list[int] | None:
 
 
 def _identities(path: Path) -> list[list[int] | None]:
-    """The model file's identity and its write-ahead log's (``None``: no log)."""
+    """The model file's identity and its write-ahead log's (``None``: no log).
+
+    The log's change time is left out: SQLite, run as root, ``fchown``s the log to
+    the database's owner each time a connection opens it, so every read after a
+    write that left a log (a reader still open when the writer closed) moved it,
+    and the next read saw a broken seal and rebuilt the whole model. Its inode,
+    size and modification time still change with every write to it.
+    """
     wal = _identity(path.with_name(path.name + "-wal"))
     # An empty log holds nothing (a read-only reader may create one): as if none.
-    return [_identity(path), None if wal is None or wal[1] == 0 else wal]
+    return [_identity(path), None if wal is None or wal[1] == 0 else wal[:3]]
 
 
 def temporary_prefix(path: Path) -> str:

@@ -38,6 +38,7 @@ from kgai_tui.core.store.shards import LineProblem, LogSummary, list_log
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.model.update import Staged
 
 __all__ = ["ModelEngine", "ModelUnavailableError", "open_model"]
 
@@ -127,7 +128,11 @@ class ModelUnavailableError(OSError):
 
 
 def open_model(
-    root: Path, cache_base: Path | None = None, *, background: bool = False
+    root: Path,
+    cache_base: Path | None = None,
+    *,
+    background: bool = False,
+    staged: Staged | None = None,
 ) -> ModelEngine:
     """Open the store at ``root`` through its read model (built or extended if needed).
 
@@ -138,17 +143,22 @@ def open_model(
     :class:`~kgai_tui.core.engine.engine.Engine` (same read interface, ``how`` is
     "cold").
 
+    ``staged``: a write session's overlay holding the lines it just appended (see
+    :func:`~kgai_tui.core.model.update.extend_model`), written as the extension.
+
     Raises:
         StoreNotFoundError: ``root/log`` is not a directory.
         OSError: the model cannot be written (the caller reads without it).
     """
     try:
-        return _open_model(root, cache_base, background)
+        return _open_model(root, cache_base, background, staged)
     except (sqlite3.Error, UnicodeError) as exc:
         raise ModelUnavailableError(f"the read model is unavailable: {exc}") from exc
 
 
-def _open_model(root: Path, cache_base: Path | None, background: bool) -> ModelEngine:
+def _open_model(
+    root: Path, cache_base: Path | None, background: bool, staged: Staged | None
+) -> ModelEngine:
     log_dir = root / "log"
     if not log_dir.is_dir():
         raise StoreNotFoundError(f"no kgai store at {root} (no log/ directory)")
@@ -170,7 +180,7 @@ def _open_model(root: Path, cache_base: Path | None, background: bool) -> ModelE
             if db is not None:
                 db.close()
         done = _bring_up_to_date(
-            root, path, listing.names, listing.refused, now, background
+            root, path, listing.names, listing.refused, now, background, staged
         )
         if not isinstance(done, str):
             return done  # type: ignore[return-value]  # the replay answers this once
@@ -187,6 +197,7 @@ def _bring_up_to_date(
     refused: list[LineProblem],
     now: list[ShardPrint],
     background: bool = False,
+    staged: Staged | None = None,
 ) -> str | Engine:
     """Under the model lock: extend the model if it can be, else rebuild it (or
     return the replay and rebuild it in the background, see :func:`open_model`)."""
@@ -206,7 +217,7 @@ def _bring_up_to_date(
                 change = compare_prints(_stored_prints(db, root, path), now, log_dir)
                 if change == "same":
                     return "warm"  # another process did it while we waited
-                if change == "append" and _extend(db, path, log_dir, now):
+                if change == "append" and _extend(db, path, log_dir, now, staged):
                     # Fold the log into the file when no reader holds it back
                     # (never waiting for one), then seal both as they are.
                     db.execute("PRAGMA wal_checkpoint(PASSIVE)")
@@ -226,11 +237,15 @@ def _bring_up_to_date(
 
 
 def _extend(
-    db: sqlite3.Connection, path: Path, log_dir: Path, now: list[ShardPrint]
+    db: sqlite3.Connection,
+    path: Path,
+    log_dir: Path,
+    now: list[ShardPrint],
+    staged: Staged | None = None,
 ) -> bool:
     from kgai_tui.core.model.update import extend_model
 
-    return extend_model(db, path, log_dir, now)
+    return extend_model(db, path, log_dir, now, staged)
 
 
 def _replay(root: Path, names: list[str], refused: list[LineProblem]) -> Engine:

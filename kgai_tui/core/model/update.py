@@ -12,7 +12,7 @@ them earlier): the caller rebuilds instead.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ from kgai_tui.core.store.logscan import ShardScan, scan_bytes
 from kgai_tui.core.store.regular_file import open_regular
 from kgai_tui.core.store.shard_print import ShardPrint
 
-__all__ = ["OverlayProjection", "extend_model"]
+__all__ = ["OverlayProjection", "Staged", "extend_model"]
 
 
 class _Index:
@@ -152,12 +152,51 @@ class OverlayProjection(Projection):
         }
 
 
+def _same_events(
+    staged: Staged, shard_meta: list[dict[str, Any]], keys: list[Any]
+) -> bool:
+    """Whether the staged overlay is the stored state plus exactly ``keys``' events.
+
+    The stored state must be the one the session started from, and the appended
+    events (one shard's, in canonical order) the ones it applied: their hashes are
+    what the overlay added to its (empty at start) applied set.
+    """
+    if staged.shards != shard_meta:
+        return False
+    hashes = [k[1] for k in keys]
+    return len(set(hashes)) == len(hashes) and set(hashes) == staged.overlay.applied
+
+
 def _problems(scan: ShardScan, shift: int) -> list[list[Any]]:
     return [[p.line + shift, p.reason, p.hash] for p in scan.problems]
 
 
+class Staged:
+    """A write session's overlay, which already applied the lines it appended.
+
+    ``shards`` is the model's shard state the session started from: the overlay
+    stands for the model only while the stored state is still that one.
+    """
+
+    def __init__(
+        self,
+        overlay: OverlayProjection,
+        shards: list[dict[str, Any]],
+        release: Callable[[], None],
+    ) -> None:
+        """Keep the overlay, the state it was staged on, and how to close the
+        connection its rows come from (once they are all read)."""
+        self.overlay = overlay
+        self.shards = shards
+        self.release = release
+
+
 def extend_model(
-    db: sqlite3.Connection, model: Path, log_dir: Path, now: Sequence[ShardPrint]
+    db: sqlite3.Connection,
+    model: Path,
+    log_dir: Path,
+    now: Sequence[ShardPrint],
+    staged: Staged | None = None,
 ) -> bool:
     """Apply what was appended to the shards since the model was written.
 
@@ -165,8 +204,14 @@ def extend_model(
     fingerprint (already classified as "append"). Returns ``False`` when the model
     must be rebuilt instead (a torn tail, a replaced file, events that sort before
     the last applied one); nothing is written then.
+
+    With ``staged`` (a write session's overlay), the appended events are not read
+    and applied again when they are exactly the ones the overlay applied on top of
+    the stored state: the overlay's rows are written as they are, which saves
+    loading the element graph a second time. Otherwise it is ignored.
     """
-    stored = {s["print"][0]: s for s in read_meta(db, "shards")}
+    shard_meta = read_meta(db, "shards")
+    stored = {s["print"][0]: s for s in shard_meta}
     fresh_scans: list[ShardScan] = []
     states: list[dict[str, Any]] = []
     for p in now:
@@ -213,12 +258,19 @@ def extend_model(
     keys = canonical_order(fresh_scans)
     if keys and last is not None and list(keys[0][:2]) <= last:
         return False
-    overlay = OverlayProjection(db)
-    source = LineSource(log_dir, fresh_scans)
-    apply_in_order(
-        overlay, fresh_scans, source, keys, after=None if last is None else tuple(last)
-    )
-    source.release()
+    if staged is not None and _same_events(staged, shard_meta, keys):
+        overlay = staged.overlay
+    else:
+        overlay = OverlayProjection(db)
+        source = LineSource(log_dir, fresh_scans)
+        apply_in_order(
+            overlay,
+            fresh_scans,
+            source,
+            keys,
+            after=None if last is None else tuple(last),
+        )
+        source.release()
     decs, els, elements_changed = overlay.rows_to_write()
     fresh_last = last_key(fresh_scans)
     before_links = {
@@ -236,6 +288,23 @@ def extend_model(
         elements_changed=elements_changed,
         stale=overlay.decs.recall_stale(),
     )
+    meta: dict[str, Any] = {
+        "counts": overlay.counts(),
+        "contested": sorted(overlay.contested),
+        "unknown_ops": [list(x) for x in overlay.unknown_ops],
+        "shards": states,
+        "last": fresh_last if fresh_last is not None else last,
+        "recall": recall,
+    }
+    graph = graph_state(overlay.graph)
+    if graph != overlay.graph_before:
+        # The whole graph is one value, megabytes at 1M: a decision that leaves
+        # every node, link and order as it was does not rewrite it.
+        meta["graph"] = graph
+    if staged is not None and overlay is staged.overlay:
+        # Every row the overlay needs has been read: its connection goes before
+        # this commit, so that its snapshot holds no checkpoint back.
+        staged.release()
     db.execute("BEGIN IMMEDIATE")
     try:
         people = people_delta(db, decs)  # reads the rows about to be replaced
@@ -248,18 +317,7 @@ def extend_model(
             sorted(before_links - after_links),
         )
         db.executemany(INSERT_LINK, sorted(after_links - before_links))
-        write_meta(
-            db,
-            {
-                "counts": overlay.counts(),
-                "contested": sorted(overlay.contested),
-                "unknown_ops": [list(x) for x in overlay.unknown_ops],
-                "graph": graph_state(overlay.graph),
-                "shards": states,
-                "last": fresh_last if fresh_last is not None else last,
-                "recall": recall,
-            },
-        )
+        write_meta(db, meta)
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")

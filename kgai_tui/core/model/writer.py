@@ -3,8 +3,10 @@
 A write holds the store's lock, so the log cannot change under it: the model is
 brought up to date once, the session stages its events on an
 :class:`~kgai_tui.core.model.update.OverlayProjection` (rows fetched as the checks
-need them, nothing written back), and after the append the model is extended from
-the log like after any other writer's lines.
+need them, nothing written back), and after the append the model is extended with
+the overlay's rows (:meth:`ModelWriteEngine.catch_up`): the lines just appended are
+neither read back nor applied a second time, unless another process changed the
+model meanwhile (then they are, from the log, like any other writer's lines).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgai_tui.core.model.open import open_model
-from kgai_tui.core.model.update import OverlayProjection
+from kgai_tui.core.model.update import OverlayProjection, Staged
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
@@ -65,6 +67,13 @@ class ModelWriteEngine:
     def events(self) -> list[Event]:
         """Every applied event in canonical order."""
         return self._engine().events
+
+    def catch_up(self) -> None:
+        """After the session's append: write what its overlay staged into the model
+        (a failure costs the next read, which extends the model from the log)."""
+        staged = Staged(self.projection, self._shards, self._model.close)
+        with contextlib.suppress(OSError):
+            open_model(self.root, self.cache_base, staged=staged).close()
 
     def close(self) -> None:
         """Let go of the model."""

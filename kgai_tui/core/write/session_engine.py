@@ -38,9 +38,18 @@ def release_engine(engine: Any) -> None:
         close()
 
 
-def refresh_model(root: Path) -> None:
-    """After an append: extend the read model with the new lines."""
-    if model_enabled():
-        from kgai_tui.core.model.writer import catch_up
+def refresh_model(root: Path, engine: Any = None) -> None:
+    """After an append: extend the read model with the new lines.
 
-        catch_up(root)
+    ``engine``, the session's (still open), writes its staged rows when it is the
+    model's; otherwise the model is extended from the log.
+    """
+    if not model_enabled():
+        return
+    staged_catch_up = getattr(engine, "catch_up", None)
+    if staged_catch_up is not None:
+        staged_catch_up()
+        return
+    from kgai_tui.core.model.writer import catch_up
+
+    catch_up(root)

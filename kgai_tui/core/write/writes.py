@@ -230,10 +230,10 @@ def write_session(
         session = WriteSession(root, cfg, session_engine(root))
         try:
             yield session
+            if session.committed:  # while the session's model rows are still open
+                refresh_model(root, session.engine)
         finally:
             release_engine(session.engine)
-        if session.committed:
-            refresh_model(root)
 
 
 def _stale_cache_notice(root: Path, on_notice: Notice) -> None:

@@ -248,6 +248,35 @@ def test_appends_after_the_last_event_extend_in_place(tmp_path: Path) -> None:
     assert_same(model, root)
 
 
+def test_a_log_mostly_new_is_built_again_not_extended(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Appends under a third of the log extend the model; a clone-sized pull (a
+    third or more) rebuilds it, which costs less than extending row by row."""
+    from builders import ShardWriter, decision, upsert
+
+    from kgai_tui.core.model import open as model_open
+
+    monkeypatch.setattr(model_open, "_REBUILD_MIN_BYTES", 0)
+    root, cache = tmp_path / "store", tmp_path / "cache"
+    w = ShardWriter("i-one")
+    for n in range(20):
+        w.add(
+            decision(f"d{n}", [upsert("feature", f"F{n % 4}")]),
+            lamport=n + 1,
+            recorded_at=f"2026-01-{n + 1:02d}T00:00:00Z",
+        )
+    write_store(root, {"i-one.ndjson": lines(w.events[:10])})
+    assert open_model(root, cache).how == "cold"
+    append_files(root, {"i-one.ndjson": lines(w.events[10:12])})  # 2 of 12
+    model = open_model(root, cache)
+    assert model.how == "append"
+    assert_same(model, root)
+    append_files(root, {"i-one.ndjson": lines(w.events[12:])})  # 8 of 20
+    assert open_model(root, cache).how == "cold"
+    assert_same(open_model(root, cache), root)
+
+
 def _damage(path: Path, how: str, rnd: random.Random) -> None:
     if how == "delete":
         path.unlink()

@@ -214,10 +214,15 @@ def _bring_up_to_date(
             db = None
             try:
                 db = _connect(path, write=True)
-                change = compare_prints(_stored_prints(db, root, path), now, log_dir)
+                stored = _stored_prints(db, root, path)
+                change = compare_prints(stored, now, log_dir)
                 if change == "same":
                     return "warm"  # another process did it while we waited
-                if change == "append" and _extend(db, path, log_dir, now, staged):
+                if (
+                    change == "append"
+                    and not _mostly_new(stored, now)
+                    and _extend(db, path, log_dir, now, staged)
+                ):
                     # Fold the log into the file when no reader holds it back
                     # (never waiting for one), then seal both as they are.
                     db.execute("PRAGMA wal_checkpoint(PASSIVE)")
@@ -234,6 +239,24 @@ def _bring_up_to_date(
             return engine
         _build(engine, path)
         return "cold"
+
+
+#: Appended bytes from which a rebuild is cheaper than extending in place: an
+#: extension fetches and rewrites rows one by one (about 2.4x the per-event cost of
+#: a build, measured on a 100k clone: 18.4 s extending, 7.8 s building), so when
+#: the new lines are over a third of the log (a clone, a long-offline teammate's
+#: pull) the model is built again from the whole log. Spec 7.5 rebuilds for the
+#: same reason, at its own engine's ratio.
+_REBUILD_SHARE: Final = 3
+_REBUILD_MIN_BYTES: Final = 4 << 20
+
+
+def _mostly_new(stored: list[ShardPrint], now: list[ShardPrint]) -> bool:
+    """Whether the lines appended since ``stored`` are a third of the log or more."""
+    before = sum(p.size for p in stored)
+    total = sum(p.size for p in now)
+    added = total - before
+    return added >= _REBUILD_MIN_BYTES and added * _REBUILD_SHARE >= total
 
 
 def _extend(

@@ -183,10 +183,12 @@ def stale_obj(p: ProjectionView, older_than: int, now: datetime) -> dict[str, An
     """
     cut = int(now.timestamp()) - older_than
     rows: list[tuple[int, str, int]] = []
-    for eid, held in p.heads.items():
+    heads = list(p.heads.items())
+    # Every head's row in a few queries (a model on disk), not one per element.
+    p.prefetch([i for _, held in heads for i in held])
+    for eid, held in heads:
         if not held:
             continue
-        p.prefetch(held)
         known = [t for t in (p.dec_time[i] for i in held) if t is not None]
         latest = max(known) if known else None
         # The newest head: latest time, then the head order (lamport, then id).

@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from benchmarks.whole_process import wait_untagged
+
 ROOT: Final = Path(__file__).resolve().parent.parent
 SERVER: Final = ROOT / "tests" / "sync_s3" / "s3_server.py"
 KGAI: Final = [sys.executable, "-m", "kgai_tui"]
@@ -130,24 +132,7 @@ class Runner:
 
     def settle(self, timeout_s: float = 900.0) -> None:
         """Wait until no other process carries this runner's tag."""
-        needle = f"KGAI_BENCH_TAG={self.tag}".encode()
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and self._tagged(needle):
-            time.sleep(0.1)
-
-    @staticmethod
-    def _tagged(needle: bytes) -> bool:
-        me = os.getpid()
-        for entry in os.scandir("/proc"):
-            if not entry.name.isdigit() or int(entry.name) == me:
-                continue
-            try:
-                with open(f"/proc/{entry.name}/environ", "rb") as fh:
-                    if needle in fh.read().split(b"\0"):
-                        return True
-            except OSError:
-                continue
-        return False
+        wait_untagged(self.tag, timeout_s)
 
 
 def _client() -> Any:

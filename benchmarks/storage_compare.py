@@ -42,22 +42,13 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
+from kgai_tui.core.model.schema import DEC_COLUMNS
+
 __all__ = ["TEXT_COLUMNS", "build_numpy", "build_sqlite", "compare", "render"]
 
-#: The text columns of ``dec`` (the list columns hold JSON), in table order.
-TEXT_COLUMNS: Final = (
-    "id",
-    "title",
-    "rationale",
-    "author",
-    "refs",
-    "summary",
-    "install",
-    "hash",
-    "shapes",
-    "supersedes",
-    "superseded_by",
-)
+#: The text columns of ``dec`` (the list columns hold JSON), in table order: the
+#: model's own columns but its two integers.
+TEXT_COLUMNS: Final = tuple(c for c in DEC_COLUMNS if c not in ("time", "lamport"))
 #: The fixed-width columns.
 INT_COLUMNS: Final = ("time", "lamport")
 _NULL_TIME: Final = -(2**63)

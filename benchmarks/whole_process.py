@@ -57,6 +57,7 @@ __all__ = [
     "rss_method",
     "run_measured",
     "run_whole_process",
+    "wait_untagged",
 ]
 
 #: The rows, in table order: key -> label.
@@ -273,24 +274,30 @@ class _Runner:
     def settle(self, timeout_s: float = 900.0) -> None:
         """Wait until no process but this one carries this run's tag (the engine
         cache is written by a detached grandchild after the answer)."""
-        needle = f"KGAI_BENCH_TAG={self.tag}".encode()
-        deadline = time.perf_counter() + timeout_s
-        while time.perf_counter() < deadline and self._tagged(needle):
-            time.sleep(0.1)
+        wait_untagged(self.tag, timeout_s)
 
-    @staticmethod
-    def _tagged(needle: bytes) -> bool:
-        me = os.getpid()
-        for entry in os.scandir("/proc"):
-            if not entry.name.isdigit() or int(entry.name) == me:
-                continue
-            try:
-                with open(f"/proc/{entry.name}/environ", "rb") as fh:
-                    if needle in fh.read().split(b"\0"):
-                        return True
-            except OSError:
-                continue
-        return False
+
+def wait_untagged(tag: str, timeout_s: float = 900.0) -> None:
+    """Wait until no process but this one has ``KGAI_BENCH_TAG=tag`` in its
+    environment: the detached children a measured command left are done."""
+    needle = f"KGAI_BENCH_TAG={tag}".encode()
+    deadline = time.perf_counter() + timeout_s
+    while time.perf_counter() < deadline and _tagged(needle):
+        time.sleep(0.1)
+
+
+def _tagged(needle: bytes) -> bool:
+    me = os.getpid()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as fh:
+                if needle in fh.read().split(b"\0"):
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 # ------------------------------------------------------------------ the stores

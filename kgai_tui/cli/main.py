@@ -467,7 +467,11 @@ def as_of(store: str | None, as_json: bool, timestamp: str) -> None:
     """
     from kgai_tui.core.answers.moments import as_of_answer
 
-    show(as_of_answer(engine_source(store), timestamp), as_json, render_as_of)
+    show(
+        as_of_answer(model_source(store), timestamp, engine_source(store)),
+        as_json,
+        render_as_of,
+    )
 
 
 @main.command()

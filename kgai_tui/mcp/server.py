@@ -121,7 +121,7 @@ def read_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], str
         return answer(lambda: conflicts_answer(live.model, about))
 
     def as_of(timestamp: Timestamp) -> CallToolResult:
-        return answer(lambda: as_of_answer(live.engine, timestamp))
+        return answer(lambda: as_of_answer(live.model, timestamp, live.engine))
 
     def status() -> CallToolResult:
         return answer(lambda: status_answer(live.model))

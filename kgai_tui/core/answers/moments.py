@@ -13,17 +13,39 @@ from kgai_tui.core.reads.kg import parse_as_of
 __all__ = ["as_of_answer", "diff_answer"]
 
 
-def as_of_answer(engine: EngineSource, timestamp: str) -> Answer:
+def as_of_answer(
+    engine: EngineSource, timestamp: str, whole: EngineSource | None = None
+) -> Answer:
     """``as-of TIMESTAMP``: names, links, heads and conflicts as they stood then.
+
+    ``engine`` may open the read model, which answers from its moments when they
+    cover the cut (:mod:`kgai_tui.core.model.moments`); otherwise ``whole`` opens
+    the whole store, its time index answers, and the model keeps the moments for
+    the next read.
 
     Raises:
         UsageError: the timestamp is neither RFC3339 nor ``YYYY-MM-DD``.
     """
+    from kgai_tui.core.gosem.gotext import format_rfc3339
+
+    cut = parse_as_of(timestamp)
+    opened = engine()
+    from_model = getattr(opened, "as_of_obj", None)
+    if from_model is not None:
+        obj = from_model(int(cut.timestamp()), format_rfc3339(cut))
+        if obj is not None:
+            return Answer(obj)
+        if whole is None:
+            raise TypeError("a read model answers as-of only with a whole-store source")
     # The as-of view (NetworkX under it) loads only when this read runs.
     from kgai_tui.core.reads.as_of import as_of_obj, as_of_view
 
-    cut = parse_as_of(timestamp)
-    return Answer(as_of_obj(as_of_view(engine(), cut), cut))
+    full = opened if from_model is None else whole()  # type: ignore[misc]
+    view = as_of_view(full, cut)
+    answer = Answer(as_of_obj(view, cut))
+    if from_model is not None:
+        opened.keep_moments(full)  # type: ignore[attr-defined]
+    return answer
 
 
 def diff_answer(engine: EngineSource, start: str, end: str) -> Answer:

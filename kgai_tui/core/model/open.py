@@ -102,6 +102,33 @@ class ModelEngine:
         events = sum(int(s["events"]) for s in self.shard_states)
         return LogSummary(len(self.shard_states), events, len(self.problems))
 
+    def as_of_obj(self, cut: int, at: str) -> dict[str, Any] | None:
+        """The ``as-of`` object from the model's moments, or ``None`` when they do
+        not cover ``cut`` (see :mod:`kgai_tui.core.model.moments`)."""
+        from kgai_tui.core.model.moments import moments_obj
+
+        try:
+            return moments_obj(self.db, cut, at)
+        except (
+            sqlite3.DatabaseError,
+            ModelCorruptError,
+            ValueError,
+            TypeError,
+            KeyError,
+        ):
+            return None  # the whole store answers, and the moments are written anew
+
+    def keep_moments(self, whole: Engine) -> bool:
+        """Store the moments of ``whole`` (the same store, opened whole) in the model,
+        when the model holds the same log; never waits for the model's lock."""
+        from kgai_tui.core.model.moments_write import save_moments
+
+        self.close()  # this read's snapshot would hold the checkpoint back
+        try:
+            return save_moments(self.model_path, whole, whole.time_index)
+        except OSError:
+            return False
+
     def close(self) -> None:
         """End the read transaction and close the model."""
         with contextlib.suppress(sqlite3.Error):

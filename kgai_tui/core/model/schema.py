@@ -11,7 +11,9 @@ from kgai_tui import __version__
 from kgai_tui.core.store.cache_file import cache_base, store_key
 
 #: Bumped whenever the tables or what a column holds change.
-FORMAT: Final = 4  # 4: the people tables (person, person_el, person_writer, head)
+FORMAT: Final = (
+    5  # 4: the people tables; 5: the moments (at_el, at_link, at_dec, at_multi)
+)
 
 # One row per decision index: the projection's decision columns. Lists are JSON
 # (NULL when empty); ``time`` is NULL for a stub or Go's zero time.
@@ -27,6 +29,12 @@ FORMAT: Final = 4  # 4: the people tables (person, person_el, person_writer, hea
 # placeholder) and whether it is superseded: the el.heads lists, with what people
 # needs of each head's decision row, in a table small enough to read whole (el rows
 # carry the long shapes lists). See :mod:`kgai_tui.core.model.people_rows`.
+# The moments (what ``as-of`` reads, :mod:`kgai_tui.core.model.moments`), empty until
+# the first ``as-of`` that opened the whole store writes them: per element in id
+# order its record-low touches (marshal) and its heads as a step function (int64
+# times, then values: a decision index, -1 for none, -2 - i for ``at_multi`` i);
+# per link (ends by element number, -1 never touched) when it is alive, as a step
+# function; the decisions whose title or lamport change with time.
 # ``meta`` holds everything small: counts, the fingerprint, shard states, the
 # graph's edges for the NetworkX consumers.
 DDL: Final = """
@@ -92,6 +100,20 @@ CREATE TABLE head (
     superseded INTEGER NOT NULL,
     PRIMARY KEY (eid, ix)
 ) WITHOUT ROWID;
+CREATE TABLE at_el (
+    n INTEGER PRIMARY KEY,
+    eid TEXT NOT NULL,
+    touch BLOB NOT NULL,
+    steps BLOB NOT NULL
+);
+CREATE TABLE at_link (
+    src INTEGER NOT NULL,
+    dst INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    steps BLOB NOT NULL
+);
+CREATE TABLE at_dec (g INTEGER PRIMARY KEY, stable INTEGER NOT NULL, steps BLOB NOT NULL);
+CREATE TABLE at_multi (i INTEGER PRIMARY KEY, gs BLOB NOT NULL);
 """
 #: Built after the bulk insert (cheaper than maintaining it row by row).
 INDEXES: Final = (

@@ -135,8 +135,10 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @contextlib.contextmanager
-def model_lock(path: Path) -> Iterator[None]:
+def model_lock(path: Path, *, wait: bool = True) -> Iterator[None]:
     """Hold the model's writer lock (``<model>.lock``, an exclusive ``flock``).
+
+    ``wait=False``: raise :class:`BlockingIOError` at once when another holds it.
 
     In the cache directory, never in the store: readers of the store take no lock.
     Multiprocessing workers forked meanwhile do not keep it (see above).
@@ -146,7 +148,7 @@ def model_lock(path: Path) -> Iterator[None]:
     held = _Held(fd)
     _HELD.add(held)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         yield
     finally:
         _HELD.discard(held)

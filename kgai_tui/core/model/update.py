@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from kgai_tui.core.gosem.gotext import rfc3339_epoch
 from kgai_tui.core.model.build import (
     INSERT_DEC,
     INSERT_EL,
@@ -28,6 +29,7 @@ from kgai_tui.core.model.build import (
     write_meta,
 )
 from kgai_tui.core.model.disk import graph_from_state, read_meta
+from kgai_tui.core.model.moments import MOMENTS_KEY, after_append
 from kgai_tui.core.model.people_rows import people_delta, refresh_heads
 from kgai_tui.core.model.recall_files import listed, remove_unlisted
 from kgai_tui.core.model.recall_store import update_recall
@@ -42,7 +44,7 @@ from kgai_tui.core.model.rows import (
 from kgai_tui.core.model.schema import DEC_COLUMNS
 from kgai_tui.core.replay.order import LineSource, apply_in_order, canonical_order
 from kgai_tui.core.replay.projection import Projection
-from kgai_tui.core.store.logscan import ShardScan, scan_bytes
+from kgai_tui.core.store.logscan import DECISION_ID_OK, ShardScan, scan_bytes
 from kgai_tui.core.store.regular_file import open_regular
 from kgai_tui.core.store.shard_print import ShardPrint
 
@@ -165,6 +167,29 @@ def _same_events(
         return False
     hashes = [k[1] for k in keys]
     return len(set(hashes)) == len(hashes) and set(hashes) == staged.overlay.applied
+
+
+def _moments_after(
+    db: sqlite3.Connection,
+    log_dir: Path,
+    scans: Sequence[ShardScan],
+    keys: Sequence[tuple[int, str, int, int]],
+    decs: Sequence[tuple[Any, ...]],
+) -> dict[str, Any] | None:
+    """The moments' state once these events are appended (``None``: no moments).
+
+    The appended lines are read once more for their times, only when the model holds
+    moments (a few lines for a ``record``).
+    """
+    if db.execute("SELECT 1 FROM meta WHERE k = ?", (MOMENTS_KEY,)).fetchone() is None:
+        return None
+    source = LineSource(log_dir, scans)
+    try:
+        times = [rfc3339_epoch(source.load(si, i)["recorded_at"]) for *_, si, i in keys]
+    finally:
+        source.release()
+    clean = all(scans[si].flags[i] & DECISION_ID_OK for *_, si, i in keys)
+    return after_append(db, times, clean, decs)
 
 
 def _problems(scan: ShardScan, shift: int) -> list[list[Any]]:
@@ -296,6 +321,9 @@ def extend_model(
         "last": fresh_last if fresh_last is not None else last,
         "recall": recall,
     }
+    moments = _moments_after(db, log_dir, fresh_scans, keys, decs)
+    if moments is not None:
+        meta[MOMENTS_KEY] = moments
     graph = graph_state(overlay.graph)
     if graph != overlay.graph_before:
         # The whole graph is one value, megabytes at 1M: a decision that leaves

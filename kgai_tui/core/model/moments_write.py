@@ -1,0 +1,196 @@
+"""Writing the model's moments (what ``as-of`` needs) from a time index.
+
+The time index answers any cut from tables that live in memory beside the whole
+projection; the moments are the same answers stored per element and per link as
+step functions over time, so a reader bisects its way to one cut and fetches only
+the decision rows of the heads it finds (:mod:`kgai_tui.core.model.moments`). They
+are written by the first ``as-of`` that had to open the whole store, for the exact
+log state the model holds, and kept usable across appends by
+:func:`~kgai_tui.core.model.moments.after_append`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import sqlite3
+from array import array
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kgai_tui.core.model.disk import read_meta
+from kgai_tui.core.model.moments import MOMENTS_KEY
+from kgai_tui.core.model.rows import ModelCorruptError
+from kgai_tui.core.model.seal import model_lock, sealed, write_seal
+
+if TYPE_CHECKING:
+    from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.timeindex.index import TimeIndex
+
+__all__ = ["moment_rows", "save_moments"]
+
+
+def _steps(times: Sequence[int], values: Sequence[int]) -> bytes:
+    """A step function as one blob: its times, then its values (int64 each)."""
+    return array("q", times).tobytes() + array("q", values).tobytes()
+
+
+def _link_steps(ops: list[Any]) -> bytes:
+    """When a link is alive: the last included op in replay order decides.
+
+    ``ops`` is the index's ``[run_is_add, run_min, (time, pos, add, by)...]``; at a
+    cut the included ops are those timed at or before it, and the link is alive when
+    the latest of them in list (replay) order is an add. Swept by time, that is a
+    step function; only its changes are kept.
+    """
+    found = sorted(
+        (ops[i], (i - 2) >> 2, bool(ops[i + 2])) for i in range(2, len(ops), 4)
+    )
+    times: list[int] = []
+    alive: list[int] = []
+    best, state, k = -1, 0, 0
+    while k < len(found):
+        t = found[k][0]
+        while k < len(found) and found[k][0] == t:
+            if found[k][1] > best:
+                best, state = found[k][1], int(found[k][2])
+            k += 1
+        if state != (alive[-1] if alive else 0):
+            times.append(t)
+            alive.append(state)
+    return _steps(times, alive)
+
+
+def _exception_steps(ix: TimeIndex, g: int) -> bytes:
+    """A decision whose fields change over time: ``(time, title, lamport)`` steps.
+
+    :func:`~kgai_tui.core.timeindex.queries.decision_at` depends on the cut only
+    through the times of the decision's carrying entries and in-edges, so its
+    value at each of those times is the whole story.
+    """
+    from kgai_tui.core.timeindex.queries import decision_at
+
+    carries = ix.d_carry.get(g)
+    if carries is None:
+        carries = [ix.base_carry(g)] if ix.d_cpos[g] >= 0 else []
+    times = {c[1] for c in carries}
+    e = ix.d_in[g]
+    while e >= 0:
+        times.update(t for _, t in ix.e_more.get(e) or [(ix.e_ord[e], ix.e_time[e])])
+        e = ix.e_nin[e]
+    steps = []
+    for t in sorted(times):
+        fields, _ = decision_at(ix, t, g)
+        steps.append(
+            (t, "" if fields is None else fields[2], 0 if fields is None else fields[7])
+        )
+    return marshal.dumps(steps)
+
+
+def moment_rows(
+    ix: TimeIndex,
+) -> tuple[
+    list[tuple[int, str, bytes, bytes]],
+    list[tuple[int, int, str, bytes]],
+    list[tuple[int, int, bytes]],
+    list[tuple[int, bytes]],
+]:
+    """Element, link, changing-decision and multi-head rows of a refreshed index."""
+    eids = sorted(ix.touch)
+    number = {e: n for n, e in enumerate(eids)}
+    empty = array("q")
+    els = []
+    for n, eid in enumerate(eids):
+        times, vals = ix.versions.get(eid, (empty, empty))
+        els.append((n, eid, marshal.dumps(list(ix.touch[eid])), _steps(times, vals)))
+    links = [
+        (number.get(f, -1), number.get(t, -1), kind, _link_steps(ops))
+        for (f, t, kind), ops in ix.links.items()
+    ]
+    decs = [(g, ix.d_stable[g], _exception_steps(ix, g)) for g in ix.exceptions]
+    multi = [(i, marshal.dumps(tuple(gs))) for i, gs in enumerate(ix.vmulti)]
+    return els, links, decs, multi
+
+
+def _shard_prints(engine: Engine) -> list[Any]:
+    return [s.shard_print().to_list() for s in engine.scans]
+
+
+def save_moments(path: Path, engine: Engine, ix: TimeIndex) -> bool:
+    """Store ``ix``'s moments in the model at ``path`` when it holds ``engine``'s log.
+
+    Only an index numbering its decisions as the projection does (it shares the
+    projection's lists: no decision the decision-id gate refused) can be stored:
+    the moments name heads by the model's decision rows. Never waits: when another
+    process holds the model's lock, nothing is written and the next ``as-of`` that
+    opens the whole store tries again. Returns whether the moments were written.
+    """
+    if ix.shared is not engine.projection or not sealed(path):
+        return False
+    ix.refresh()
+    rows = moment_rows(ix)
+    meta = {
+        "decisions": len(ix.d_exist),
+        "top": ix.times[-1] if len(ix.times) else None,
+        "clean": ix.ungated == 0 and ix.skipped == 0,
+        "below": None,
+        "fields": True,
+    }
+    try:
+        with model_lock(path, wait=False):
+            return _save(path, engine, rows, meta)
+    except BlockingIOError:
+        return False
+
+
+def _save(
+    path: Path,
+    engine: Engine,
+    rows: tuple[list[Any], list[Any], list[Any], list[Any]],
+    meta: dict[str, Any],
+) -> bool:
+    if not sealed(path):
+        return False
+    db = sqlite3.connect(path, isolation_level=None, timeout=60.0)
+    try:
+        shards = read_meta(db, "shards")
+        if [s["print"] for s in shards] != _shard_prints(engine):
+            return False  # the model moved on (or lags): a later as-of stores them
+        if read_meta(db, "counts")["decisions"] != meta["decisions"]:
+            return False
+        _write(db, rows, meta)
+        db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    except (sqlite3.Error, ModelCorruptError, KeyError, TypeError):
+        return False
+    finally:
+        db.close()
+    write_seal(path)
+    return True
+
+
+def _write(
+    db: sqlite3.Connection,
+    rows: tuple[list[Any], list[Any], list[Any], list[Any]],
+    meta: dict[str, Any],
+) -> None:
+    els, links, decs, multi = rows
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for table in ("at_el", "at_link", "at_dec", "at_multi"):
+            db.execute(f"DELETE FROM {table}")
+        db.executemany("INSERT INTO at_el VALUES (?, ?, ?, ?)", els)
+        db.executemany(
+            "INSERT INTO at_link (src, dst, kind, steps) VALUES (?, ?, ?, ?)", links
+        )
+        db.executemany("INSERT INTO at_dec VALUES (?, ?, ?)", decs)
+        db.executemany("INSERT INTO at_multi VALUES (?, ?)", multi)
+        db.execute(
+            "INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)",
+            (MOMENTS_KEY, marshal.dumps(meta)),
+        )
+        db.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+        raise

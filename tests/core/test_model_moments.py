@@ -1,0 +1,298 @@
+"""``as-of`` from the read model's moments equals a fresh replay up to the cut (issue 17).
+
+The reference is :func:`project_as_of` over the shards as they are (select by recorded
+time, sort canonically, replay). The model answers from its moments (written from
+the whole store's time index by the first ``as-of`` that opened it) or from its
+current tables; when neither covers a cut it says so, and :func:`as_of_answer`
+answers from the whole store and stores the moments anew. Every property checks the
+bytes, and that the model really answered (not always the fallback).
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sqlite3
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+from builders import ShardWriter, decision, link, upsert, write_store
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_model import append_files, scratch, split
+from test_replay_properties import Chooser, Generated, lines, stores
+
+from kgai_tui.core.answers.answer import encode
+from kgai_tui.core.answers.moments import as_of_answer
+from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.gosem.gotext import epoch_to_datetime, format_rfc3339, rfc3339_epoch
+from kgai_tui.core.model.moments import MOMENTS_KEY
+from kgai_tui.core.model.open import ModelEngine, open_model
+from kgai_tui.core.model.schema import model_path
+from kgai_tui.core.reads.as_of import as_of_obj, project_as_of
+from kgai_tui.demo import DEMO_STORE
+
+SETTINGS = settings(max_examples=20, deadline=None)
+
+
+def _at(stamp: int) -> datetime:
+    moment = epoch_to_datetime(stamp)
+    assert moment is not None
+    return moment
+
+
+def _epoch(text: str) -> int:
+    stamp = rfc3339_epoch(text)
+    assert stamp is not None
+    return stamp
+
+
+def _reference(root: Path, stamp: int) -> bytes:
+    cut = _at(stamp)
+    shards = open_engine(root, cache=False).shards
+    return orjson.dumps(as_of_obj(project_as_of(shards, cut), cut))
+
+
+def _from_model(model: ModelEngine, stamp: int) -> bytes | None:
+    got = model.as_of_obj(stamp, format_rfc3339(_at(stamp)))
+    return None if got is None else orjson.dumps(got)
+
+
+def _stamps(root: Path) -> list[int]:
+    """Every recorded time in the log, a second either side, and far off."""
+    engine = open_engine(root, cache=False)
+    times = {
+        t
+        for shard in engine.shards
+        for item in shard.events
+        if (t := rfc3339_epoch(item.decoded.event.recorded_at)) is not None
+    }
+    near = {t + d for t in times for d in (-1, 0, 1)}
+    return sorted(near | {0, 4_102_444_800})
+
+
+def _keep(root: Path, cache: Path) -> bool:
+    """What the first as-of through the whole store does: store the moments."""
+    model = open_model(root, cache)
+    whole = open_engine(root, cache_base=cache)
+    return model.keep_moments(whole)
+
+
+def _answer(root: Path, cache: Path, stamp: int) -> bytes:
+    """``as_of_answer`` as the CLI runs it: the model first, the whole store if not."""
+    text = format_rfc3339(_at(stamp))
+    got = as_of_answer(
+        lambda: open_model(root, cache),  # type: ignore[arg-type, return-value]
+        text,
+        lambda: open_engine(root, cache_base=cache),
+    )
+    return orjson.dumps(got.obj)
+
+
+@SETTINGS
+@given(gen=stores())
+def test_moments_answer_every_cut_as_a_replay(gen: Generated) -> None:
+    with scratch() as (root, cache):
+        write_store(root, gen.files())
+        saved = _keep(root, cache)
+        model = open_model(root, cache)
+        answered = 0
+        for stamp in _stamps(root):
+            got = _from_model(model, stamp)
+            if got is not None:
+                answered += 1
+                assert got == _reference(root, stamp), stamp
+        model.close()
+        if saved:
+            # Stored moments cover the whole log as it was written: every cut.
+            assert answered == len(_stamps(root))
+
+
+@SETTINGS
+@given(gen=stores(), data=st.data())
+def test_moments_stay_exact_across_appends_in_any_split(
+    gen: Generated, data: st.DataObject
+) -> None:
+    c = Chooser(draw=data.draw)
+    first, later = split(gen, c)
+    with scratch() as (root, cache):
+        write_store(root, first)
+        _keep(root, cache)
+        for part in later:
+            if not part:
+                continue
+            append_files(root, part)
+            model = open_model(root, cache)
+            for stamp in _stamps(root):
+                got = _from_model(model, stamp)
+                if got is not None:
+                    assert got == _reference(root, stamp), stamp
+            model.close()
+            _keep(root, cache)  # as the fallback does: the next append starts fresh
+        for stamp in _stamps(root)[:: max(1, len(_stamps(root)) // 6)]:
+            assert _answer(root, cache, stamp) == _reference(root, stamp)
+
+
+def _writer_store(root: Path) -> ShardWriter:
+    w = ShardWriter("i-one")
+    for n in range(8):
+        w.add(
+            decision(
+                f"d{n}",
+                [
+                    upsert("feature", f"F{n % 3}"),
+                    link(
+                        "add_link", ("feature", f"F{n % 3}"), ("service", "S"), "uses"
+                    ),
+                ],
+            ),
+            lamport=n + 1,
+            recorded_at=f"2026-01-0{n + 1}T00:00:00Z",
+        )
+    write_store(root, {"i-one.ndjson": lines(w.events[:6])})
+    return w
+
+
+def test_an_append_keeps_the_past_and_now_and_drops_what_it_changed(
+    tmp_path: Path,
+) -> None:
+    root, cache = tmp_path / "store", tmp_path / "cache"
+    w = _writer_store(root)
+    assert _keep(root, cache)
+    day = [_epoch(f"2026-01-0{n}T00:00:00Z") for n in range(1, 10)]
+    append_files(root, {"i-one.ndjson": lines(w.events[6:])})  # days 7 and 8
+    model = open_model(root, cache)
+    assert model.how == "append"
+    for stamp in (day[0] - 1, day[2], day[5], day[6] - 1):
+        assert _from_model(model, stamp) == _reference(root, stamp)  # the past
+    assert _from_model(model, day[8]) == _reference(root, day[8])  # now
+    assert _from_model(model, day[6]) is None  # between: not covered
+    model.close()
+    assert _answer(root, cache, day[6]) == _reference(root, day[6])
+    # That answer opened the whole store and stored the moments anew.
+    model = open_model(root, cache)
+    assert _from_model(model, day[6]) == _reference(root, day[6])
+    model.close()
+
+
+def test_a_back_dated_append_narrows_what_the_moments_cover(tmp_path: Path) -> None:
+    root, cache = tmp_path / "store", tmp_path / "cache"
+    w = _writer_store(root)
+    assert _keep(root, cache)
+    other = ShardWriter("i-two")
+    other.add(
+        decision("late news", [upsert("feature", "F0")]),
+        lamport=50,
+        recorded_at="2026-01-02T12:00:00Z",  # recorded before the last six
+    )
+    append_files(root, {"i-two.ndjson": lines(other.events)})
+    model = open_model(root, cache)
+    early = rfc3339_epoch("2026-01-02T00:00:00Z")
+    late = rfc3339_epoch("2026-01-05T00:00:00Z")
+    assert early is not None and late is not None
+    assert _from_model(model, early) == _reference(root, early)
+    assert _from_model(model, late) is None
+    model.close()
+    assert _answer(root, cache, late) == _reference(root, late)
+    del w
+
+
+def test_demo_store_every_moment_from_the_model(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    assert _keep(DEMO_STORE, cache)
+    model = open_model(DEMO_STORE, cache)
+    db = sqlite3.connect(model_path(DEMO_STORE, cache))
+    # The demo holds a decision whose fields change with time and contested heads.
+    assert db.execute("SELECT count(*) FROM at_dec").fetchone()[0] >= 1
+    assert db.execute("SELECT count(*) FROM at_multi").fetchone()[0] >= 1
+    db.close()
+    for stamp in _stamps(DEMO_STORE):
+        assert _from_model(model, stamp) == _reference(DEMO_STORE, stamp), stamp
+    model.close()
+
+
+def test_damaged_moments_fall_back_to_the_whole_store(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    assert _keep(DEMO_STORE, cache)
+    path = model_path(DEMO_STORE, cache)
+    stamp = rfc3339_epoch("2026-03-01T00:00:00Z")
+    assert stamp is not None
+    want = _reference(DEMO_STORE, stamp)
+    for sql, args in (
+        ("UPDATE at_el SET steps = ? WHERE n = 3", (b"\x01\x02\x03",)),
+        ("UPDATE at_el SET touch = ? WHERE n = 2", (b"not marshal",)),
+        ("UPDATE meta SET v = ? WHERE k = ?", (marshal.dumps([1]), MOMENTS_KEY)),
+        ("DELETE FROM dec WHERE ix = 0", ()),
+    ):
+        db = sqlite3.connect(path, isolation_level=None)
+        db.execute(sql, args)
+        db.close()
+        # The seal catches any change of the file: the model is rebuilt, and the
+        # answer comes from the whole store, which stores the moments again.
+        assert _answer(DEMO_STORE, cache, stamp) == want
+        model = open_model(DEMO_STORE, cache)
+        assert _from_model(model, stamp) == want
+        model.close()
+
+
+def test_corrupt_rows_behind_an_intact_seal_are_never_believed(tmp_path: Path) -> None:
+    """Even past the seal, moments that do not decode give no answer (not a wrong one)."""
+    cache = tmp_path / "cache"
+    assert _keep(DEMO_STORE, cache)
+    path = model_path(DEMO_STORE, cache)
+    stamp = rfc3339_epoch("2026-03-01T00:00:00Z")
+    assert stamp is not None
+    for sql in (
+        "UPDATE at_el SET steps = x'010203'",
+        "UPDATE at_el SET touch = x'00'",
+        "UPDATE at_link SET steps = x'0102'",
+        "UPDATE at_multi SET gs = x'ff'",
+    ):
+        db = sqlite3.connect(path, isolation_level=None)
+        db.execute("BEGIN")
+        db.execute(sql)
+        engine = ModelEngine(DEMO_STORE, db, "warm", [], path)
+        assert engine.as_of_obj(stamp, "x") is None, sql
+        db.execute("ROLLBACK")
+        engine.close()
+
+
+def _cli(
+    args: list[str], cache: Path, **env: str
+) -> subprocess.CompletedProcess[bytes]:
+    full = {**os.environ, "KGAI_TUI_CACHE_DIR": str(cache), **env}
+    return subprocess.run(
+        [sys.executable, "-m", "kgai_tui", *args],
+        capture_output=True,
+        env=full,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_cli_as_of_answers_from_the_model_after_the_first(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    for when in ("2026-02-01", "2026-04-29T13:00:00Z", "2031-01-01"):
+        args = ["as-of", when, "--store", str(DEMO_STORE), "--json"]
+        off = _cli(args, tmp_path / "off", KGAI_TUI_READ_MODEL="off")
+        assert off.returncode == 0, off.stderr
+        for _ in range(2):
+            on = _cli(args, cache)
+            assert on.returncode == 0, on.stderr
+            assert on.stdout == off.stdout
+    db = sqlite3.connect(model_path(DEMO_STORE, cache))
+    meta: Any = marshal.loads(
+        db.execute("SELECT v FROM meta WHERE k = ?", (MOMENTS_KEY,)).fetchone()[0]
+    )
+    db.close()
+    assert meta["fields"] and meta["below"] is None
+    # And the answer object the CLI printed is the one the model gives.
+    model = open_model(DEMO_STORE, cache)
+    stamp = rfc3339_epoch("2026-04-29T13:00:00Z")
+    assert stamp is not None
+    got = encode(as_of_answer(lambda: model, "2026-04-29T13:00:00Z"))  # type: ignore[arg-type, return-value]
+    assert orjson.loads(got) == orjson.loads(_reference(DEMO_STORE, stamp))

@@ -150,6 +150,10 @@ class WholeOptions:
         demo_subject: The same for the demo store.
         src: Run ``kgai_tui`` from this source tree (its parent directory holds
             ``kgai_tui/``) instead of the one this Python imports.
+        columns: The columns to measure (``model`` and ``demo`` always; ``off``
+            replays the whole log per read: minutes each at 10M decisions).
+        model_cache: A cache directory already holding the store's model, used
+            as it is for the model column (a 10M model takes minutes to build).
         progress: Called with a short line before each step.
     """
 
@@ -160,6 +164,8 @@ class WholeOptions:
     subject: Subject | None = None
     demo_subject: Subject | None = None
     src: Path | None = None
+    columns: tuple[str, ...] = ("model", "off", "demo")
+    model_cache: Path | None = None
     progress: Callable[[str], None] = field(default=lambda _msg: None)
 
 
@@ -420,12 +426,18 @@ def _run(root: Path, opts: WholeOptions, scratch: Path) -> dict[str, Any]:
         "demo_info": _log_info(demo),
     }
     stores: dict[str, _Store] = {}
+    columns = [c for c in COLUMNS if c in opts.columns or c != "off"]
+    report["options"]["columns"] = columns
     for col, base, model in (
         ("model", root, True),
         ("off", root, False),
         ("demo", demo, True),
     ):
+        if col not in columns:
+            continue
         cache = scratch / f"cache-{col}"
+        if col == "model" and opts.model_cache is not None:
+            cache = opts.model_cache
         subject = opts.demo_subject if col == "demo" else opts.subject
         if subject is None:
             say(f"{col}: picking an element (this also warms the cache) ...")
@@ -443,7 +455,7 @@ def _run(root: Path, opts: WholeOptions, scratch: Path) -> dict[str, Any]:
     for key in keys:
         cells = {
             col: _measure(runner, key, stores[col], opts, scratch, say)
-            for col in COLUMNS
+            for col in columns
         }
         rows.append(_judge(key, cells))
     report["rows"] = rows
@@ -586,7 +598,7 @@ def render_whole_report(report: dict[str, Any]) -> str:
     for row in report["rows"]:
         cells = " | ".join(
             f"{format_value(c['median_ms'], 'ms')} | {format_value(c['rss_mb'], 'MB')}"
-            for c in (row["cells"][col] for col in COLUMNS)
+            for c in (row["cells"].get(col) or _SKIPPED for col in COLUMNS)
         )
         ratio = "-" if row["ratio_to_demo"] is None else f"{row['ratio_to_demo']:.1f}"
         lines.append(
@@ -599,6 +611,10 @@ def render_whole_report(report: dict[str, Any]) -> str:
     lines += ["", f"{judged.count('met')} of {len(judged)} targets met."]
     lines += [f"- {note}" for note in report["notes"]]
     return "\n".join(lines)
+
+
+#: A column not measured (``--columns``).
+_SKIPPED: Final = {"median_ms": None, "rss_mb": None}
 
 
 def _load(values: list[float]) -> str:

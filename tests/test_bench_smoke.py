@@ -131,3 +131,31 @@ def test_bench_whole_process_refuses_an_unknown_row(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "unknown rows: nope" in result.output
+
+
+def test_bench_whole_process_without_the_off_column_on_a_warm_model_cache(
+    tmp_path: Path,
+) -> None:
+    """At 10M the off column (a replay per read) is left out, and the model column
+    reads a cache built beforehand; the table shows the missing column as "-"."""
+    root = tmp_path / "kg"
+    write_store(root, GenParams(300, 3, 30))
+    cache = tmp_path / "warm"
+    env = {"KGAI_TUI_CACHE_DIR": str(cache)}
+    warm = CliRunner().invoke(main, ["status", "--store", str(root), "--json"], env=env)
+    assert warm.exit_code == 0, warm.output
+    args = ["bench", "whole-process", str(root), "--runs", "1", "--warmups", "1"]
+    args += ["--only", "status,as_of", "--columns", "model,demo"]
+    args += ["--model-cache", str(cache), "--json"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    report = orjson.loads(result.stdout)
+    assert report["options"]["columns"] == ["model", "demo"]
+    for row in report["rows"]:
+        assert list(row["cells"]) == ["model", "demo"]
+        assert all(c["exit_codes"] == [0] for c in row["cells"].values()), row
+    assert "| - | - |" in render_whole_report(report)
+    # The warm-up's as-of stored the moments in the cache given.
+    assert any((cache / "model").glob("*.sqlite"))
+    bad = CliRunner().invoke(main, [*args[:-1], "--columns", "model,nope"])
+    assert bad.exit_code == 2 and "--columns" in bad.output

@@ -206,6 +206,18 @@ def bench_run_command(
 @click.option("--about", default=None, help="The store's context --about TEXT.")
 @click.option("--at", default=None, help="The store's as-of moment.")
 @click.option(
+    "--columns",
+    default="model,off,demo",
+    show_default=True,
+    help="Columns to measure; leave out off at 10M (each read replays the log).",
+)
+@click.option(
+    "--model-cache",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="A cache directory already holding STORE's model (the model column's).",
+)
+@click.option(
     "--src",
     type=click.Path(file_okay=False, exists=True, path_type=Path),
     default=None,
@@ -222,6 +234,8 @@ def bench_whole_process_command(
     element: str | None,
     about: str | None,
     at: str | None,
+    columns: str,
+    model_cache: Path | None,
     src: Path | None,
     as_json: bool,
 ) -> None:
@@ -249,6 +263,9 @@ def bench_whole_process_command(
         raise UsageError(
             f"unknown rows: {', '.join(unknown)} (known: {', '.join(ROWS)})"
         )
+    picked = tuple(c.strip() for c in columns.split(",") if c.strip())
+    if not set(picked) <= {"model", "off", "demo"}:
+        raise UsageError("--columns takes model, off and demo")
     subject = None
     if element or about or at:
         if not (element and about and at):
@@ -265,6 +282,8 @@ def bench_whole_process_command(
             only=keys,
             subject=subject,
             src=src,
+            columns=picked,
+            model_cache=model_cache,
             progress=lambda msg: click.echo(msg, err=True),
         ),
     )

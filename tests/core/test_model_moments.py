@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import random
 import sqlite3
 import subprocess
 import sys
@@ -29,11 +30,17 @@ from test_replay_properties import Chooser, Generated, lines, stores
 from kgai_tui.core.answers.answer import encode
 from kgai_tui.core.answers.moments import as_of_answer
 from kgai_tui.core.engine.open import open_engine
-from kgai_tui.core.gosem.gotext import epoch_to_datetime, format_rfc3339, rfc3339_epoch
+from kgai_tui.core.gosem.gotext import (
+    epoch_to_datetime,
+    format_epoch,
+    format_rfc3339,
+    rfc3339_epoch,
+)
 from kgai_tui.core.model.moments import MOMENTS_KEY
 from kgai_tui.core.model.open import ModelEngine, open_model
 from kgai_tui.core.model.schema import model_path
 from kgai_tui.core.reads.as_of import as_of_obj, project_as_of
+from kgai_tui.core.wire.ids import element_id
 from kgai_tui.demo import DEMO_STORE
 
 SETTINGS = settings(max_examples=20, deadline=None)
@@ -137,6 +144,88 @@ def test_moments_stay_exact_across_appends_in_any_split(
             assert _answer(root, cache, stamp) == _reference(root, stamp)
 
 
+def _moving_store(seed: int, n: int) -> list[tuple[str, Any]]:
+    """Events recorded in time order (ties too), as a team records them day by day:
+    links added and retired, supersessions (contested heads too), placeholders
+    filled in later, a decision asserted twice."""
+    rng = random.Random(seed)
+    writers = [ShardWriter(f"i-{w}", actor=f"w{w}") for w in range(3)]
+    els = [("svc", f"e{i}") for i in range(5)]
+    made: list[Any] = []
+    out: list[tuple[str, Any]] = []
+    stamp = 1_767_225_600
+    for k in range(n):
+        stamp += rng.choice((0, 0, 60, 3600))
+        w = rng.randrange(len(writers))
+        muts = []
+        for _ in range(rng.randint(0, 2)):
+            a, b = rng.sample(els, 2)
+            op = rng.choice(("upsert", "add_link", "add_link", "retire_link"))
+            if op == "upsert":
+                muts.append(upsert(*a))
+            else:
+                muts.append(link(op, a, b, rng.choice(("USES", "OWNS"))))
+        shapes = [element_id(*e) for e in rng.sample(els, rng.randint(0, 2))]
+        sup = rng.sample([d.id for d in made], min(len(made), rng.randint(0, 2)))
+        if rng.random() < 0.15:
+            sup.append(decision(f"later {k}", [upsert(*els[0])]).id)
+        if made and rng.random() < 0.1:
+            d = rng.choice(made)
+        else:
+            d = decision(f"t{k}", muts, supersedes=sup, shapes=shapes)
+            made.append(d)
+        if rng.random() < 0.1:  # fill in a placeholder some decision superseded
+            d = decision(f"later {rng.randrange(k + 1)}", [upsert(*els[0])])
+        ev = writers[w].add(d, lamport=k + 1, recorded_at=format_epoch(stamp))
+        out.append((f"{writers[w].install_id}.ndjson", ev))
+    return out
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(4, 40),
+    parts=st.lists(st.integers(1, 6), min_size=1, max_size=6),
+)
+def test_appends_recorded_in_time_order_are_answered_by_the_moments(
+    seed: int, n: int, parts: list[int]
+) -> None:
+    """Appends at or after the latest time: every cut outside the gaps between each
+    append's first and last time answers from the model, equal to a replay."""
+    events = _moving_store(seed, n)
+    first = max(1, n - sum(parts))
+    with scratch() as (root, cache):
+        write_store(root, _files(events[:first]))
+        assert _keep(root, cache)
+        at = first
+        gaps: list[tuple[int, int]] = []
+        for size in parts:
+            chunk = events[at : at + size]
+            if not chunk:
+                break
+            at += size
+            append_files(root, _files(chunk))
+            times = [rfc3339_epoch(ev.recorded_at) for _, ev in chunk]
+            gaps.append((min(times), max(times)))  # type: ignore[type-var]
+            model = open_model(root, cache)
+            assert model.how == "append"
+            for stamp in _stamps(root):
+                got = _from_model(model, stamp)
+                if got is None:
+                    # Only between an append's first and last time.
+                    assert any(lo <= stamp < hi for lo, hi in gaps), stamp
+                    continue
+                assert got == _reference(root, stamp), stamp
+            model.close()
+
+
+def _files(events: list[tuple[str, Any]]) -> dict[str, bytes]:
+    by: dict[str, list[Any]] = {}
+    for name, ev in events:
+        by.setdefault(name, []).append(ev)
+    return {name: lines(evs) for name, evs in by.items()}
+
+
 def _writer_store(root: Path) -> ShardWriter:
     w = ShardWriter("i-one")
     for n in range(8):
@@ -177,6 +266,20 @@ def test_an_append_keeps_the_past_and_now_and_drops_what_it_changed(
     model = open_model(root, cache)
     assert _from_model(model, day[6]) == _reference(root, day[6])
     model.close()
+
+
+def test_appends_one_moment_at_a_time_leave_no_gap(tmp_path: Path) -> None:
+    """A record now adds one step: every cut, before it and after, still answers."""
+    root, cache = tmp_path / "store", tmp_path / "cache"
+    w = _writer_store(root)
+    assert _keep(root, cache)
+    for ev in w.events[6:]:
+        append_files(root, {"i-one.ndjson": lines([ev])})
+        model = open_model(root, cache)
+        assert model.how == "append"
+        for stamp in _stamps(root):
+            assert _from_model(model, stamp) == _reference(root, stamp), stamp
+        model.close()
 
 
 def test_a_back_dated_append_narrows_what_the_moments_cover(tmp_path: Path) -> None:
@@ -289,7 +392,7 @@ def test_cli_as_of_answers_from_the_model_after_the_first(tmp_path: Path) -> Non
         db.execute("SELECT v FROM meta WHERE k = ?", (MOMENTS_KEY,)).fetchone()[0]
     )
     db.close()
-    assert meta["fields"] and meta["below"] is None
+    assert meta["gaps"] == [] and meta["clean"]
     # And the answer object the CLI printed is the one the model gives.
     model = open_model(DEMO_STORE, cache)
     stamp = rfc3339_epoch("2026-04-29T13:00:00Z")

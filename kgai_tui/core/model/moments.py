@@ -7,10 +7,11 @@ moments for next time, :mod:`kgai_tui.core.model.moments_write`):
 
 * **the moments**: per element its record-low touches and its heads as a step
   function of time; per link when it is alive; the few decisions whose fields
-  change with time. A read bisects each and fetches the head decisions' rows. They
-  describe the log as it was when written; an append keeps them exact for every cut
-  before the earliest time it added (``below``), and drops them when it rewrote a
-  decision row they read (a placeholder's fields filled in).
+  change with time. A read bisects each and fetches the head decisions' rows. An
+  append moves them along (:mod:`kgai_tui.core.model.moments_append`): cuts before
+  the earliest time it added stay exact; when everything it added was recorded at
+  or after the latest time before, the state after it is a new step at its latest
+  time; the cuts in between are a "gap" the moments do not answer.
 * **the current tables**: at or after the latest recorded time in the log, when no
   event was ever left out of the replay but kept by as-of (no decision-id gate
   failure, no unparsable time), the store as of the cut is the store now.
@@ -30,11 +31,31 @@ import orjson
 
 from kgai_tui.core.model.rows import ModelCorruptError
 
-__all__ = ["MOMENTS_KEY", "after_append", "moments_obj"]
+__all__ = [
+    "FOREVER",
+    "MOMENTS_KEY",
+    "fields_of",
+    "moments_meta",
+    "moments_obj",
+    "touch_at",
+]
 
-#: The ``meta`` key of the moments' state: ``{decisions, top, clean, below, fields}``.
+#: The ``meta`` key of the moments' state: ``{decisions, top, clean, gaps}``: how
+#: many decision rows they know, the latest recorded time, whether every event is in
+#: the replay too, and the ``[lo, hi)`` ranges of cuts they do not describe.
 MOMENTS_KEY: Final = "moments"
+#: ``hi`` of a gap no later append has closed.
+FOREVER: Final = 2**63 - 1
 _CHUNK: Final = 5000
+
+
+def moments_meta(db: sqlite3.Connection) -> dict[str, Any] | None:
+    """The moments' state, or ``None`` when the model holds no moments.
+
+    Raises:
+        ModelCorruptError: it does not decode.
+    """
+    return _meta(db)
 
 
 def _meta(db: sqlite3.Connection) -> dict[str, Any] | None:
@@ -63,7 +84,7 @@ def moments_obj(db: sqlite3.Connection, cut: int, at: str) -> dict[str, Any] | N
     top = meta["top"]
     if meta["clean"] and (top is None or cut >= top):
         parts = _current(db)
-    elif meta["fields"] and (meta["below"] is None or cut < meta["below"]):
+    elif not any(lo <= cut < hi for lo, hi in meta["gaps"]):
         parts = _at(db, cut)
     else:
         return None
@@ -81,7 +102,7 @@ def moments_obj(db: sqlite3.Connection, cut: int, at: str) -> dict[str, Any] | N
 # ---------------------------------------------------------------------- decisions
 
 
-def _fields(
+def fields_of(
     db: sqlite3.Connection, gs: Iterable[int]
 ) -> dict[int, tuple[str, str, int]]:
     """``ix -> (id, title, lamport)`` of the given decision rows."""
@@ -163,14 +184,14 @@ def _current(db: sqlite3.Connection) -> Parts:
     rows.sort()
     links = [{"from": f, "kind": k, "to": t} for f, k, t in rows]
     names = sorted(name for _, name in named.values())
-    fields = _fields(db, (g for e in entries for g in e[3]))
+    fields = fields_of(db, (g for e in entries for g in e[3]))
     return (names, links, *_head_rows(entries, fields))
 
 
 # ---------------------------------------------------------------------- the past
 
 
-def _touch_at(lows: list[Any], cut: int) -> tuple[str, str] | None:
+def touch_at(lows: list[Any], cut: int) -> tuple[str, str] | None:
     """Kind and name at the element's first included touch (record lows: times
     fall along the list), or ``None`` when it was not yet touched."""
     if lows[-4] > cut:
@@ -194,7 +215,7 @@ def _at(db: sqlite3.Connection, cut: int) -> Parts:
     present: dict[int, tuple[str, str]] = {}
     held: list[tuple[str, str, str, int]] = []
     for n, eid, touch, steps in db.execute("SELECT n, eid, touch, steps FROM at_el"):
-        got = _touch_at(marshal.loads(touch), cut)
+        got = touch_at(marshal.loads(touch), cut)
         if got is None:
             continue
         present[n] = got
@@ -218,7 +239,7 @@ def _at(db: sqlite3.Connection, cut: int) -> Parts:
         (eid, kind, name, (v,) if v >= 0 else multi[-2 - v])
         for eid, kind, name, v in held
     ]
-    fields = _fields(db, (g for e in entries for g in e[3]))
+    fields = fields_of(db, (g for e in entries for g in e[3]))
     _patch(db, cut, fields)
     return (names, links, *_head_rows(entries, fields))
 
@@ -245,38 +266,3 @@ def _patch(
         if found:
             _, title, lamport = found[-1]
             fields[g] = (fields[g][0], title, lamport)
-
-
-# ---------------------------------------------------------------------- appends
-
-
-def after_append(
-    db: sqlite3.Connection,
-    times: Iterable[int | None],
-    clean: bool,
-    rewritten: Iterable[tuple[Any, ...]],
-) -> dict[str, Any] | None:
-    """The moments' state after an append, or ``None`` when there are none.
-
-    ``times`` are the appended events' recorded times (``None``: not RFC3339),
-    ``clean`` whether each passed the decision-id gate, ``rewritten`` the decision
-    rows the append writes (``INSERT_DEC`` order: ix, id, title, ..., lamport at 8).
-    """
-    meta = _meta(db)
-    if meta is None:
-        return None
-    stamps = list(times)
-    timed = [t for t in stamps if t is not None]
-    if len(timed) != len(stamps) or not clean:
-        meta["clean"] = False
-    if timed:
-        low = min(timed)
-        meta["below"] = low if meta["below"] is None else min(meta["below"], low)
-        top = max(timed)
-        meta["top"] = top if meta["top"] is None else max(meta["top"], top)
-    old = [r for r in rewritten if r[0] < meta["decisions"]]
-    if old and meta["fields"]:
-        before = _fields(db, (r[0] for r in old))
-        if any(before[r[0]] != (r[1], r[2], r[8]) for r in old):
-            meta["fields"] = False
-    return meta

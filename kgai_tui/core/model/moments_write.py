@@ -130,12 +130,11 @@ def save_moments(path: Path, engine: Engine, ix: TimeIndex) -> bool:
         return False
     ix.refresh()
     rows = moment_rows(ix)
-    meta = {
+    meta: dict[str, Any] = {
         "decisions": len(ix.d_exist),
         "top": ix.times[-1] if len(ix.times) else None,
         "clean": ix.ungated == 0 and ix.skipped == 0,
-        "below": None,
-        "fields": True,
+        "gaps": [],
     }
     try:
         with model_lock(path, wait=False):

@@ -112,6 +112,8 @@ CREATE TABLE at_link (
     kind TEXT NOT NULL,
     steps BLOB NOT NULL
 );
+CREATE UNIQUE INDEX at_el_eid ON at_el (eid);
+CREATE INDEX at_link_ends ON at_link (src, dst, kind);
 CREATE TABLE at_dec (g INTEGER PRIMARY KEY, stable INTEGER NOT NULL, steps BLOB NOT NULL);
 CREATE TABLE at_multi (i INTEGER PRIMARY KEY, gs BLOB NOT NULL);
 """

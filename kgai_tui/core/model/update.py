@@ -29,7 +29,8 @@ from kgai_tui.core.model.build import (
     write_meta,
 )
 from kgai_tui.core.model.disk import graph_from_state, read_meta
-from kgai_tui.core.model.moments import MOMENTS_KEY, after_append
+from kgai_tui.core.model.moments import MOMENTS_KEY
+from kgai_tui.core.model.moments_append import MomentsAppend, plan_append
 from kgai_tui.core.model.people_rows import people_delta, refresh_heads
 from kgai_tui.core.model.recall_files import listed, remove_unlisted
 from kgai_tui.core.model.recall_store import update_recall
@@ -174,12 +175,13 @@ def _moments_after(
     log_dir: Path,
     scans: Sequence[ShardScan],
     keys: Sequence[tuple[int, str, int, int]],
-    decs: Sequence[tuple[Any, ...]],
-) -> dict[str, Any] | None:
-    """The moments' state once these events are appended (``None``: no moments).
+    rows: tuple[Any, Any, Any, Any],
+    decisions: int,
+) -> MomentsAppend | None:
+    """The moments moved along with these events (``None``: the model has none).
 
     The appended lines are read once more for their times, only when the model holds
-    moments (a few lines for a ``record``).
+    moments (one line for a ``record``).
     """
     if db.execute("SELECT 1 FROM meta WHERE k = ?", (MOMENTS_KEY,)).fetchone() is None:
         return None
@@ -189,7 +191,8 @@ def _moments_after(
     finally:
         source.release()
     clean = all(scans[si].flags[i] & DECISION_ID_OK for *_, si, i in keys)
-    return after_append(db, times, clean, decs)
+    decs, els, added, removed = rows
+    return plan_append(db, times, clean, decisions, decs, els, added, removed)
 
 
 def _problems(scan: ShardScan, shift: int) -> list[list[Any]]:
@@ -321,9 +324,14 @@ def extend_model(
         "last": fresh_last if fresh_last is not None else last,
         "recall": recall,
     }
-    moments = _moments_after(db, log_dir, fresh_scans, keys, decs)
-    if moments is not None:
-        meta[MOMENTS_KEY] = moments
+    moments = _moments_after(
+        db,
+        log_dir,
+        fresh_scans,
+        keys,
+        (decs, els, after_links - before_links, before_links - after_links),
+        meta["counts"]["decisions"],
+    )
     graph = graph_state(overlay.graph)
     if graph != overlay.graph_before:
         # The whole graph is one value, megabytes at 1M: a decision that leaves
@@ -346,6 +354,8 @@ def extend_model(
         )
         db.executemany(INSERT_LINK, sorted(after_links - before_links))
         write_meta(db, meta)
+        if moments is not None:
+            moments.write(db)
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")

@@ -1,0 +1,237 @@
+"""Moving the moments along with an append, in the extension's own transaction.
+
+An extension applies events that sort after every applied one. For the moments
+(``as-of`` at any cut, :mod:`kgai_tui.core.model.moments`) what matters is when
+they were recorded:
+
+* every cut before the earliest appended time keeps its answer: the appended events
+  are not in it. A decision row the append rewrote keeps its former title and
+  lamport for those cuts (an ``at_dec`` step).
+* when every appended event was recorded at or after the latest time before (the
+  usual case: a ``record`` now), every cut at or after the latest appended time
+  includes the whole log, so its answer is the model's state after the append: one
+  new step, at that time, for each element and link the append rewrote. Cuts
+  between the earliest and the latest appended time become a gap.
+* a back-dated append (a teammate's old lines arriving by sync) leaves a gap from its
+  earliest time on, until a later append or the next whole-store ``as-of`` rewrites
+  the moments.
+
+An event the replay and as-of treat differently (refused by the decision-id gate,
+or a time that is not RFC3339) makes the whole range a gap: the moments are then
+written again by the next ``as-of`` that opens the whole store.
+"""
+
+from __future__ import annotations
+
+import marshal
+import sqlite3
+from array import array
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import orjson
+
+from kgai_tui.core.model.moments import (
+    FOREVER,
+    MOMENTS_KEY,
+    fields_of,
+    moments_meta,
+    touch_at,
+)
+
+__all__ = ["MomentsAppend", "plan_append"]
+
+_BEFORE_ALL: Final = -(2**63)
+Link = tuple[str, str, str]
+
+
+@dataclass
+class MomentsAppend:
+    """What an append changes in the moments: rows to write and the new state."""
+
+    meta: dict[str, Any]
+    els: list[tuple[int, str, bytes, bytes]] = field(default_factory=list)
+    links: list[tuple[int, int, str, bytes]] = field(default_factory=list)
+    link_steps: list[tuple[bytes, int]] = field(default_factory=list)
+    multi: list[tuple[int, bytes]] = field(default_factory=list)
+    decs: list[tuple[int, int, bytes]] = field(default_factory=list)
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Write it (inside the caller's transaction)."""
+        db.executemany("INSERT OR REPLACE INTO at_el VALUES (?, ?, ?, ?)", self.els)
+        db.executemany(
+            "INSERT INTO at_link (src, dst, kind, steps) VALUES (?, ?, ?, ?)",
+            self.links,
+        )
+        db.executemany("UPDATE at_link SET steps = ? WHERE rowid = ?", self.link_steps)
+        db.executemany("INSERT INTO at_multi VALUES (?, ?)", self.multi)
+        db.executemany("INSERT OR REPLACE INTO at_dec VALUES (?, ?, ?)", self.decs)
+        db.execute(
+            "INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)",
+            (MOMENTS_KEY, marshal.dumps(self.meta)),
+        )
+
+
+class _Refused(Exception):
+    """The append cannot be folded into steps: the moments get a gap instead."""
+
+
+def plan_append(
+    db: sqlite3.Connection,
+    times: Sequence[int | None],
+    clean: bool,
+    decisions: int,
+    decs: Iterable[tuple[Any, ...]],
+    els: Iterable[tuple[Any, ...]],
+    added: Collection[Link],
+    removed: Collection[Link],
+) -> MomentsAppend | None:
+    """The moments after an append (``None`` when the model holds none).
+
+    Args:
+        db: The model, before the append is written.
+        times: The appended events' recorded times (``None``: not RFC3339).
+        clean: Whether each passed the decision-id gate.
+        decisions: How many decision rows the model holds after the append.
+        decs: The decision rows the append writes (``INSERT_DEC`` order).
+        els: The element rows it writes (``INSERT_EL`` order).
+        added: Links (from, to, kind) it adds.
+        removed: Links it removes.
+    """
+    meta = moments_meta(db)
+    if meta is None:
+        return None
+    old_decisions = meta["decisions"]
+    meta["decisions"] = decisions
+    timed = [t for t in times if t is not None]
+    if not timed or len(timed) != len(times) or not clean:
+        meta["clean"] = False
+        meta["gaps"] = [[_BEFORE_ALL, FOREVER]]
+        return MomentsAppend(meta)
+    low, high = min(timed), max(timed)
+    plan = MomentsAppend(meta)
+    plan.decs = _rewritten(db, low, old_decisions, list(decs))
+    top = meta["top"]
+    meta["top"] = high if top is None else max(top, high)
+    if top is not None and low < top:  # back-dated: no step describes it
+        meta["gaps"].append([low, FOREVER])
+        return plan
+    try:
+        _steps_at(db, plan, high, list(els), added, removed)
+    except _Refused:
+        plan.els, plan.links, plan.link_steps, plan.multi = [], [], [], []
+        meta["gaps"].append([low, FOREVER])
+        return plan
+    # The new steps describe every cut from ``high`` on: open gaps end there.
+    meta["gaps"] = [[lo, min(hi, high)] for lo, hi in meta["gaps"] if lo < high]
+    if low < high:
+        meta["gaps"].append([low, high])
+    return plan
+
+
+def _rewritten(
+    db: sqlite3.Connection, low: int, known: int, decs: list[tuple[Any, ...]]
+) -> list[tuple[int, int, bytes]]:
+    """``at_dec`` rows keeping the former fields of the decision rows an append
+    changed, for the cuts before ``low``."""
+    old = [r for r in decs if r[0] < known]
+    if not old:
+        return []
+    before = fields_of(db, (r[0] for r in old))
+    changed = {r[0] for r in old if before[r[0]] != (r[1], r[2], r[8])}
+    if not changed:
+        return []
+    marks = ",".join("?" * len(changed))
+    held = {
+        g: (stable, marshal.loads(steps))
+        for g, stable, steps in db.execute(
+            f"SELECT g, stable, steps FROM at_dec WHERE g IN ({marks})",
+            sorted(changed),
+        )
+    }
+    rows = []
+    for g in sorted(changed):
+        _, title, lamport = before[g]
+        stable, steps = held.get(g, (_BEFORE_ALL, []))
+        steps = [*steps, (stable, title, lamport)]
+        rows.append((g, low, marshal.dumps(steps)))
+    return rows
+
+
+def _heads_value(
+    heads: str | None, multi: list[tuple[int, bytes]], next_multi: int
+) -> int:
+    """A heads step's value: a decision index, -1 for none, -2 - i for a set."""
+    gs = [] if heads is None else orjson.loads(heads)
+    if not gs:
+        return -1
+    if len(gs) == 1:
+        return int(gs[0])
+    i = next_multi + len(multi)
+    multi.append((i, marshal.dumps(tuple(sorted(gs)))))
+    return -2 - i
+
+
+def _with_step(blob: bytes, t: int, value: int) -> bytes:
+    steps = array("q")
+    steps.frombytes(blob)
+    n = len(steps) >> 1
+    times, values = steps[:n], steps[n:]
+    times.append(t)
+    values.append(value)
+    return times.tobytes() + values.tobytes()
+
+
+def _steps_at(
+    db: sqlite3.Connection,
+    plan: MomentsAppend,
+    high: int,
+    els: list[tuple[Any, ...]],
+    added: Collection[Link],
+    removed: Collection[Link],
+) -> None:
+    """One step at ``high`` per rewritten element and changed link (the state now)."""
+    next_n = db.execute("SELECT coalesce(max(n), -1) + 1 FROM at_el").fetchone()[0]
+    next_multi = db.execute("SELECT coalesce(max(i), -1) + 1 FROM at_multi").fetchone()[
+        0
+    ]
+    number: dict[str, int] = {}
+    for eid, _seq, kind, name, _props, _ss, _shapes, _hs, heads, _auth in els:
+        value = _heads_value(heads, plan.multi, next_multi)
+        hit = db.execute(
+            "SELECT n, touch, steps FROM at_el WHERE eid = ?", (eid,)
+        ).fetchone()
+        if hit is None:
+            n, next_n = next_n, next_n + 1
+            touch = marshal.dumps([high, 0, kind, name])
+            plan.els.append((n, eid, touch, _with_step(b"", high, value)))
+        else:
+            n, touch, steps = hit
+            if touch_at(marshal.loads(touch), high) != (kind, name):
+                raise _Refused  # a kind or name the record lows do not give
+            plan.els.append((n, eid, touch, _with_step(steps, high, value)))
+        number[eid] = n
+    for links, alive in ((added, 1), (removed, 0)):
+        for src, dst, kind in sorted(links):
+            ends = [number.get(e) for e in (src, dst)]
+            for k, e in enumerate((src, dst)):
+                if ends[k] is None:
+                    hit = db.execute(
+                        "SELECT n FROM at_el WHERE eid = ?", (e,)
+                    ).fetchone()
+                    if hit is None:
+                        raise _Refused
+                    ends[k] = number[e] = hit[0]
+            row = db.execute(
+                "SELECT rowid, steps FROM at_link WHERE src = ? AND dst = ?"
+                " AND kind = ?",
+                (ends[0], ends[1], kind),
+            ).fetchone()
+            if row is not None:
+                plan.link_steps.append((_with_step(row[1], high, alive), row[0]))
+            elif alive:
+                step = _with_step(b"", high, 1)
+                plan.links.append((ends[0], ends[1], kind, step))  # type: ignore[arg-type]
+            else:
+                raise _Refused  # a link removed that the moments never saw

@@ -399,3 +399,25 @@ def test_cli_as_of_answers_from_the_model_after_the_first(tmp_path: Path) -> Non
     assert stamp is not None
     got = encode(as_of_answer(lambda: model, "2026-04-29T13:00:00Z"))  # type: ignore[arg-type, return-value]
     assert orjson.loads(got) == orjson.loads(_reference(DEMO_STORE, stamp))
+
+
+def test_moments_of_an_earlier_layout_are_written_again(tmp_path: Path) -> None:
+    """A state without the keys this version reads is no state: the whole store
+    answers, and stores the moments in today's layout."""
+    cache = tmp_path / "cache"
+    assert _keep(DEMO_STORE, cache)
+    path = model_path(DEMO_STORE, cache)
+    earlier = {"decisions": 65, "top": 0, "clean": True, "below": None, "fields": True}
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute(
+        "UPDATE meta SET v = ? WHERE k = ?", (marshal.dumps(earlier), MOMENTS_KEY)
+    )
+    db.close()
+    engine = ModelEngine(DEMO_STORE, sqlite3.connect(path), "warm", [], path)
+    stamp = _epoch("2026-03-01T00:00:00Z")
+    assert engine.as_of_obj(stamp, "x") is None
+    engine.close()
+    assert _answer(DEMO_STORE, cache, stamp) == _reference(DEMO_STORE, stamp)
+    model = open_model(DEMO_STORE, cache)
+    assert _from_model(model, stamp) == _reference(DEMO_STORE, stamp)
+    model.close()

@@ -44,6 +44,7 @@ __all__ = [
 #: many decision rows they know, the latest recorded time, whether every event is in
 #: the replay too, and the ``[lo, hi)`` ranges of cuts they do not describe.
 MOMENTS_KEY: Final = "moments"
+_KEYS: Final = frozenset({"decisions", "top", "clean", "gaps"})
 #: ``hi`` of a gap no later append has closed.
 FOREVER: Final = 2**63 - 1
 _CHUNK: Final = 5000
@@ -68,6 +69,8 @@ def _meta(db: sqlite3.Connection) -> dict[str, Any] | None:
         raise ModelCorruptError("the moments' state does not decode") from exc
     if not isinstance(value, dict):
         raise ModelCorruptError("the moments' state is not a dict")
+    if not value.keys() >= _KEYS:
+        return None  # an earlier layout's: the next whole-store as-of rewrites them
     return value
 
 

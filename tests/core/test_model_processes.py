@@ -154,7 +154,8 @@ print(calls)
 READER = """
 import json, sys, time
 from pathlib import Path
-from test_model_processes import answer_of
+from test_model_processes import AS_OF_CUT, AS_OF_TEXT, answer_of
+from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.model.open import open_model
 
 root, cache, out, stop = (Path(a) for a in sys.argv[1:5])
@@ -166,14 +167,34 @@ with open(out, "w", encoding="utf-8") as fh:
         try:
             shards = {s["print"][0]: int(s["events"]) for s in m.shard_states}
             row = {"how": m.how, "shards": shards, "answer": answer_of(m)}
+            got = m.as_of_obj(AS_OF_CUT, AS_OF_TEXT)
+            row["as_of"] = None if got is None else json.dumps(got, sort_keys=True)
         finally:
             m.close()
+        if got is None:  # what the CLI's as-of does then: store the moments
+            m.keep_moments(open_engine(root, cache_base=cache))
         fh.write(json.dumps(row) + "\\n")
         fh.flush()
         if last:
             break
         time.sleep(0.05)
 """
+
+
+#: The reader's as-of moment: after every line (the model's current tables answer
+#: it, or its moments once a record moved them along).
+AS_OF_CUT = 4_102_444_800
+AS_OF_TEXT = "2100-01-01T00:00:00Z"
+
+
+def as_of_replayed(shards: Any) -> str:
+    """as-of at :data:`AS_OF_CUT` replayed from the shards, as the reader prints it."""
+    from kgai_tui.core.gosem.gotext import epoch_to_datetime
+    from kgai_tui.core.reads.as_of import as_of_obj, project_as_of
+
+    cut = epoch_to_datetime(AS_OF_CUT)
+    assert cut is not None
+    return json.dumps(as_of_obj(project_as_of(shards, cut), cut), sort_keys=True)
 
 
 def prefix_store(root: Path, counts: dict[str, int], at: Path) -> Path:
@@ -204,7 +225,10 @@ def test_reader_sees_only_prefixes_while_a_writer_appends(tmp_path: Path) -> Non
 
     rows = [json.loads(x) for x in answers.read_text("utf-8").splitlines()]
     distinct: dict[str, dict[str, int]] = {}
+    as_ofs: dict[str, dict[str, int]] = {}
     for row in rows:
+        if row["as_of"] is not None:
+            as_ofs.setdefault(row["as_of"], row["shards"])
         seen = distinct.setdefault(row["answer"], row["shards"])
         assert seen == row["shards"], "one answer, two different prefixes"
     hows = Counter(row["how"] for row in rows)
@@ -233,15 +257,24 @@ def test_reader_sees_only_prefixes_while_a_writer_appends(tmp_path: Path) -> Non
         assert answer == expected, (
             f"answer {n} (shards {counts}) is not the replay of that prefix"
         )
+    for n, (got, counts) in enumerate(sorted(as_ofs.items(), key=_events)):
+        replay = open_engine(
+            prefix_store(root, counts, tmp_path / "prefix"), cache=False
+        )
+        assert got == as_of_replayed(replay.shards), (
+            f"as-of answer {n} (shards {counts}) is not the replay of that prefix"
+        )
     assert len(rows) >= 20, f"the reader got only {len(rows)} answers ({hows})"
     prefixes = {tuple(sorted(c.items())) for c in distinct.values()}
     assert len(prefixes) >= 3, f"the reader saw only {len(prefixes)} prefixes"
     assert conflicted >= 1, "no answer showed a conflict"
+    assert len(as_ofs) >= 3, f"the model answered as-of for {len(as_ofs)} prefixes"
     last = json.loads(rows[-1]["answer"])["status"]["events"]
     assert last == sum(full.values()), "the last answer is not the whole log"
     print(
         f"\nreader: {len(rows)} answers ({dict(hows)}), {len(distinct)} distinct, "
-        f"{conflicted} with conflicts; writer: {calls} record() calls"
+        f"{conflicted} with conflicts, {len(as_ofs)} as-of answers from the model; "
+        f"writer: {calls} record() calls"
     )
     model = open_model(root, cache)
     assert model.how == "warm", model.how
@@ -417,11 +450,40 @@ def kill_round(
         assert model.how == "warm", f"round {r}: the child finished, yet {model.how}"
     state = f"{'killed' if landed else 'done'}/{left}/{model.how}"
     assert_same(model, root)
+    state += as_of_checked(r, root, cache)
     # Reopened: the model the kill left is now sealed and trusted.
     again = open_model(root, cache)
     again.close()
     assert again.how == "warm", f"round {r}: {again.how} after a clean open"
     return landed, state
+
+
+#: as-of moments of the killed rounds' stores (their lines are recorded in February).
+KILL_CUTS = (1_769_940_000, 1_771_000_000, AS_OF_CUT)  # 2026-02-01 10:00, 02-13, 2100
+
+
+def as_of_checked(r: int, root: Path, cache: Path) -> str:
+    """The model's as-of answers (where it has them) equal a replay's; then the
+    moments are stored, so the next round's update (killed or not) moves them."""
+    from kgai_tui.core.gosem.gotext import epoch_to_datetime, format_rfc3339
+    from kgai_tui.core.reads.as_of import as_of_obj, project_as_of
+
+    shards = open_engine(root, cache=False).shards
+    model = open_model(root, cache)
+    answered = 0
+    try:
+        for cut in KILL_CUTS:
+            moment = epoch_to_datetime(cut)
+            assert moment is not None
+            got = model.as_of_obj(cut, format_rfc3339(moment))
+            if got is not None:
+                answered += 1
+                want = as_of_obj(project_as_of(shards, moment), moment)
+                assert got == want, f"round {r}: as-of {cut} from the model"
+    finally:
+        model.close()
+    open_model(root, cache).keep_moments(open_engine(root, cache_base=cache))
+    return f"/as-of {answered}"
 
 
 def test_sigkill_during_a_model_update_never_changes_an_answer(tmp_path: Path) -> None:

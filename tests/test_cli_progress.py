@@ -130,10 +130,18 @@ def test_a_cold_read_shows_progress_on_the_terminal(big: Path, tmp_path: Path) -
 def test_a_cold_replay_shows_progress_on_the_terminal(
     big: Path, tmp_path: Path
 ) -> None:
-    ran = on_a_terminal(["as-of", "2026-01-01", "--store", str(big)], tmp_path)
+    ran = on_a_terminal(
+        ["diff", "2026-01-01", "2026-01-02", "--store", str(big)], tmp_path
+    )
     assert ran.code == 0, ran.shown
     assert "kgai-tui: replaying the log (4 shards, " in ran.shown
     assert b"replaying" not in ran.stdout and b"\x1b" not in ran.stdout
+    # as-of reads the model first: its cold open says so.
+    (tmp_path / "a").mkdir()
+    ran = on_a_terminal(["as-of", "2026-01-01", "--store", str(big)], tmp_path / "a")
+    assert ran.code == 0, ran.shown
+    assert "kgai-tui: reading the log (4 shards, " in ran.shown
+    assert b"reading the log" not in ran.stdout and b"\x1b" not in ran.stdout
 
 
 def test_a_search_index_build_shows_progress(big: Path, tmp_path: Path) -> None:

@@ -84,7 +84,11 @@ class _DefaultToOpen(click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         """Find the command named by the first word, or say which names are close."""
         name = args[0] if args else ""
-        if name in self.command_names() or name.startswith("-") or ctx.resilient_parsing:
+        if (
+            name in self.command_names()
+            or name.startswith("-")
+            or ctx.resilient_parsing
+        ):
             return super().resolve_command(ctx, args)
         raise click.UsageError(_no_such_command(name, self.list_commands(ctx)), ctx)
 
@@ -468,7 +472,13 @@ def as_of(store: str | None, as_json: bool, timestamp: str) -> None:
     from kgai_tui.core.answers.moments import as_of_answer
 
     show(
-        as_of_answer(model_source(store), timestamp, engine_source(store)),
+        as_of_answer(
+            model_source(store),
+            timestamp,
+            # Only when the model's moments do not cover the moment; the model's
+            # open already warned about problem lines.
+            engine_source(store, warn=False),
+        ),
         as_json,
         render_as_of,
     )

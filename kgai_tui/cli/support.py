@@ -306,11 +306,12 @@ def log_size(root: Path) -> str:
     return f"{shards}, {amount_text}"
 
 
-def open_engine(store: str | None, *, cache: bool = True) -> Engine:
+def open_engine(store: str | None, *, cache: bool = True, warn: bool = True) -> Engine:
     """Open the discovered store, warning on stderr about skipped lines.
 
     ``cache=False`` (doctor) reads and verifies every shard byte instead of
-    trusting the warm cache.
+    trusting the warm cache. ``warn=False``: the command already warned (it opened
+    the read model first).
 
     Raises:
         StoreNotFoundError: nothing is at the discovered location.
@@ -334,7 +335,8 @@ def open_engine(store: str | None, *, cache: bool = True) -> Engine:
     # passes the engine as a temporary, and freeing its millions of objects the
     # moment the answer is computed delays printing it (1.9 s at 1M decisions).
     _HELD[:] = [engine]
-    _warn_skipped(len(engine.problems), location.root)
+    if warn:
+        _warn_skipped(len(engine.problems), location.root)
     return engine
 
 
@@ -382,9 +384,11 @@ def model_source(store: str | None) -> EngineSource:
     return lambda: open_model_engine(store)
 
 
-def engine_source(store: str | None, *, cache: bool = True) -> EngineSource:
+def engine_source(
+    store: str | None, *, cache: bool = True, warn: bool = True
+) -> EngineSource:
     """The engine an answer opens once its arguments are checked (:func:`open_engine`)."""
-    return lambda: open_engine(store, cache=cache)
+    return lambda: open_engine(store, cache=cache, warn=warn)
 
 
 STORE_OPTION = click.option(

@@ -165,6 +165,17 @@ Parts = tuple[
 ]
 
 
+def _sorted(
+    elements: Iterable[tuple[str, str]], links: list[tuple[str, str, str]]
+) -> tuple[list[str], list[dict[str, str]]]:
+    """Element names ascending (duplicates kept) and links by (from, kind, to) names."""
+    links.sort()
+    return (
+        sorted(name for _, name in elements),
+        [{"from": f, "kind": k, "to": t} for f, k, t in links],
+    )
+
+
 # ---------------------------------------------------------------------- now
 
 
@@ -184,9 +195,7 @@ def _current(db: sqlite3.Connection) -> Parts:
         if src not in named or dst not in named:
             raise ModelCorruptError("a link names an element that is missing")
         rows.append((named[src][1], key, named[dst][1]))
-    rows.sort()
-    links = [{"from": f, "kind": k, "to": t} for f, k, t in rows]
-    names = sorted(name for _, name in named.values())
+    names, links = _sorted(named.values(), rows)
     fields = fields_of(db, (g for e in entries for g in e[3]))
     return (names, links, *_head_rows(entries, fields))
 
@@ -234,9 +243,7 @@ def _at(db: sqlite3.Connection, cut: int) -> Parts:
             if src not in present or dst not in present:
                 raise ModelCorruptError("a link alive before its ends were touched")
             rows.append((present[src][1], kind, present[dst][1]))
-    rows.sort()
-    links = [{"from": f, "kind": k, "to": t} for f, k, t in rows]
-    names = sorted(name for _, name in present.values())
+    names, links = _sorted(present.values(), rows)
     multi = _multi(db, [-2 - v for *_, v in held if v < -1])
     entries = [
         (eid, kind, name, (v,) if v >= 0 else multi[-2 - v])

@@ -27,8 +27,6 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-import orjson
-
 from kgai_tui.core.model.rows import ModelCorruptError
 
 __all__ = [
@@ -180,16 +178,25 @@ def _sorted(
 
 
 def _current(db: sqlite3.Connection) -> Parts:
-    """The store as it is: the element table, the links, the heads."""
-    named: dict[str, tuple[str, str]] = {}
+    """The store as it is: the element table, the links, the heads.
+
+    Names come from the element rows' first columns (their long shapes lists,
+    stored after them, are never read) and heads from the ``head`` table (the
+    ``el.heads`` lists, one row each): at 10M decisions reading whole element rows
+    costs seconds.
+    """
+    named: dict[str, tuple[str, str]] = {
+        eid: (kind, name)
+        for eid, kind, name in db.execute("SELECT id, kind, name FROM el")
+    }
+    held: dict[str, list[int]] = {}
+    for eid, ix in db.execute("SELECT eid, ix FROM head"):
+        held.setdefault(eid, []).append(ix)
     entries: list[tuple[str, str, str, Sequence[int]]] = []
-    for eid, kind, name, heads in db.execute("SELECT id, kind, name, heads FROM el"):
-        named[eid] = (kind, name)
-        if heads is not None:
-            gs = orjson.loads(heads)
-            if gs:
-                entries.append((eid, kind, name, gs))
-    entries.sort(key=lambda e: e[0])
+    for eid in sorted(held):
+        if eid not in named:
+            raise ModelCorruptError("a head names an element that is missing")
+        entries.append((eid, *named[eid], held[eid]))
     rows = []
     for src, dst, key in db.execute("SELECT src, dst, key FROM link"):
         if src not in named or dst not in named:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import marshal
 import sqlite3
+from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
@@ -35,6 +36,7 @@ __all__ = [
     "fields_of",
     "moments_meta",
     "moments_obj",
+    "steps_blob",
     "touch_at",
 ]
 
@@ -49,15 +51,12 @@ _CHUNK: Final = 5000
 
 
 def moments_meta(db: sqlite3.Connection) -> dict[str, Any] | None:
-    """The moments' state, or ``None`` when the model holds no moments.
+    """The moments' state, or ``None`` when the model holds none (or holds an
+    earlier layout's).
 
     Raises:
         ModelCorruptError: it does not decode.
     """
-    return _meta(db)
-
-
-def _meta(db: sqlite3.Connection) -> dict[str, Any] | None:
     hit = db.execute("SELECT v FROM meta WHERE k = ?", (MOMENTS_KEY,)).fetchone()
     if hit is None:
         return None
@@ -79,7 +78,7 @@ def moments_obj(db: sqlite3.Connection, cut: int, at: str) -> dict[str, Any] | N
     Raises:
         ModelCorruptError: a stored value does not decode or contradicts another.
     """
-    meta = _meta(db)
+    meta = moments_meta(db)
     if meta is None:
         return None
     top = meta["top"]
@@ -219,6 +218,11 @@ def touch_at(lows: list[Any], cut: int) -> tuple[str, str] | None:
     while lows[i] > cut:
         i += 4
     return lows[i + 2], lows[i + 3]
+
+
+def steps_blob(times: Sequence[int], values: Sequence[int]) -> bytes:
+    """A step function as one blob: its times, then its values (int64 each)."""
+    return array("q", times).tobytes() + array("q", values).tobytes()
 
 
 def _step_at(blob: bytes, cut: int) -> int | None:

@@ -37,6 +37,7 @@ from kgai_tui.core.model.moments import (
     MOMENTS_KEY,
     fields_of,
     moments_meta,
+    steps_blob,
     touch_at,
 )
 
@@ -174,13 +175,11 @@ def _heads_value(
 
 
 def _with_step(blob: bytes, t: int, value: int) -> bytes:
+    """A stored step function with one more step at its end."""
     steps = array("q")
     steps.frombytes(blob)
     n = len(steps) >> 1
-    times, values = steps[:n], steps[n:]
-    times.append(t)
-    values.append(value)
-    return times.tobytes() + values.tobytes()
+    return steps_blob([*steps[:n], t], [*steps[n:], value])
 
 
 def _steps_at(

@@ -6,7 +6,7 @@ step functions over time, so a reader bisects its way to one cut and fetches onl
 the decision rows of the heads it finds (:mod:`kgai_tui.core.model.moments`). They
 are written by the first ``as-of`` that had to open the whole store, for the exact
 log state the model holds, and kept usable across appends by
-:func:`~kgai_tui.core.model.moments.after_append`.
+:func:`~kgai_tui.core.model.moments_append.plan_append`.
 """
 
 from __future__ import annotations
@@ -15,12 +15,11 @@ import contextlib
 import marshal
 import sqlite3
 from array import array
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgai_tui.core.model.disk import read_meta
-from kgai_tui.core.model.moments import MOMENTS_KEY
+from kgai_tui.core.model.moments import MOMENTS_KEY, steps_blob
 from kgai_tui.core.model.rows import ModelCorruptError
 from kgai_tui.core.model.seal import model_lock, sealed, write_seal
 
@@ -29,11 +28,6 @@ if TYPE_CHECKING:
     from kgai_tui.core.timeindex.index import TimeIndex
 
 __all__ = ["moment_rows", "save_moments"]
-
-
-def _steps(times: Sequence[int], values: Sequence[int]) -> bytes:
-    """A step function as one blob: its times, then its values (int64 each)."""
-    return array("q", times).tobytes() + array("q", values).tobytes()
 
 
 def _link_steps(ops: list[Any]) -> bytes:
@@ -59,7 +53,7 @@ def _link_steps(ops: list[Any]) -> bytes:
         if state != (alive[-1] if alive else 0):
             times.append(t)
             alive.append(state)
-    return _steps(times, alive)
+    return steps_blob(times, alive)
 
 
 def _exception_steps(ix: TimeIndex, g: int) -> bytes:
@@ -103,7 +97,9 @@ def moment_rows(
     els = []
     for n, eid in enumerate(eids):
         times, vals = ix.versions.get(eid, (empty, empty))
-        els.append((n, eid, marshal.dumps(list(ix.touch[eid])), _steps(times, vals)))
+        els.append(
+            (n, eid, marshal.dumps(list(ix.touch[eid])), steps_blob(times, vals))
+        )
     links = [
         (number.get(f, -1), number.get(t, -1), kind, _link_steps(ops))
         for (f, t, kind), ops in ix.links.items()

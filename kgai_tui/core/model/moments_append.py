@@ -115,7 +115,9 @@ def plan_append(
     plan.decs = _rewritten(db, low, old_decisions, list(decs))
     top = meta["top"]
     meta["top"] = high if top is None else max(top, high)
-    if top is not None and low < top:  # back-dated: no step describes it
+    # A step is the model's state now, which is as-of's only when every event ever
+    # was in both (``clean``); a back-dated append is described by no step either.
+    if not meta["clean"] or (top is not None and low < top):
         meta["gaps"].append([low, FOREVER])
         return plan
     try:

@@ -130,7 +130,10 @@ def _load_time_index(engine: ScannedLog, path: Path) -> TimeIndex | None:
         assert isinstance(recorded, list)
         if keys and index.events and _indexed_last(engine, recorded) >= keys[0][:2]:
             return None
-        build_engine_time_index(engine, index, start)
+        try:
+            build_engine_time_index(engine, index, start)
+        except ValueError:
+            return None  # an appended event sorts before an indexed one: rebuild
         _save_time_index(engine, index, path)
     return index
 

@@ -30,6 +30,7 @@ READS = [
     ["context", "--about", "invoice pdf"],
     ["context", "--paths", "src/billing/x.py"],
     ["context", "--about", "nothing matches this"],
+    ["export", "--canonical"],  # the model's tables, the replay's projection
 ]
 
 

@@ -498,7 +498,13 @@ def export(store: str | None, canonical: bool, as_json: bool) -> None:
 
     Example: kgai-tui export --canonical
     """
-    emit(export_answer(engine_source(store), canonical=canonical))
+    emit(
+        export_answer(
+            model_source(store),
+            canonical=canonical,
+            whole=engine_source(store, warn=False),
+        )
+    )
 
 
 @main.command()

@@ -49,8 +49,10 @@ from kgai_tui.core.store.discovery import StoreLocation, locate_store
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
 
-# The engine the last open_engine returned (see there).
+# The engine the last open_engine returned (see there), and the last answer
+# printed: freeing a million-row answer object by object costs over a second.
 _HELD: list[Engine] = []
+_PRINTED: list[Answer] = []
 
 EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1
@@ -113,6 +115,7 @@ def emit(answer: Answer) -> None:
     the MCP tools and the agent view return too)."""
     sys.stdout.buffer.write(encode(answer))
     sys.stdout.flush()
+    _PRINTED[:] = [answer]
 
 
 def emit_json(obj: Any, *, floats: bool = False) -> None:

@@ -10,7 +10,7 @@ import pytest
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.gosem.gojson import marshal
 from kgai_tui.core.gosem.gotext import normalize
-from kgai_tui.core.reads.export import export_obj
+from kgai_tui.core.reads.export import export_obj, export_parts
 from kgai_tui.core.wire.codec import (
     _decision_from_canonical_dict,
     compute_hash,
@@ -134,4 +134,7 @@ def test_fixture_store_replays_to_check_digest() -> None:
     engine = open_engine(GO_VECTORS)
     assert engine.problems == []
     assert len(engine.events) == 300
-    assert export_obj(engine.projection, canonical=True)["digest"] == CHECK_DIGEST
+    assert (
+        export_obj(export_parts(engine.projection), canonical=True)["digest"]
+        == CHECK_DIGEST
+    )

@@ -22,12 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from builders import write_store
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_replay_properties import Chooser, Generated, lines, stores
 
 from kgai_tui.core.answers.answer import encode
+from kgai_tui.core.answers.kg import export_answer
 from kgai_tui.core.answers.people import people_answer
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.model.disk import DiskProjection
@@ -46,6 +48,7 @@ from kgai_tui.core.reads.kg import conflicts_obj, heads_obj, history_obj, resolv
 from kgai_tui.core.reads.people import people_obj
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.replay.projection_view import ProjectionView
+from kgai_tui.demo import DEMO_STORE
 
 SETTINGS = settings(max_examples=25, deadline=None)
 # Topics and paths over the generator's vocabulary (titles, rationales, names, props),
@@ -97,6 +100,10 @@ def state(p: ProjectionView) -> dict[str, Any]:
     }
 
 
+def _model_must_answer() -> Any:
+    raise AssertionError("the model's tables did not give the export")
+
+
 def reads(engine: Any) -> bytes:
     """The JSON of every read the model serves, for every element."""
     p = engine.projection
@@ -109,6 +116,11 @@ def reads(engine: Any) -> bytes:
         "heads_one": [heads_obj(p, e) for e in eids],
         "resolve": [resolve_obj(p, e) for e in eids if ":" in e],
         "digest": export_digest(export_parts(p)),
+        # The model exports from its tables (ModelEngine.export_rows), the replay
+        # from its projection.
+        "export": encode(
+            export_answer(lambda: engine, canonical=True, whole=_model_must_answer)
+        ).decode(),
         "recall": [
             context_obj(p, paths=paths, about=about, limit=limit)
             for paths, about, limit in RECALLS
@@ -527,3 +539,28 @@ def _tables_from_rows(db: sqlite3.Connection) -> dict[str, list[Any]]:
     write_people(mem, *cols, by_element.items())
     write_heads(mem, heads, cols[0], cols[1], cols[5])
     return people_tables(mem)
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    ["[[99999, 1]]", "[[-1, 1]]", "[[0]]", "{}", "not json", "[[null, 1]]"],
+)
+def test_an_export_whose_shapes_do_not_decode_comes_from_the_whole_store(
+    tmp_path: Path, shapes: str
+) -> None:
+    """Rows the seal vouches for are still checked as they are read: a shapes list
+    naming no decision never reaches the printed export."""
+    root, cache = tmp_path / "store", tmp_path / "cache"
+    shutil.copytree(DEMO_STORE, root)
+    open_model(root, cache).close()
+    path = model_path(root, cache)
+    db = sqlite3.connect(path)
+    eid = db.execute("SELECT id FROM el WHERE shapes IS NOT NULL LIMIT 1").fetchone()[0]
+    with db:
+        db.execute("UPDATE el SET shapes = ? WHERE id = ?", (shapes, eid))
+    model = ModelEngine(root, db, "warm", [], path)
+    assert model.export_rows() is None
+    whole = open_engine(root, cache=False)
+    got = encode(export_answer(lambda: model, canonical=True, whole=lambda: whole))
+    assert got == encode(export_answer(lambda: whole, canonical=True))
+    db.close()

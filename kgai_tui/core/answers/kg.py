@@ -75,8 +75,31 @@ def resolve_answer(engine: EngineSource, ref: str) -> Answer:
     return Answer(resolve_obj(engine().projection, ref))
 
 
-def export_answer(engine: EngineSource, *, canonical: bool = False) -> Answer:
-    """``export [--canonical]``: the whole projection (and its replay digest)."""
-    from kgai_tui.core.reads.export import export_obj
+def export_answer(
+    engine: EngineSource,
+    *,
+    canonical: bool = False,
+    whole: EngineSource | None = None,
+) -> Answer:
+    """``export [--canonical]``: the whole projection (and its replay digest).
 
-    return Answer(export_obj(engine().projection, canonical=canonical))
+    ``engine`` may open the read model, whose tables then give the rows without a
+    replay; should they not decode, ``whole`` opens the whole store instead.
+    """
+    from kgai_tui.core.reads.export import (
+        ExportRows,
+        export_obj,
+        export_parts,
+        parts_of,
+    )
+
+    opened = engine()
+    from_model = getattr(opened, "export_rows", None)
+    rows = None if from_model is None else from_model()
+    if rows is not None:
+        return Answer(export_obj(parts_of(ExportRows(*rows)), canonical=canonical))
+    if from_model is not None:
+        if whole is None:
+            raise TypeError("a read model exports only with a whole-store source")
+        opened = whole()
+    return Answer(export_obj(export_parts(opened.projection), canonical=canonical))

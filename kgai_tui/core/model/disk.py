@@ -1,7 +1,7 @@
 """The projection read from the model's rows: a :class:`ProjectionView` without the log.
 
 Everything a read asks for is fetched when asked: an element's row, the rows of the
-decisions shaping it, the heads. The NetworkX graph, which only the explorer, export,
+decisions shaping it, the heads. The NetworkX graph, which only the explorer,
 the report and recall walk whole, is built from the model on first use.
 """
 

@@ -38,6 +38,7 @@ from kgai_tui.core.store.shards import LineProblem, LogSummary, list_log
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.model.export import ModelExportRows
     from kgai_tui.core.model.update import Staged
 
 __all__ = ["ModelEngine", "ModelUnavailableError", "open_model"]
@@ -117,6 +118,16 @@ class ModelEngine:
             KeyError,
         ):
             return None  # the whole store answers, and the moments are written anew
+
+    def export_rows(self) -> ModelExportRows | None:
+        """The export's rows from the model's tables, or ``None`` when they do not
+        decode (the whole store answers then)."""
+        from kgai_tui.core.model.export import model_rows
+
+        try:
+            return model_rows(self.db, len(self.projection.dec_id))
+        except _FAILURES:
+            return None
 
     def keep_moments(self, whole: Engine) -> bool:
         """Store the moments of ``whole`` (the same store, opened whole) in the model,

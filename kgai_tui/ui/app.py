@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -28,7 +28,7 @@ from kgai_tui.ui.diff_view import DiffMark
 from kgai_tui.ui.live import LIVE_POLL_SECONDS, LiveReload
 from kgai_tui.ui.palette import JumpProvider
 from kgai_tui.ui.preferences import save_theme, saved_theme
-from kgai_tui.ui.prepare import Prepared, prepare
+from kgai_tui.ui.prepare import Prepared, prepare, prepare_preview
 from kgai_tui.ui.safe_text import one_line, visible
 from kgai_tui.ui.screens import DecisionModal, HelpScreen, TextModal, doctor_report
 from kgai_tui.ui.snapshot import (
@@ -39,6 +39,7 @@ from kgai_tui.ui.snapshot import (
 )
 from kgai_tui.ui.theme import Palette, palette_of
 from kgai_tui.ui.views.agent import AgentScreen
+from kgai_tui.ui.views.elements import ElementsView
 from kgai_tui.ui.views.switcher import ViewSwitcher
 from kgai_tui.ui.widgets.footer import QuietFooter
 from kgai_tui.ui.widgets.header import MomentBanner, StoreHeader
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     # Imported where used: the engine (and networkx under it) loads in the opening
     # worker while the first screen is already up.
     from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.model.open import ModelEngine
     from kgai_tui.core.reads.moments import GraphDelta, TimeCursor
     from kgai_tui.core.replay.projection_view import ProjectionView
     from kgai_tui.sync.status import SyncStatus
@@ -85,6 +87,8 @@ class KgaiApp(App[None]):
         self._revision = 0
         self.diff_mark = DiffMark()
         self._history_pending: tuple[Engine, bool] | None = None
+        # The read model the first view was painted from, until the store is loaded.
+        self._preview: ModelEngine | None = None
         theme = saved_theme()
         if theme is not None and theme in self.available_themes:
             self.theme = theme
@@ -127,10 +131,58 @@ class KgaiApp(App[None]):
         from kgai_tui.core.engine.open import open_engine
         from kgai_tui.core.reads.health import doctor_problems
 
+        if self.snapshot is None and not keep_moment:
+            self._paint_preview()
         engine = open_engine(self.root)
         problems = doctor_problems(engine)
         status = _read_sync_status(self.root)
         self.call_from_thread(self._loaded, engine, problems, keep_moment, status)
+
+    def _paint_preview(self) -> None:
+        """Paint the header and the Elements view from the read model, when it holds
+        the log as it is: rows fetched from disk, no replay, so the first view
+        comes in a fraction of a second even at a million decisions. The other
+        views, the slider and a decision's full record wait for the whole store."""
+        import sqlite3
+
+        from kgai_tui.core.model.open import peek_model
+        from kgai_tui.core.model.rows import ModelCorruptError
+        from kgai_tui.core.model.schema import model_enabled
+
+        model = peek_model(self.root) if model_enabled() else None
+        if model is None:
+            return
+        try:
+            prepared = prepare_preview(model.projection, self.palette)
+            problems = len(model.problems) + len(model.projection.unknown_ops)
+        except (sqlite3.Error, ModelCorruptError, OSError, ValueError, KeyError):
+            model.close()  # the whole store's first view comes as before
+            return
+        self.call_from_thread(self._previewed, model, prepared, problems)
+
+    def _previewed(self, model: ModelEngine, prepared: Prepared, problems: int) -> None:
+        if self.snapshot is not None:  # the whole store was quicker
+            model.close()
+            return
+        self._preview = model
+        snapshot = Snapshot(
+            cast("Engine", model),
+            cast("ProjectionView", model.projection),
+            None,
+            None,
+            0,
+            prepared.palette,
+        )
+        header = self.query_one(StoreHeader)
+        header.opened()
+        header.show_snapshot(
+            self.label,
+            snapshot,
+            decisions=prepared.decisions,
+            writers=prepared.writers,
+            problems=problems,
+        )
+        self.query_one(ElementsView).show(snapshot, prepared.elements)
 
     def _loaded(
         self,
@@ -243,6 +295,9 @@ class KgaiApp(App[None]):
         self.selected_element = views.present(
             self.snapshot, prepared.elements, self.selected_element
         )
+        if self._preview is not None:  # no view holds its rows any more
+            self._preview.close()
+            self._preview = None
         # O(decisions) work waits until this view is painted: the timeline (ordering
         # every decision), then, once per load, the time index for the slider.
         self.call_after_refresh(views.show_timeline, self.snapshot)
@@ -426,6 +481,8 @@ class KgaiApp(App[None]):
         self.selected_element = element_id
         if self.snapshot is not None:
             self.query_one(ViewSwitcher).select_element(self.snapshot, element_id)
+        elif self._preview is not None:  # the first view, from the read model
+            self.query_one(ElementsView).select(element_id)
         self.show_view(view)
 
     def open_decision(self, index: int) -> None:

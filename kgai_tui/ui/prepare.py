@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from kgai_tui.core.reads.view import KgView
 from kgai_tui.ui.theme import Palette
 from kgai_tui.ui.views.elements import ElementRows, element_rows
 
 if TYPE_CHECKING:
+    from kgai_tui.core.model.disk import DiskProjection
     from kgai_tui.core.reads.moments import GraphDelta
     from kgai_tui.core.replay.projection_view import ProjectionView
 
@@ -47,6 +48,21 @@ def prepare(
         writers=writer_count(projection),
         elements=element_rows(
             view, delta.elements_added if delta else (), palette=palette
+        ),
+        palette=palette,
+    )
+
+
+def prepare_preview(projection: DiskProjection, palette: Palette) -> Prepared:
+    """The first paint from the read model: counts from its people tables, the
+    tree from its element rows; no pass over the decisions (that is what makes it
+    quick at a million of them)."""
+    return Prepared(
+        decisions=projection.recorded_count(),
+        writers=projection.writer_count(),
+        # A DiskProjection reads like a projection (its columns are list-like views).
+        elements=element_rows(
+            KgView(cast("ProjectionView", projection)), palette=palette
         ),
         palette=palette,
     )

@@ -100,6 +100,13 @@ def state(p: ProjectionView) -> dict[str, Any]:
     }
 
 
+def _header_counts(p: Any) -> list[int]:
+    if isinstance(p, DiskProjection):
+        return [p.recorded_count(), p.writer_count()]
+    hashes = list(p.dec_hash)
+    return [len(hashes) - hashes.count(""), len(set(p.dec_install) - {""})]
+
+
 def _model_must_answer() -> Any:
     raise AssertionError("the model's tables did not give the export")
 
@@ -116,6 +123,8 @@ def reads(engine: Any) -> bytes:
         "heads_one": [heads_obj(p, e) for e in eids],
         "resolve": [resolve_obj(p, e) for e in eids if ":" in e],
         "digest": export_digest(export_parts(p)),
+        # What the explorer's header shows (the model: from the people tables).
+        "header": _header_counts(p),
         # The model exports from its tables (ModelEngine.export_rows), the replay
         # from its projection.
         "export": encode(

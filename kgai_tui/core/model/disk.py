@@ -245,6 +245,21 @@ class DiskProjection:
 
         return people_parts(self.db, self.contested)
 
+    def recorded_count(self) -> int:
+        """How many decisions were recorded (not only referred to): the people
+        totals add up to it, so no decision row is read."""
+        hit = self.db.execute("SELECT total(decisions) FROM person").fetchone()
+        return int(hit[0])
+
+    def writer_count(self) -> int:
+        """How many writers (install ids) recorded a decision, from the people
+        tables (a stub has no install id and is in none)."""
+        hit = self.db.execute(
+            "SELECT count(DISTINCT install) FROM person_writer"
+            " WHERE install != '' AND n > 0"
+        ).fetchone()
+        return int(hit[0])
+
     def all_heads(self) -> list[tuple[str, set[int]]]:
         """Every element's heads (``heads.items()``), their rows fetched in batches."""
         items = cast("list[tuple[str, set[int]]]", self.heads.items())

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from kgai_tui.core.model.export import ModelExportRows
     from kgai_tui.core.model.update import Staged
 
-__all__ = ["ModelEngine", "ModelUnavailableError", "open_model"]
+__all__ = ["ModelEngine", "ModelUnavailableError", "open_model", "peek_model"]
 
 # Seconds a writer waits for readers to finish (and a reader for a writer's commit).
 _BUSY: Final = 60.0
@@ -146,11 +146,19 @@ class ModelEngine:
             self.db.close()
 
 
-def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
+def _connect(
+    path: Path, *, write: bool, any_thread: bool = False
+) -> sqlite3.Connection:
     if write:
         return sqlite3.connect(path, isolation_level=None, timeout=_BUSY)
     uri = f"file:{quote(str(path))}?mode=ro"
-    return sqlite3.connect(uri, uri=True, isolation_level=None, timeout=_BUSY)
+    return sqlite3.connect(
+        uri,
+        uri=True,
+        isolation_level=None,
+        timeout=_BUSY,
+        check_same_thread=not any_thread,
+    )
 
 
 def _stored_prints(db: sqlite3.Connection, root: Path, path: Path) -> list[ShardPrint]:
@@ -192,6 +200,33 @@ def open_model(
         return _open_model(root, cache_base, background, staged)
     except (sqlite3.Error, UnicodeError) as exc:
         raise ModelUnavailableError(f"the read model is unavailable: {exc}") from exc
+
+
+def peek_model(root: Path, cache_base: Path | None = None) -> ModelEngine | None:
+    """The model of the store at ``root`` when it holds the log exactly as it is now,
+    else ``None``: never built, extended, locked or written here.
+
+    The explorer paints its first view from this while the whole store loads; the
+    connection may be read from any thread (the UI thread reads the rows of the
+    element the user selects).
+    """
+    log_dir = root / "log"
+    path = model_path(root, cache_base)
+    if not log_dir.is_dir() or not sealed(path):
+        return None
+    db: sqlite3.Connection | None = None
+    try:
+        listing = list_log(log_dir)
+        now = prints_from_disk(log_dir, listing.names)
+        db = _connect(path, write=False, any_thread=True)
+        db.execute("BEGIN")
+        if compare_prints(_stored_prints(db, root, path), now, log_dir) == "same":
+            return ModelEngine(root, db, "warm", list(listing.refused), path)
+    except (*_FAILURES, OSError, UnicodeError):
+        pass
+    if db is not None:
+        db.close()
+    return None
 
 
 def _open_model(

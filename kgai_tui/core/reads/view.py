@@ -78,7 +78,7 @@ class KgView:
 
     def has_element(self, eid: str) -> bool:
         """Whether the element exists in this projection."""
-        return eid in self.projection.graph
+        return self.projection.has_element(eid)
 
     def element_ids(self) -> Iterator[str]:
         """Every element id, in the graph's insertion order."""
@@ -86,7 +86,12 @@ class KgView:
 
     def element_count(self) -> int:
         """Number of elements."""
-        return self.projection.graph.number_of_nodes()
+        return self.projection.element_count()
+
+    def element_names(self) -> Iterable[tuple[str, str, str]]:
+        """``(id, kind, name)`` of every element, in no promised order (the model
+        on disk reads them in one query, without building the graph)."""
+        return self.projection.element_names()
 
     def element(self, eid: str) -> Element | None:
         """One element, or ``None`` when it does not exist."""
@@ -106,19 +111,11 @@ class KgView:
 
     def links_out(self, eid: str) -> list[Link]:
         """Links leaving an element, sorted by kind then target."""
-        graph = self.projection.graph
-        return [
-            Link(k, t)
-            for k, t in sorted((k, t) for _, t, k in graph.out_edges(eid, keys=True))
-        ]
+        return [Link(k, t) for k, t in sorted(self.projection.out_links(eid))]
 
     def links_in(self, eid: str) -> list[Link]:
         """Links arriving at an element, sorted by kind then source."""
-        graph = self.projection.graph
-        return [
-            Link(k, f)
-            for k, f in sorted((k, f) for f, _, k in graph.in_edges(eid, keys=True))
-        ]
+        return [Link(k, f) for k, f in sorted(self.projection.in_links(eid))]
 
     def degree(self, eid: str) -> int:
         """Number of links at an element, both directions."""

@@ -68,10 +68,13 @@ def element_rows(
     """
     new = set(added)
     by_kind: dict[str, list[tuple[str, str, str, str]]] = {}
-    for eid in v.element_ids():
-        element = v.element(eid)
-        kind, name = (element.kind, element.name) if element else ("", "")
+    first: tuple[str, str] | None = None
+    for eid, kind, name in v.element_names():
         by_kind.setdefault(kind or "(stub)", []).append((name.lower(), eid, kind, name))
+        # The element shown when nothing is selected: the least label, then id.
+        shown = _label(eid, kind, name)
+        if first is None or (shown, eid) < first:
+            first = (shown, eid)
     groups = []
     for kind in sorted(by_kind):
         members = sorted(by_kind[kind], key=lambda m: (m[0], m[1]))
@@ -85,8 +88,14 @@ def element_rows(
                 label.append(" new", palette.new)
             rows.append(ElementRow(eid, label, lower, real_kind.lower()))
         groups.append((kind, tuple(rows)))
-    first = min(v.element_ids(), key=v.label, default=None)
-    return ElementRows(tuple(groups), first)
+    return ElementRows(tuple(groups), None if first is None else first[1])
+
+
+def _label(eid: str, kind: str, name: str) -> str:
+    """:meth:`KgView.label` of a row already read."""
+    if not name:
+        return f"(unnamed {eid})"
+    return f"{kind}:{name}" if kind else name
 
 
 class ElementsView(Horizontal):
@@ -135,8 +144,9 @@ class ElementsView(Horizontal):
         ``rows`` is :func:`element_rows` of the snapshot, computed off the UI thread.
         """
         self.snapshot = snapshot
-        self._rows = rows
-        self._fill_tree()
+        if rows != self._rows:  # the same tree keeps its cursor (the whole store
+            self._rows = rows  # loaded after the first view, a reload)
+            self._fill_tree()
         if self.selected is None or not snapshot.view.has_element(self.selected):
             self.selected = rows.first
         self._show_details()

@@ -156,3 +156,31 @@ def test_a_first_read_answers_then_the_model_appears(
         run(["history", "feature:Invoice", "--store", str(root), "--json"], env)
         == first
     )
+
+
+@pytest.mark.parametrize(
+    "query", [["invoices"], ["billing", "search"], ["--all", "invoices"]]
+)
+def test_search_as_of_reads_the_moments_and_answers_as_the_whole_store(
+    store: tuple[Path, dict[str, str]], tmp_path: Path, query: list[str]
+) -> None:
+    """After the first as-of stored the moments, a search as of any cut filters by
+    them; the hits are the same bytes as with the model switched off."""
+    root, env = store
+    run(["as-of", "2020-01-01", "--store", str(root), "--json"], env)
+    record(root, env, "Search uses Postgres", "feature:Search")  # a step
+    days = ["2020-01-01", "2026-01-01", "2030-01-01", _now_stamp(root)]
+    for day in days:
+        args = ["search", "--as-of", day, *query, "--json"]
+        got = run([*args, "--store", str(root)], env)
+        assert got == run([*args, "--store", str(root)], off(env, tmp_path)), day
+
+
+def _now_stamp(root: Path) -> str:
+    """The recorded time of the log's last line (a cut right on a step)."""
+    last = max(
+        json.loads(line)["recorded_at"]
+        for shard in (root / "log").glob("*.ndjson")
+        for line in shard.read_bytes().splitlines()
+    )
+    return str(last)

@@ -30,12 +30,14 @@ if TYPE_CHECKING:
 __all__ = ["open_search_index", "search_command"]
 
 
-def open_search_index(store: str | None, *, need_engine: bool) -> SearchIndex:
+def open_search_index(store: str | None) -> SearchIndex:
     """Open the store's search index, building or updating it when needed.
+
+    A search ``--as-of`` asks the read model's moments which decisions were in
+    force then, and opens the whole store only when they cannot say.
 
     Args:
         store: The ``--store`` value (or ``None`` for discovery).
-        need_engine: Open the engine even if the cache is current (as-of needs it).
 
     Raises:
         StoreNotFoundError: there is no store where discovery looked.
@@ -45,10 +47,9 @@ def open_search_index(store: str | None, *, need_engine: bool) -> SearchIndex:
     location = resolve_location(store)
     if not location.exists:
         raise no_store_here(location)
-    if not need_engine:
-        cached = SearchIndex.open_cached(location.root)
-        if cached is not None:
-            return cached
+    cached = SearchIndex.open_cached(location.root)
+    if cached is not None:
+        return cached
     engine = open_engine(store)
     with progress(lambda: _BUILDING):
         return SearchIndex.for_engine(engine)
@@ -98,7 +99,7 @@ def search_command(
     Example: kgai-tui search invoice rendering --json
     """
     answer = search_answer(
-        lambda need_engine: open_search_index(store, need_engine=need_engine),
+        lambda _as_of: open_search_index(store),
         " ".join(query),
         limit,
         include_all=include_all,

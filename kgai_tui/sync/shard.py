@@ -38,7 +38,8 @@ from kgai_tui.core.errors import LineError, write_error
 from kgai_tui.core.store.regular_file import open_regular, read_regular
 from kgai_tui.core.store.shard_print import ShardPrint, print_of
 from kgai_tui.core.store.shards import safe_name
-from kgai_tui.core.wire.codec import MAX_LINE_BYTES, DecodedLine, decode_line
+from kgai_tui.core.wire.codec import DecodedLine, decode_line
+from kgai_tui.core.wire.limits import MAX_LINE_BYTES
 from kgai_tui.core.write.appender import append_lines, repair_torn_tail
 
 __all__ = [

@@ -59,14 +59,20 @@ def _epoch(text: str) -> int:
 
 
 def _reference(root: Path, stamp: int) -> bytes:
+    """as-of at ``stamp`` and what a search as of then keeps (element ids, the ids
+    of the decisions in force), from a replay."""
     cut = _at(stamp)
-    shards = open_engine(root, cache=False).shards
-    return orjson.dumps(as_of_obj(project_as_of(shards, cut), cut))
+    then = project_as_of(open_engine(root, cache=False).shards, cut)
+    heads = {then.dec_id[i] for hs in then.heads.values() for i in hs}
+    keys = [sorted(then.graph.nodes), sorted(heads)]
+    return orjson.dumps([as_of_obj(then, cut), keys])
 
 
 def _from_model(model: ModelEngine, stamp: int) -> bytes | None:
     got = model.as_of_obj(stamp, format_rfc3339(_at(stamp)))
-    return None if got is None else orjson.dumps(got)
+    keys = model.moment_keys(stamp)
+    assert (got is None) == (keys is None), "as-of and search cover the same cuts"
+    return None if got is None else orjson.dumps([got, keys])
 
 
 def _stamps(root: Path) -> list[int]:
@@ -98,6 +104,10 @@ def _answer(root: Path, cache: Path, stamp: int) -> bytes:
         lambda: open_engine(root, cache_base=cache),
     )
     return orjson.dumps(got.obj)
+
+
+def _as_of_only(reference: bytes) -> bytes:
+    return orjson.dumps(orjson.loads(reference)[0])
 
 
 @SETTINGS
@@ -141,7 +151,7 @@ def test_moments_stay_exact_across_appends_in_any_split(
             model.close()
             _keep(root, cache)  # as the fallback does: the next append starts fresh
         for stamp in _stamps(root)[:: max(1, len(_stamps(root)) // 6)]:
-            assert _answer(root, cache, stamp) == _reference(root, stamp)
+            assert _answer(root, cache, stamp) == _as_of_only(_reference(root, stamp))
 
 
 def _moving_store(seed: int, n: int) -> list[tuple[str, Any]]:
@@ -261,7 +271,7 @@ def test_an_append_keeps_the_past_and_now_and_drops_what_it_changed(
     assert _from_model(model, day[8]) == _reference(root, day[8])  # now
     assert _from_model(model, day[6]) is None  # between: not covered
     model.close()
-    assert _answer(root, cache, day[6]) == _reference(root, day[6])
+    assert _answer(root, cache, day[6]) == _as_of_only(_reference(root, day[6]))
     # That answer opened the whole store and stored the moments anew.
     model = open_model(root, cache)
     assert _from_model(model, day[6]) == _reference(root, day[6])
@@ -300,7 +310,7 @@ def test_a_back_dated_append_narrows_what_the_moments_cover(tmp_path: Path) -> N
     assert _from_model(model, early) == _reference(root, early)
     assert _from_model(model, late) is None
     model.close()
-    assert _answer(root, cache, late) == _reference(root, late)
+    assert _answer(root, cache, late) == _as_of_only(_reference(root, late))
     del w
 
 
@@ -336,7 +346,7 @@ def test_damaged_moments_fall_back_to_the_whole_store(tmp_path: Path) -> None:
         db.close()
         # The seal catches any change of the file: the model is rebuilt, and the
         # answer comes from the whole store, which stores the moments again.
-        assert _answer(DEMO_STORE, cache, stamp) == want
+        assert _answer(DEMO_STORE, cache, stamp) == _as_of_only(want)
         model = open_model(DEMO_STORE, cache)
         assert _from_model(model, stamp) == want
         model.close()
@@ -398,7 +408,7 @@ def test_cli_as_of_answers_from_the_model_after_the_first(tmp_path: Path) -> Non
     stamp = rfc3339_epoch("2026-04-29T13:00:00Z")
     assert stamp is not None
     got = encode(as_of_answer(lambda: model, "2026-04-29T13:00:00Z"))  # type: ignore[arg-type, return-value]
-    assert orjson.loads(got) == orjson.loads(_reference(DEMO_STORE, stamp))
+    assert orjson.loads(got) == orjson.loads(_as_of_only(_reference(DEMO_STORE, stamp)))
 
 
 def test_moments_of_an_earlier_layout_are_written_again(tmp_path: Path) -> None:
@@ -417,7 +427,9 @@ def test_moments_of_an_earlier_layout_are_written_again(tmp_path: Path) -> None:
     stamp = _epoch("2026-03-01T00:00:00Z")
     assert engine.as_of_obj(stamp, "x") is None
     engine.close()
-    assert _answer(DEMO_STORE, cache, stamp) == _reference(DEMO_STORE, stamp)
+    assert _answer(DEMO_STORE, cache, stamp) == _as_of_only(
+        _reference(DEMO_STORE, stamp)
+    )
     model = open_model(DEMO_STORE, cache)
     assert _from_model(model, stamp) == _reference(DEMO_STORE, stamp)
     model.close()

@@ -34,6 +34,7 @@ __all__ = [
     "FOREVER",
     "MOMENTS_KEY",
     "fields_of",
+    "moment_keys",
     "moments_meta",
     "moments_obj",
     "steps_blob",
@@ -78,17 +79,10 @@ def moments_obj(db: sqlite3.Connection, cut: int, at: str) -> dict[str, Any] | N
     Raises:
         ModelCorruptError: a stored value does not decode or contradicts another.
     """
-    meta = moments_meta(db)
-    if meta is None:
+    source = _source(db, cut)
+    if source is None:
         return None
-    top = meta["top"]
-    if meta["clean"] and (top is None or cut >= top):
-        parts = _current(db)
-    elif not any(lo <= cut < hi for lo, hi in meta["gaps"]):
-        parts = _at(db, cut)
-    else:
-        return None
-    names, links, heads, conflicts = parts
+    names, links, heads, conflicts = _current(db) if source == "now" else _at(db, cut)
     return {
         "ok": True,
         "at": at,
@@ -97,6 +91,52 @@ def moments_obj(db: sqlite3.Connection, cut: int, at: str) -> dict[str, Any] | N
         "heads": heads or None,
         "conflicts": conflicts or None,
     }
+
+
+def moment_keys(db: sqlite3.Connection, cut: int) -> tuple[list[str], list[str]] | None:
+    """The ids of the elements and of the decisions in force at ``cut`` (what a
+    search as of then keeps), each sorted; ``None`` when the moments do not cover it.
+
+    Raises:
+        ModelCorruptError: a stored value does not decode or contradicts another.
+    """
+    source = _source(db, cut)
+    if source is None:
+        return None
+    held: set[int] = set()
+    if source == "now":
+        elements = [str(e) for (e,) in db.execute("SELECT id FROM el")]
+        held.update(int(ix) for (ix,) in db.execute("SELECT DISTINCT ix FROM head"))
+    else:
+        elements, sets = [], []
+        for eid, touch, steps in db.execute("SELECT eid, touch, steps FROM at_el"):
+            if touch_at(marshal.loads(touch), cut) is None:
+                continue
+            elements.append(str(eid))
+            val = _step_at(steps, cut)
+            if val is not None and val >= 0:
+                held.add(val)
+            elif val is not None and val < -1:
+                sets.append(-2 - val)
+        multi = _multi(db, sets)
+        for i in sets:
+            held.update(multi[i])
+    fields = fields_of(db, held)
+    return sorted(elements), sorted(fields[g][0] for g in held)
+
+
+def _source(db: sqlite3.Connection, cut: int) -> str | None:
+    """Where the answer at ``cut`` comes from: ``"now"`` (the current tables),
+    ``"past"`` (the moments), or ``None`` (not from this model)."""
+    meta = moments_meta(db)
+    if meta is None:
+        return None
+    top = meta["top"]
+    if meta["clean"] and (top is None or cut >= top):
+        return "now"
+    if not any(lo <= cut < hi for lo, hi in meta["gaps"]):
+        return "past"
+    return None
 
 
 # ---------------------------------------------------------------------- decisions

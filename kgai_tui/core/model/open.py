@@ -129,6 +129,17 @@ class ModelEngine:
         except _FAILURES:
             return None
 
+    def moment_keys(self, cut: int) -> tuple[list[str], list[str]] | None:
+        """The element ids and the ids of the decisions in force at ``cut`` from
+        the moments, or ``None`` when they do not cover it (see
+        :func:`kgai_tui.core.model.moments.moment_keys`)."""
+        from kgai_tui.core.model.moments import moment_keys
+
+        try:
+            return moment_keys(self.db, cut)
+        except _FAILURES:
+            return None
+
     def keep_moments(self, whole: Engine) -> bool:
         """Store the moments of ``whole`` (the same store, opened whole) in the model,
         when the model holds the same log; never waits for the model's lock."""

@@ -7,7 +7,7 @@ in force) or the history index (every decision event). docs/search.md has the de
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -564,14 +564,36 @@ class SearchIndex:
     # ------------------------------------------------------------ as-of
 
     def _moment(self, cut: datetime) -> _Moment:
-        """Heads and elements at ``cut`` (from the time index; cached)."""
+        """Heads and elements at ``cut``: from the read model's moments when it holds
+        the log as it is and covers the cut, else from the time index (cached)."""
         found = self._moments.get(cut)
         if found is not None:
             return found
+        keys = self._model_keys(cut)
+        if keys is not None:
+            elements, heads = keys
+            return self._keep(cut, heads, elements)
         from kgai_tui.core.reads.as_of import as_of_view
 
         engine = self._ensure_engine()
         return self._remember(cut, as_of_view(engine, cut))
+
+    def _model_keys(self, cut: datetime) -> tuple[list[str], list[str]] | None:
+        """The element and head decision ids at ``cut`` from a current read model
+        (never built or written here), or ``None``."""
+        from kgai_tui.core.model.schema import model_enabled
+
+        if self._root is None or self._engine is not None or not model_enabled():
+            return None
+        from kgai_tui.core.model.open import peek_model
+
+        model = peek_model(self._root)
+        if model is None:
+            return None
+        try:
+            return model.moment_keys(int(cut.timestamp()))
+        finally:
+            model.close()
 
     def _remember(self, cut: datetime, then: ProjectionView) -> _Moment:
         """Cache the decisions in force and the elements of the projection at ``cut``."""
@@ -579,9 +601,14 @@ class SearchIndex:
         if found is not None:
             return found
         heads = {then.dec_id[i] for hs in then.heads.values() for i in hs}
+        return self._keep(cut, heads, then.graph.nodes)
+
+    def _keep(
+        self, cut: datetime, heads: Iterable[str], elements: Iterable[str]
+    ) -> _Moment:
         moment = _Moment(
             frozenset(decision_key(d) for d in heads),
-            frozenset(live_key("element", e) for e in then.graph.nodes),
+            frozenset(live_key("element", e) for e in elements),
         )
         if len(self._moments) >= 16:
             self._moments.pop(next(iter(self._moments)))

@@ -25,7 +25,7 @@ from kgai_tui.core.store.shards import (
     walk_line,
     walk_tail,
 )
-from kgai_tui.core.wire.codec import MAX_LINE_BYTES
+from kgai_tui.core.wire.limits import MAX_LINE_BYTES
 from kgai_tui.core.wire.linecheck import CheckedLine, check_line
 from kgai_tui.core.wire.plain_line import NOT_PLAIN, verify_plain_at
 

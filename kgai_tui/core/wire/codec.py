@@ -24,7 +24,6 @@ from kgai_tui.core.gosem.gotext import go_fold_key
 from kgai_tui.core.wire.ids import decision_id_from_parts
 from kgai_tui.core.wire.model import Decision, Event, Mutation
 
-MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")

@@ -46,7 +46,8 @@ from kgai_tui.core.store.scaffold import (
     ensure_project_gitignore,
     ensure_scaffold,
 )
-from kgai_tui.core.wire.codec import MAX_LINE_BYTES, compute_hash, marshal_event
+from kgai_tui.core.wire.codec import compute_hash, marshal_event
+from kgai_tui.core.wire.limits import MAX_LINE_BYTES
 from kgai_tui.core.wire.model import Decision, Event, Mutation, MutOp
 from kgai_tui.core.write.appender import append_lines, repair_torn_tail
 from kgai_tui.core.write.ingest import (

@@ -153,3 +153,22 @@ def test_search_loads_no_ui_or_mcp(demo: Path) -> None:
     names = loaded("search", "invoice", "--json", "--store", str(demo))
     assert "tantivy" in names
     assert sorted(names & {"textual", "mcp"}) == []
+
+
+def test_the_mcp_server_starts_without_the_whole_store_libraries() -> None:
+    """An agent's server answers its reads from the read model: NumPy, NetworkX,
+    tantivy and Textual load only when a tool needs the whole store or search."""
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import kgai_tui.mcp.server"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    names = {
+        line.rsplit("|", 1)[1].strip().split(".")[0]
+        for line in out.stderr.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    }
+    assert "mcp" in names, out.stderr[-2000:]
+    assert sorted(names & {"numpy", "networkx", "tantivy", "textual"}) == []

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kgai_tui.core.answers.answer import no_store
-from kgai_tui.core.engine.engine import Engine
-from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.store.discovery import StoreLocation, locate_store
 from kgai_tui.core.store.shard_print import LogPrint, log_print
 
 if TYPE_CHECKING:
+    # The whole store (and NetworkX and NumPy under it) loads only when a tool
+    # needs it: the reads go through the model, so a session may never load it.
+    from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.search.index import SearchIndex
 
 
@@ -47,7 +48,7 @@ class LiveStore:
         self._engine: Engine | None = None
         self._fingerprint: LogPrint | None = None
         self._index: SearchIndex | None = None
-        self._index_engine: Engine | None = None
+        self._index_print: LogPrint | None = None
 
     @property
     def root(self) -> Path:
@@ -67,6 +68,8 @@ class LiveStore:
         with self._lock:
             current = shard_fingerprint(location.root)
             if self._engine is None or current != self._fingerprint:
+                from kgai_tui.core.engine.open import open_engine
+
                 self._engine = open_engine(location.root)
                 self._fingerprint = current
             return self._engine
@@ -100,7 +103,9 @@ class LiveStore:
         """Return the search index of the store as it is now (built or updated once).
 
         The index lives in the user cache directory and is shared with
-        ``kgai-tui search``; it is reopened only when the log changed.
+        ``kgai-tui search``: when it matches the log it is opened as it is (no
+        replay); otherwise the whole store is opened and the index brought up to
+        date. It is reopened only when the log changed.
 
         Raises:
             StoreNotFoundError: there is no store at the location.
@@ -108,9 +113,16 @@ class LiveStore:
         """
         from kgai_tui.core.search.index import SearchIndex
 
-        engine = self.engine()
+        location = self.location
+        if not location.exists:
+            raise no_store(location)
+        current = shard_fingerprint(location.root)
         with self._lock:
-            if self._index is None or self._index_engine is not engine:
-                self._index = SearchIndex.for_engine(engine)
-                self._index_engine = engine
-            return self._index
+            if self._index is not None and self._index_print == current:
+                return self._index
+            index = SearchIndex.open_cached(location.root)
+        if index is None:
+            index = SearchIndex.for_engine(self.engine())
+        with self._lock:
+            self._index, self._index_print = index, current
+            return index

@@ -4,7 +4,8 @@ Usable means: the header shows the counts (elements · decisions), the element t
 has a kind branch with leaves, and the details pane shows the selected element. The
 screen is captured every 100 ms; the script prints each run and the median.
 
-    python benchmarks/app_first_view.py STORE [--runs N] [--cache-dir DIR]
+    python benchmarks/app_first_view.py STORE [--runs N] [--cache-dir DIR] [--src DIR]
+        [--env NAME=VALUE ...]
 
 Run it with warm caches (open the store once before) to measure the promise "the
 first view is usable within 3 seconds with warm caches".
@@ -64,11 +65,24 @@ def main() -> None:
     parser.add_argument("store", type=Path)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--cache-dir", help="KGAI_TUI_CACHE_DIR for the app")
+    parser.add_argument(
+        "--src",
+        type=Path,
+        help="run kgai_tui from this source tree (e.g. a git archive of a commit)",
+    )
+    parser.add_argument(
+        "--env", action="append", default=[], help="NAME=VALUE for the app (repeat)"
+    )
     args = parser.parse_args()
     exe = Path(sys.executable).with_name("kgai-tui")
     command = f"{shlex.quote(str(exe))} open --store {shlex.quote(str(args.store))}"
+    env = list(args.env)
     if args.cache_dir:
-        command = f"KGAI_TUI_CACHE_DIR={shlex.quote(args.cache_dir)} {command}"
+        env.append(f"KGAI_TUI_CACHE_DIR={args.cache_dir}")
+    if args.src:
+        env.append(f"PYTHONPATH={args.src.resolve()}")
+    if env:
+        command = f"env {' '.join(shlex.quote(e) for e in env)} {command}"
     times = []
     for n in range(args.runs):
         seconds = _run_once(command, timeout_s=60)

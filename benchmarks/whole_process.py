@@ -71,6 +71,7 @@ ROWS: Final = {
     "conflicts": "conflicts",
     "context": "context --about TEXT",
     "as_of": "as-of T",
+    "search_as_of": "search --as-of T TEXT",
     "record": "record (one decision)",
     "first_answer": "first answer, empty cache (status)",
 }
@@ -117,6 +118,7 @@ TARGETS: Final = {
     "conflicts": _KG_READ,
     "context": Target(300.0),
     "as_of": Target(500.0),
+    "search_as_of": Target(500.0),  # an as-of read: held to as-of's target
     "record": Target(300.0, rss=False),
     "first_answer": Target(10_000.0),
 }
@@ -368,6 +370,8 @@ def _argv(
         return ["context", "--about", s.about, *at], None
     if key == "as_of":
         return ["as-of", s.at, *at], None
+    if key == "search_as_of":
+        return ["search", "--as-of", s.at, s.about, *at], None
     if key == "record":
         kind, _, name = s.element.partition(":")
         doc = {

@@ -37,6 +37,7 @@ CALLS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("status", "status", {}),
     ("history", "history", {"element": "{element}"}),
     ("recall --about", "recall", {"topic": "{about}"}),
+    ("search", "search", {"query": "{about}"}),
 )
 
 

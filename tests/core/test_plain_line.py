@@ -246,3 +246,29 @@ def test_the_reference_vectors_agree() -> None:
     assert lines
     for raw in lines:
         _agrees(raw)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [b"\n", b"a", b"{", b'"', b"\\", b"\x00", b"\xc3\xa9", b"\xff"]
+        ),
+        max_size=60,
+    ).map(b"".join)
+)
+def test_lines_split_in_python_as_with_numpy(data: bytes) -> None:
+    """A write's small appended tail is split in plain Python (no NumPy import), a
+    cold open's whole shard with NumPy: the same line ends and the same odd lines."""
+    assert logscan.line_ends(data, vector=False) == logscan.line_ends(data, vector=True)
+
+
+def test_a_shard_scans_the_same_on_both_sides_of_the_vector_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made = generate(GenParams(total=40, installs=1, elems=10))
+    data = _shard([raw for _, raw in made]) + b"\xff torn"
+    plain = scan_bytes("i1.ndjson", data)
+    assert len(plain) == 40 and plain.problems
+    monkeypatch.setattr(logscan, "VECTOR_BYTES", 0)
+    assert asdict(scan_bytes("i1.ndjson", data)) == asdict(plain)

@@ -19,23 +19,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-import numpy as np
-import numpy.typing as npt
-
-from kgai_tui.core.model.arrays import ArrayFileError, read_arrays, write_arrays
 from kgai_tui.core.model.recall_files import file_identity, recall_dir
 from kgai_tui.core.model.rows import ModelCorruptError
-from kgai_tui.core.recall.fields import Csr, Fields
-from kgai_tui.core.recall.index import (
-    ElementPart,
-    RecallIndex,
-    SegmentPart,
-    element_part,
-    segment_part,
-)
-from kgai_tui.core.recall.vocab import Bucket, Vocab
 
 if TYPE_CHECKING:
+    # The arrays (NumPy) load only when a file is read or written: the usual
+    # update (a record on elements that exist, fewer than SEGMENT_EVERY decisions
+    # since the last segment) writes none, and imports none (~0.1-0.2 s).
+    import numpy.typing as npt
+
+    from kgai_tui.core.recall.fields import Fields
+    from kgai_tui.core.recall.index import ElementPart, RecallIndex, SegmentPart
     from kgai_tui.core.replay.projection import Projection
 
 __all__ = [
@@ -66,6 +60,9 @@ def _fields_out(prefix: str, f: Fields, arrays: dict[str, npt.NDArray[Any]]) -> 
 
 
 def _fields_in(prefix: str, vals: Any, arrays: dict[str, npt.NDArray[Any]]) -> Fields:
+    from kgai_tui.core.recall.fields import Csr, Fields
+    from kgai_tui.core.recall.vocab import Bucket, Vocab
+
     buckets = [
         Bucket.from_parts(
             int(length),
@@ -123,6 +120,8 @@ def write_segment_file(model: Path, part: SegmentPart) -> dict[str, Any]:
 
 
 def _write(model: Path, kind: str, vals: Any, arrays: dict[str, Any]) -> dict[str, Any]:
+    from kgai_tui.core.model.arrays import write_arrays
+
     folder = recall_dir(model)
     folder.mkdir(parents=True, exist_ok=True)
     name = _new_name(kind)
@@ -131,6 +130,8 @@ def _write(model: Path, kind: str, vals: Any, arrays: dict[str, Any]) -> dict[st
 
 
 def _read(model: Path, entry: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    from kgai_tui.core.model.arrays import ArrayFileError, read_arrays
+
     path = recall_dir(model) / str(entry["file"])
     try:
         if file_identity(path) != entry["identity"]:
@@ -142,6 +143,8 @@ def _read(model: Path, entry: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
 
 def load_recall(model: Path, p: Projection, recall: dict[str, Any]) -> RecallIndex:
     """The recall index of a model's snapshot ``p`` (its ``meta`` entry ``recall``)."""
+    from kgai_tui.core.recall.index import ElementPart, RecallIndex, SegmentPart
+
     vals, arrays = _read(model, recall["elements"])
     elements = ElementPart(
         list(vals["ids"]),
@@ -171,6 +174,10 @@ def load_recall(model: Path, p: Projection, recall: dict[str, Any]) -> RecallInd
 
 def build_recall(model: Path, p: Projection) -> dict[str, Any]:
     """Index a whole replayed projection; return the ``recall`` meta entry."""
+    import numpy as np
+
+    from kgai_tui.core.recall.index import element_part, segment_part
+
     elements = element_part(p)
     n = len(p.dec_id)
     segments = []
@@ -203,12 +210,18 @@ def update_recall(
     """
     out = dict(recall)
     out["stale"] = sorted(set(recall["stale"]) | set(stale))
+    covered = sum(int(e["count"]) for e in recall["segments"])
+    n = len(p.dec_id)
+    if not elements_changed and n - covered < SEGMENT_EVERY:
+        return out  # nothing to write (the usual record)
+    import numpy as np
+
+    from kgai_tui.core.recall.index import element_part, segment_part
+
     elements: ElementPart | None = None
     if elements_changed:
         elements = element_part(p)
         out["elements"] = write_element_file(model, elements)
-    covered = sum(int(e["count"]) for e in recall["segments"])
-    n = len(p.dec_id)
     if n - covered < SEGMENT_EVERY:
         return out
     if elements is None:

@@ -18,8 +18,6 @@ from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import networkx as nx
-import numpy as np
-import numpy.typing as npt
 
 from kgai_tui.core.gosem.gotext import recorded_epoch
 from kgai_tui.core.replay.element_shapes import Packed, ShapesByElement
@@ -28,6 +26,9 @@ from kgai_tui.core.wire.codec import event_obj
 from kgai_tui.core.wire.props import CLEAN_KEYS, ElementProps, clean_key
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from kgai_tui.core.store.decision_fields import Joined
     from kgai_tui.core.wire.model import Event
 
@@ -181,6 +182,10 @@ class Projection(GraphReads):
         given to :meth:`apply_many`. A decision only known as superseded (``at``
         -1) reads the empty value appended to each column.
         """
+        # NumPy loads with the cold open that calls this, not with every importer
+        # of the projection (a write session's model overlay: ~0.2 s per record).
+        import numpy as np
+
         from kgai_tui.core.store.decision_fields import ZERO_TIME, Coded
 
         fill = self._fill_at

@@ -12,12 +12,15 @@ end, one pass each (:meth:`Projection.fill_deferred`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Final
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.gosem.gotext import recorded_epoch
+
+if TYPE_CHECKING:
+    # NumPy loads with the first column packed or unpacked (a cold open), not with
+    # every importer of these names (a write session: ~0.1-0.2 s per record).
+    import numpy as np
+    import numpy.typing as npt
 
 TEXT_FIELDS: Final = ("title", "rationale", "author", "refs", "summary")
 # The text columns sent: the decision's fields and the event's install id.
@@ -88,6 +91,8 @@ class FieldColumns:
     def _pack(self, col: list[bytes]) -> Column:
         distinct = dict.fromkeys(col)
         if len(distinct) <= _CODED_MAX:
+            import numpy as np
+
             index = {v: i for i, v in enumerate(distinct)}
             codes = np.fromiter(map(index.__getitem__, col), np.int32, len(col))
             return Coded([v.decode("utf-8", "surrogatepass") for v in distinct], codes)
@@ -96,9 +101,9 @@ class FieldColumns:
         return b"\n".join(col)
 
 
-_DIGITS: Final = np.array([0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18])
+_DIGITS: Final = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
 _MARKS: Final = {4: ord("-"), 7: ord("-"), 10: ord("T"), 13: ord(":"), 16: ord(":")}
-_MONTH_DAYS: Final = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
+_MONTH_DAYS: Final = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
 def epochs(values: list[bytes]) -> npt.NDArray[np.int64]:
@@ -108,6 +113,8 @@ def epochs(values: list[bytes]) -> npt.NDArray[np.int64]:
     (what :func:`gotext.recorded_epoch` checks and computes, column-wise), and any
     other shape one by one by ``recorded_epoch`` itself.
     """
+    import numpy as np
+
     n = len(values)
     out = np.full(n, ZERO_TIME, dtype=np.int64)
     if not n:
@@ -118,7 +125,7 @@ def epochs(values: list[bytes]) -> npt.NDArray[np.int64]:
     ok &= u[:, 19] == ord("Z")
     for col, mark in _MARKS.items():
         ok &= u[:, col] == mark
-    d = u[:, _DIGITS] - ord("0")
+    d = u[:, list(_DIGITS)] - ord("0")
     ok &= ((d >= 0) & (d <= 9)).all(axis=1)
     year = d[:, 0] * 1000 + d[:, 1] * 100 + d[:, 2] * 10 + d[:, 3]
     month = d[:, 4] * 10 + d[:, 5]
@@ -127,7 +134,7 @@ def epochs(values: list[bytes]) -> npt.NDArray[np.int64]:
     ok &= (month >= 1) & (month <= 12) & (day >= 1)
     ok &= (hour <= 23) & (minute <= 59) & (sec <= 59)
     leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
-    last = _MONTH_DAYS[np.clip(month, 0, 12)] + ((month == 2) & leap)
+    last = np.array(_MONTH_DAYS)[np.clip(month, 0, 12)] + ((month == 2) & leap)
     ok &= day <= last
     # Days since 1970-01-01 of the proleptic Gregorian date (gotext._days_from_civil).
     y = year - (month <= 2)
@@ -157,11 +164,15 @@ def unpack_column(col: Column, count: int) -> list[str]:
 
 def unpack_times(blob: bytes) -> npt.NDArray[np.int64]:
     """A packed time column."""
+    import numpy as np
+
     return np.frombuffer(blob, dtype=np.int64)
 
 
 def _join_coded(cols: list[Coded]) -> Coded:
     """Shards' coded columns as one: one table, codes renumbered into it."""
+    import numpy as np
+
     table: dict[str, int] = {}
     codes = []
     for col in cols:
@@ -181,6 +192,8 @@ def concat_fields(
     Columns coded in every shard stay coded; a column empty on every line (refs
     and summary often are) comes back as ``None``: nothing to split or pick.
     """
+    import numpy as np
+
     text: list[Joined] = []
     for k in range(len(COLUMNS)):
         cols = [p[0][k] for p in packs]

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import hashlib
 from array import array
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
-
-import numpy as np
 
 from kgai_tui.core.store.decision_fields import PLAIN_GROUPS, FieldColumns, PackedFields
 from kgai_tui.core.store.shard_print import EDGE_BYTES, ShardPrint
@@ -34,7 +33,6 @@ DECISION_ID_OK: Final = 2
 CANONICAL: Final = 4
 _ALL_OK: Final = HASH_OK | DECISION_ID_OK | CANONICAL
 _NL: Final = ord("\n")
-_NOT_PLAIN: Final = np.array(NOT_PLAIN, dtype=bool)
 _PLAIN_OR_NL: Final = bytes(b for b in range(256) if not NOT_PLAIN[b])
 TAIL_BYTES: Final = EDGE_BYTES  # the fingerprint's tail (shard_print)
 
@@ -137,15 +135,8 @@ def scan_bytes(
         )
 
     problems = scan.problems
-    a = np.frombuffer(data, dtype=np.uint8)
-    newlines = np.flatnonzero(a == _NL)
-    ends: list[int] = newlines.tolist()
-    starts: list[int] = [0, *(newlines[:-1] + 1).tolist()] if ends else []
-    # Lines holding a byte a plain line cannot hold, found for the whole shard at
-    # once (the index of each such byte's line; the torn tail's is len(ends)).
-    odd: set[int] = set()
-    if data.translate(None, _PLAIN_OR_NL):  # some: find where (rare)
-        odd = set(np.searchsorted(newlines, np.flatnonzero(_NOT_PLAIN[a])).tolist())
+    ends, odd = line_ends(data, vector=len(data) >= VECTOR_BYTES)
+    starts = [0, *(e + 1 for e in ends[:-1])] if ends else []
     prev = None if prev_hash is None else prev_hash.encode()
     for i, (pos, end) in enumerate(zip(starts, ends, strict=True)):
         length = end - pos
@@ -183,6 +174,36 @@ def scan_bytes(
     if cols is not None:
         scan.fields = cols.pack()
     return scan
+
+
+#: From this many bytes on, lines are split with NumPy (a cold open's whole shards);
+#: below, in plain Python, so a write scanning the line it appended never imports
+#: NumPy (~0.1-0.2 s of a ``record``).
+VECTOR_BYTES: Final = 1 << 20
+
+
+def line_ends(data: bytes, *, vector: bool) -> tuple[list[int], set[int]]:
+    """Where each line of ``data`` ends (its newline's offset), and the indices of
+    the lines holding a byte a plain line cannot hold (the torn tail's index is the
+    number of ends). ``vector``: with NumPy, for large data; both give the same."""
+    odd: set[int] = set()
+    if vector:
+        import numpy as np
+
+        a = np.frombuffer(data, dtype=np.uint8)
+        newlines = np.flatnonzero(a == _NL)
+        if data.translate(None, _PLAIN_OR_NL):  # some: find where (rare)
+            bad = np.array(NOT_PLAIN, dtype=bool)[a]
+            odd = set(np.searchsorted(newlines, np.flatnonzero(bad)).tolist())
+        return newlines.tolist(), odd
+    ends: list[int] = []
+    find, at = data.find, data.find(b"\n")
+    while at != -1:
+        ends.append(at)
+        at = find(b"\n", at + 1)
+    if data.translate(None, _PLAIN_OR_NL):
+        odd = {bisect_left(ends, i) for i, b in enumerate(data) if NOT_PLAIN[b]}
+    return ends, odd
 
 
 def scan_file(path: Path, *, fields: bool = False) -> ShardScan:

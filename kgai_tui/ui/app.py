@@ -148,13 +148,20 @@ class KgaiApp(App[None]):
         from kgai_tui.core.model.open import peek_model
         from kgai_tui.core.model.rows import ModelCorruptError
         from kgai_tui.core.model.schema import model_enabled
+        from kgai_tui.core.store.config_file import config_problems
 
         model = peek_model(self.root) if model_enabled() else None
         if model is None:
             return
         try:
             prepared = prepare_preview(model.projection, self.palette)
-            problems = len(model.problems) + len(model.projection.unknown_ops)
+            # What doctor_problems counts, but broken hash chains (the loaded
+            # store's header adds them).
+            problems = (
+                len(model.problems)
+                + len(model.projection.unknown_ops)
+                + len(config_problems(self.root))
+            )
         except (sqlite3.Error, ModelCorruptError, OSError, ValueError, KeyError):
             model.close()  # the whole store's first view comes as before
             return

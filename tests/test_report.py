@@ -214,3 +214,50 @@ def test_html_timeline_svg_and_people(tmp_path: Path, demo_store: Path) -> None:
         page = report(store, "--format", "html").decode("utf-8")
         if "<svg" in page:
             ET.fromstring(page[page.index("<svg") : page.index("</svg>") + 6])
+
+
+def _old_times_store(tmp_path: Path) -> Path:
+    """Decisions recorded before 1970 (negative times, one on a day's first
+    second), one without a time, two at the same second: the orders and the
+    month counts the model must compute as the replay does."""
+    from builders import ShardWriter, decision, upsert, write_store
+
+    w, v = ShardWriter("i1", "ana"), ShardWriter("i2", "bo")
+    stamps = [
+        "1969-12-31T23:59:59Z",
+        "1969-12-31T00:00:00Z",
+        "1960-02-29T12:00:00Z",
+        "2026-03-01T00:00:00Z",
+        "not a time",
+    ]
+    for n, stamp in enumerate(stamps):
+        d = decision(f"decision {n}", [upsert("feature", f"F{n % 2}")], author="ana")
+        w.add(d, lamport=n + 1, recorded_at=stamp)
+    d = decision("same second", [upsert("feature", "F1")], author="bo")
+    v.add(d, lamport=4, recorded_at="2026-03-01T00:00:00Z")
+    files = {"i1.ndjson": w.to_bytes(), "i2.ndjson": v.to_bytes()}
+    return write_store(tmp_path / "old", files)
+
+
+def test_the_report_now_comes_from_the_model_with_the_same_bytes(
+    tmp_path: Path, demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``report`` (now) reads the model; ``KGAI_TUI_READ_MODEL=off`` the whole store."""
+    import time
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("KGAI_TUI_CACHE_DIR", str(cache))
+    for store in (demo_store, _old_times_store(tmp_path)):
+        before = set(cache.glob("model/*.seal"))
+        report(store)  # the first read answers from its replay and builds the model
+        deadline = time.monotonic() + 60
+        while set(cache.glob("model/*.seal")) == before:
+            assert time.monotonic() < deadline, "the model was never sealed"
+            time.sleep(0.05)
+        for args in ([], ["--format", "html"], ["--last", "2"], ["--last", "0"]):
+            got = report(store, *args)
+            monkeypatch.setenv("KGAI_TUI_READ_MODEL", "off")
+            assert got == report(store, *args), (store, args)
+            monkeypatch.delenv("KGAI_TUI_READ_MODEL")
+    text = report(_old_times_store(tmp_path)).decode()
+    assert "1960-02" in text and "1969-12" in text

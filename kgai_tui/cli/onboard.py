@@ -26,6 +26,7 @@ from kgai_tui.cli.support import (
     engine_source,
     handles_errors,
     open_engine,
+    open_model_engine,
     resolve_location,
     show,
 )
@@ -198,8 +199,13 @@ def report_command(
     from kgai_tui.core.report.report import build_report
 
     cut = parse_as_of(as_of) if as_of is not None else None
-    engine = open_engine(store)
-    projection = engine.projection if cut is None else as_of_view(engine, cut)
+    # Now: from the read model (a few queries over the decisions, rows for the
+    # elements); at a moment: the whole store's time index.
+    projection = (
+        open_model_engine(store).projection
+        if cut is None
+        else as_of_view(open_engine(store), cut)
+    )
     report = build_report(projection, cut, last)
     text = render_html(report) if fmt == "html" else render_markdown(report)
     data = text.encode("utf-8")

@@ -48,6 +48,9 @@ from kgai_tui.core.reads.kg import conflicts_obj, heads_obj, history_obj, resolv
 from kgai_tui.core.reads.people import people_obj
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.replay.projection_view import ProjectionView
+from kgai_tui.core.report.html import render_html
+from kgai_tui.core.report.markdown import render_markdown
+from kgai_tui.core.report.report import build_report
 from kgai_tui.demo import DEMO_STORE
 
 SETTINGS = settings(max_examples=25, deadline=None)
@@ -123,6 +126,11 @@ def reads(engine: Any) -> bytes:
         "heads_one": [heads_obj(p, e) for e in eids],
         "resolve": [resolve_obj(p, e) for e in eids if ":" in e],
         "digest": export_digest(export_parts(p)),
+        # The report now (the model: a few queries over the decision rows).
+        "report": [
+            render_markdown(build_report(p, None, last)) for last in (0, 1, 3, 50)
+        ]
+        + [render_html(build_report(p, None, 2))],
         # What the explorer's header shows (the model: from the people tables).
         "header": _header_counts(p),
         # The model exports from its tables (ModelEngine.export_rows), the replay

@@ -260,6 +260,42 @@ class DiskProjection:
         ).fetchone()
         return int(hit[0])
 
+    def report_timeline(
+        self, last: int
+    ) -> tuple[int, list[int], int | None, dict[int, int]]:
+        """What the report reads of every decision, in a few queries: how many were
+        recorded (not placeholders), the last ``last`` in history order (time, none
+        last, then lamport, then id), the newest with a time, and how many were
+        recorded per UTC day (floor division, also before 1970).
+
+        See :class:`kgai_tui.core.report.report.Timeline`.
+        """
+        # Two passes over the decision rows: one groups them by day (the untimed
+        # in a group of their own), one keeps the newest ``last`` (and, after the
+        # untimed ones, which sort last, the newest with a time).
+        db, recorded = self.db, "FROM dec WHERE hash != ''"
+        days: dict[int, int] = {}
+        untimed = 0
+        for day, n in db.execute(
+            f"SELECT time / 86400 - (time % 86400 < 0), count(*) {recorded} GROUP BY 1"
+        ):
+            if day is None:
+                untimed = int(n)
+            else:
+                days[int(day)] = int(n)
+        count = untimed + sum(days.values())
+        newest = [
+            (int(ix), time)
+            for ix, time in db.execute(
+                f"SELECT ix, time {recorded} ORDER BY (time IS NULL) DESC,"
+                " coalesce(time, 0) DESC, lamport DESC, id DESC LIMIT ?",
+                (max(last, untimed + 1),),
+            )
+        ]
+        story = [ix for ix, _ in newest[: max(last, 0)]][::-1]
+        latest = next((ix for ix, time in newest if time is not None), None)
+        return count, story, latest, days
+
     def all_heads(self) -> list[tuple[str, set[int]]]:
         """Every element's heads (``heads.items()``), their rows fetched in batches."""
         items = cast("list[tuple[str, set[int]]]", self.heads.items())

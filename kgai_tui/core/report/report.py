@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Final
+from typing import Any, Final
 
 from kgai_tui.core.gosem.gotext import format_rfc3339
 from kgai_tui.core.reads.kg import history_order, when_of
@@ -171,18 +171,51 @@ def _kinds(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """What the report reads of every decision: how many were recorded, the last
+    ``last`` of them in history order, the newest one with a time, and how many
+    were recorded per UTC day (days since 1970-01-01)."""
+
+    recorded: int
+    story: list[int]
+    latest: int | None
+    days: dict[int, int]
+
+
+def timeline(p: ProjectionView, last: int) -> Timeline:
+    """The report's pass over every decision, or the read model's few queries for
+    it (``report_timeline``): at a million decisions, the difference between
+    loading the whole store and reading a few columns."""
+    from_model = getattr(p, "report_timeline", None)
+    if from_model is not None:
+        return Timeline(*from_model(last))
+    recorded = [i for i, h in enumerate(p.dec_hash) if h]
+    ordered = history_order(p, recorded)
+    timed = [i for i in ordered if p.dec_time[i] is not None]
+    days: dict[int, int] = {}
+    for i in timed:
+        day = int(p.dec_time[i] or 0) // 86400
+        days[day] = days.get(day, 0) + 1
+    return Timeline(
+        len(recorded),
+        ordered[-last:] if last > 0 else [],
+        timed[-1] if timed else None,
+        days,
+    )
+
+
 def build_report(
     p: ProjectionView, at: datetime | None, last: int = DEFAULT_LAST
 ) -> Report:
     """Describe a projection; ``at`` is the --as-of moment (``None``: the latest)."""
     heads = {i for hs in p.heads.values() for i in hs}
-    recorded = [i for i in range(len(p.dec_id)) if p.dec_hash[i]]
-    ordered = history_order(p, recorded)
+    p.prefetch(heads)
+    line = timeline(p, last)
     if at is not None:
         moment = format_rfc3339(at)
     else:
-        timed = [i for i in ordered if p.dec_time[i] is not None]
-        moment = when_of(p, timed[-1]) if timed else ""
+        moment = "" if line.latest is None else when_of(p, line.latest)
     conflicts = tuple(
         ConflictEntry(
             eid,
@@ -191,18 +224,17 @@ def build_report(
         )
         for eid in sorted(p.contested)
     )
-    story = ordered[-last:] if last > 0 else []
     return Report(
         at=moment,
         latest=at is None,
-        elements=p.graph.number_of_nodes(),
-        decisions=len(recorded),
+        elements=p.element_count(),
+        decisions=line.recorded,
         in_force=len(heads),
         kinds=_kinds(p, heads),
         conflicts=conflicts,
-        story=tuple(_decision(p, i, heads) for i in story),
+        story=tuple(_decision(p, i, heads) for i in line.story),
         last=last,
-        months=_months(p, recorded),
+        months=_months(line.days),
         people=tuple(
             PersonEntry(
                 str(r["author"]),
@@ -215,20 +247,31 @@ def build_report(
                 str(r["first"] or ""),
                 str(r["last"] or ""),
             )
-            for r in people_obj(p, at)["people"]
+            for r in _people(p, at)
         ),
     )
 
 
-def _months(p: ProjectionView, recorded: list[int]) -> tuple[tuple[str, int], ...]:
+def _people(p: ProjectionView, at: datetime | None) -> list[dict[str, Any]]:
+    """The people rows: from the read model's per-author totals when it has them
+    (now only), else from a pass over every decision."""
+    totals = getattr(p, "people_parts", None)
+    if at is None and totals is not None:
+        from kgai_tui.core.reads.people import people_of_totals
+
+        rows: list[dict[str, Any]] = people_of_totals(*totals())["people"]
+        return rows
+    found: list[dict[str, Any]] = people_obj(p, at)["people"]
+    return found
+
+
+def _months(days: dict[int, int]) -> tuple[tuple[str, int], ...]:
     """Decisions per calendar month (UTC), every month from the first to the last."""
     counts: dict[tuple[int, int], int] = {}
-    for i in recorded:
-        stamp = p.dec_time[i]
-        if stamp is not None:
-            moment = datetime.fromtimestamp(stamp, UTC)
-            key = (moment.year, moment.month)
-            counts[key] = counts.get(key, 0) + 1
+    for day, n in days.items():
+        moment = datetime.fromtimestamp(day * 86400, UTC)
+        key = (moment.year, moment.month)
+        counts[key] = counts.get(key, 0) + n
     if not counts:
         return ()
     (y, m), end = min(counts), max(counts)

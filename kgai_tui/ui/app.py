@@ -148,20 +148,14 @@ class KgaiApp(App[None]):
         from kgai_tui.core.model.open import peek_model
         from kgai_tui.core.model.rows import ModelCorruptError
         from kgai_tui.core.model.schema import model_enabled
-        from kgai_tui.core.store.config_file import config_problems
+        from kgai_tui.core.reads.health import problem_count
 
         model = peek_model(self.root) if model_enabled() else None
         if model is None:
             return
         try:
             prepared = prepare_preview(model.projection, self.palette)
-            # What doctor_problems counts, but broken hash chains (the loaded
-            # store's header adds them).
-            problems = (
-                len(model.problems)
-                + len(model.projection.unknown_ops)
-                + len(config_problems(self.root))
-            )
+            problems = problem_count(cast("Engine", model))
         except (sqlite3.Error, ModelCorruptError, OSError, ValueError, KeyError):
             model.close()  # the whole store's first view comes as before
             return

@@ -18,18 +18,10 @@ def people_answer(engine: EngineSource, as_of: str = "") -> Answer:
         UsageError: ``as_of`` is neither RFC3339 nor ``YYYY-MM-DD``.
     """
     from kgai_tui.core.reads.kg import parse_as_of
-    from kgai_tui.core.reads.people import people_obj
+    from kgai_tui.core.reads.people import people_now, people_obj
 
     if not as_of:
-        from kgai_tui.core.model.disk import DiskProjection
-
-        p = engine().projection
-        if isinstance(p, DiskProjection):
-            # The model keeps per-author totals: no pass over every decision.
-            from kgai_tui.core.reads.people import people_of_totals
-
-            return Answer(people_of_totals(*p.people_parts()))
-        return Answer(people_obj(p))
+        return Answer(people_now(engine().projection))
     from kgai_tui.core.reads.as_of import as_of_view
 
     cut = parse_as_of(as_of)

@@ -108,19 +108,9 @@ def moment_keys(db: sqlite3.Connection, cut: int) -> tuple[list[str], list[str]]
         elements = [str(e) for (e,) in db.execute("SELECT id FROM el")]
         held.update(int(ix) for (ix,) in db.execute("SELECT DISTINCT ix FROM head"))
     else:
-        elements, sets = [], []
-        for eid, touch, steps in db.execute("SELECT eid, touch, steps FROM at_el"):
-            if touch_at(marshal.loads(touch), cut) is None:
-                continue
-            elements.append(str(eid))
-            val = _step_at(steps, cut)
-            if val is not None and val >= 0:
-                held.add(val)
-            elif val is not None and val < -1:
-                sets.append(-2 - val)
-        multi = _multi(db, sets)
-        for i in sets:
-            held.update(multi[i])
+        present, entries = _elements_at(db, cut)
+        elements = [eid for eid, _, _ in present.values()]
+        held.update(g for e in entries for g in e[3])
     fields = fields_of(db, held)
     return sorted(elements), sorted(fields[g][0] for g in held)
 
@@ -273,19 +263,33 @@ def _step_at(blob: bytes, cut: int) -> int | None:
     return None if i < 0 else steps[n + i]
 
 
-def _at(db: sqlite3.Connection, cut: int) -> Parts:
-    """The store at a past cut, from the moments."""
-    present: dict[int, tuple[str, str]] = {}
+def _elements_at(
+    db: sqlite3.Connection, cut: int
+) -> tuple[dict[int, tuple[str, str, str]], list[tuple[str, str, str, Sequence[int]]]]:
+    """The elements touched by ``cut`` (by element number: id, kind, name) and those
+    holding heads then, in id order, with their head decision rows."""
+    present: dict[int, tuple[str, str, str]] = {}
     held: list[tuple[str, str, str, int]] = []
     for n, eid, touch, steps in db.execute("SELECT n, eid, touch, steps FROM at_el"):
         got = touch_at(marshal.loads(touch), cut)
         if got is None:
             continue
-        present[n] = got
+        present[n] = (eid, *got)
         val = _step_at(steps, cut)
         if val is not None and val != -1:
             held.append((eid, got[0], got[1], val))
     held.sort(key=lambda e: e[0])
+    multi = _multi(db, [-2 - v for *_, v in held if v < -1])
+    entries: list[tuple[str, str, str, Sequence[int]]] = [
+        (eid, kind, name, (v,) if v >= 0 else multi[-2 - v])
+        for eid, kind, name, v in held
+    ]
+    return present, entries
+
+
+def _at(db: sqlite3.Connection, cut: int) -> Parts:
+    """The store at a past cut, from the moments."""
+    present, entries = _elements_at(db, cut)
     rows = []
     for src, dst, kind, steps in db.execute(
         "SELECT src, dst, kind, steps FROM at_link"
@@ -293,13 +297,8 @@ def _at(db: sqlite3.Connection, cut: int) -> Parts:
         if _step_at(steps, cut):
             if src not in present or dst not in present:
                 raise ModelCorruptError("a link alive before its ends were touched")
-            rows.append((present[src][1], kind, present[dst][1]))
-    names, links = _sorted(present.values(), rows)
-    multi = _multi(db, [-2 - v for *_, v in held if v < -1])
-    entries = [
-        (eid, kind, name, (v,) if v >= 0 else multi[-2 - v])
-        for eid, kind, name, v in held
-    ]
+            rows.append((present[src][2], kind, present[dst][2]))
+    names, links = _sorted(((k, n) for _, k, n in present.values()), rows)
     fields = fields_of(db, (g for e in entries for g in e[3]))
     _patch(db, cut, fields)
     return (names, links, *_head_rows(entries, fields))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
@@ -110,13 +111,7 @@ class ModelEngine:
 
         try:
             return moments_obj(self.db, cut, at)
-        except (
-            sqlite3.DatabaseError,
-            ModelCorruptError,
-            ValueError,
-            TypeError,
-            KeyError,
-        ):
+        except _FAILURES:
             return None  # the whole store answers, and the moments are written anew
 
     def export_rows(self) -> ModelExportRows | None:
@@ -225,15 +220,36 @@ def peek_model(root: Path, cache_base: Path | None = None) -> ModelEngine | None
     path = model_path(root, cache_base)
     if not log_dir.is_dir() or not sealed(path):
         return None
-    db: sqlite3.Connection | None = None
     try:
         listing = list_log(log_dir)
         now = prints_from_disk(log_dir, listing.names)
-        db = _connect(path, write=False, any_thread=True)
+        return _read(root, path, listing.refused, now, "warm", any_thread=True)
+    except (OSError, UnicodeError):
+        return None
+
+
+def _read(
+    root: Path,
+    path: Path,
+    refused: Sequence[LineProblem],
+    now: list[ShardPrint],
+    how: str,
+    *,
+    as_it_is: bool = False,
+    any_thread: bool = False,
+) -> ModelEngine | None:
+    """A read of the sealed model when it holds the log as it is ``now`` (or, with
+    ``as_it_is``, whatever prefix it holds), else ``None``."""
+    if not sealed(path):
+        return None
+    db: sqlite3.Connection | None = None
+    try:
+        db = _connect(path, write=False, any_thread=any_thread)
         db.execute("BEGIN")
-        if compare_prints(_stored_prints(db, root, path), now, log_dir) == "same":
-            return ModelEngine(root, db, "warm", list(listing.refused), path)
-    except (*_FAILURES, OSError, UnicodeError):
+        change = compare_prints(_stored_prints(db, root, path), now, root / "log")
+        if change == "same" or as_it_is:
+            return ModelEngine(root, db, how, list(refused), path)
+    except _FAILURES:
         pass
     if db is not None:
         db.close()
@@ -251,18 +267,9 @@ def _open_model(
     for round_ in range(_ROUNDS + 1):
         listing = list_log(log_dir)
         now = prints_from_disk(log_dir, listing.names)
-        db: sqlite3.Connection | None = None
-        if sealed(path):
-            try:
-                db = _connect(path, write=False)
-                db.execute("BEGIN")
-                change = compare_prints(_stored_prints(db, root, path), now, log_dir)
-                if change == "same" or round_ == _ROUNDS:
-                    return ModelEngine(root, db, how, list(listing.refused), path)
-            except _FAILURES:
-                pass
-            if db is not None:
-                db.close()
+        read = _read(root, path, listing.refused, now, how, as_it_is=round_ == _ROUNDS)
+        if read is not None:
+            return read
         done = _bring_up_to_date(
             root, path, listing.names, listing.refused, now, background, staged
         )

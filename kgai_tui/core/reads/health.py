@@ -93,6 +93,22 @@ def doctor_problems(engine: Engine) -> list[str]:
     return problems
 
 
+def problem_count(engine: Engine) -> int:
+    """How many problems :func:`doctor_problems` lists, from what the read model
+    keeps too: a model holds no scans, so its count leaves broken hash chains out
+    (the explorer's first view shows it until the whole store has loaded)."""
+    from kgai_tui.core.store.config_file import config_problems
+
+    scans = getattr(engine, "scans", ())
+    config = config_problems(engine.root) if engine.root is not None else []
+    return (
+        len(engine.problems)
+        + sum(len(scan.chain_breaks) for scan in scans)
+        + len(engine.projection.unknown_ops)
+        + len(config)
+    )
+
+
 def doctor_obj(engine: Engine) -> dict[str, Any]:
     """Return the doctor report; ``ok`` is false when any problem was found.
 

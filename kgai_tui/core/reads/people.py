@@ -39,7 +39,7 @@ from kgai_tui.core.reads.kg import when_of
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection_view import ProjectionView
 
-__all__ = ["parse_age", "people_obj", "people_of_totals", "stale_obj"]
+__all__ = ["parse_age", "people_now", "people_obj", "people_of_totals", "stale_obj"]
 
 _AGE: Final = re.compile(r"(\d{1,6})([dwh])")
 _UNIT: Final = {"h": 3600, "d": 86400, "w": 7 * 86400}
@@ -116,6 +116,15 @@ def people_obj(p: ProjectionView, as_of: datetime | None = None) -> dict[str, An
         "as_of": None if as_of is None else format_rfc3339(as_of),
         "people": rows,
     }
+
+
+def people_now(p: ProjectionView) -> dict[str, Any]:
+    """:func:`people_obj` now: from the per-author totals when ``p`` keeps them (the
+    read model on disk: a few hundred rows), else from every decision."""
+    totals = getattr(p, "people_parts", None)
+    if totals is not None:
+        return people_of_totals(*totals())
+    return people_obj(p)
 
 
 def people_of_totals(

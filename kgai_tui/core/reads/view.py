@@ -30,9 +30,7 @@ class Element:
     @property
     def label(self) -> str:
         """``kind:name`` (``(unnamed <id>)`` for a stub)."""
-        if not self.name:
-            return f"(unnamed {self.id})"
-        return f"{self.kind}:{self.name}" if self.kind else self.name
+        return element_label(self.id, self.kind, self.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +66,14 @@ class Decision:
         return not self.hash
 
 
+def element_label(eid: str, kind: str, name: str) -> str:
+    """:meth:`KgView.label` of an element already read: ``kind:name``, the name
+    without a kind, ``(unnamed <id>)`` without a name."""
+    if not name:
+        return f"(unnamed {eid})"
+    return f"{kind}:{name}" if kind else name
+
+
 @dataclass(frozen=True, slots=True)
 class KgView:
     """Read-only questions about one projection (live or as of a moment)."""
@@ -101,9 +107,7 @@ class KgView:
     def label(self, eid: str) -> str:
         """``kind:name`` of an element (``(unnamed <id>)`` for a stub or a missing one)."""
         kind, name, _ = self.projection.element(eid) or ("", "", "")
-        if not name:
-            return f"(unnamed {eid})"
-        return f"{kind}:{name}" if kind else name
+        return element_label(eid, kind, name)
 
     def kind(self, eid: str) -> str:
         """The kind of an element (``""`` when unknown)."""

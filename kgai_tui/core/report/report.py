@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from kgai_tui.core.gosem.gotext import format_rfc3339
 from kgai_tui.core.reads.kg import history_order, when_of
-from kgai_tui.core.reads.people import people_obj
+from kgai_tui.core.reads.people import people_now, people_obj
 from kgai_tui.core.replay.projection_view import ProjectionView
 from kgai_tui.core.wire.props import parse_props
 
@@ -253,16 +253,10 @@ def build_report(
 
 
 def _people(p: ProjectionView, at: datetime | None) -> list[dict[str, Any]]:
-    """The people rows: from the read model's per-author totals when it has them
-    (now only), else from a pass over every decision."""
-    totals = getattr(p, "people_parts", None)
-    if at is None and totals is not None:
-        from kgai_tui.core.reads.people import people_of_totals
-
-        rows: list[dict[str, Any]] = people_of_totals(*totals())["people"]
-        return rows
-    found: list[dict[str, Any]] = people_obj(p, at)["people"]
-    return found
+    """The people rows (now: from the read model's totals when ``p`` keeps them)."""
+    obj = people_now(p) if at is None else people_obj(p, at)
+    rows: list[dict[str, Any]] = obj["people"]
+    return rows
 
 
 def _months(days: dict[int, int]) -> tuple[tuple[str, int], ...]:

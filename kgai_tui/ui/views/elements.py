@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 
+from kgai_tui.core.reads.view import element_label
 from kgai_tui.ui.render import DIM, element_details
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.snapshot import DecisionRequested, ElementRequested, Snapshot
@@ -72,7 +73,7 @@ def element_rows(
     for eid, kind, name in v.element_names():
         by_kind.setdefault(kind or "(stub)", []).append((name.lower(), eid, kind, name))
         # The element shown when nothing is selected: the least label, then id.
-        shown = _label(eid, kind, name)
+        shown = element_label(eid, kind, name)
         if first is None or (shown, eid) < first:
             first = (shown, eid)
     groups = []
@@ -89,13 +90,6 @@ def element_rows(
             rows.append(ElementRow(eid, label, lower, real_kind.lower()))
         groups.append((kind, tuple(rows)))
     return ElementRows(tuple(groups), None if first is None else first[1])
-
-
-def _label(eid: str, kind: str, name: str) -> str:
-    """:meth:`KgView.label` of a row already read."""
-    if not name:
-        return f"(unnamed {eid})"
-    return f"{kind}:{name}" if kind else name
 
 
 class ElementsView(Horizontal):

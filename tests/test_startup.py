@@ -8,6 +8,7 @@ heavy libraries, a read on the store loads no search index, terminal UI or MCP.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -122,7 +123,9 @@ def test_help_lists_the_same_commands_after_they_load() -> None:
     cold = help_text("pass")
     assert cold == help_text("all_commands()")
     listed = cold.split("Commands:\n", 1)[1].splitlines()
-    names = {line.split()[0] for line in listed if line.startswith("  ") and line[2] != " "}
+    names = {
+        line.split()[0] for line in listed if line.startswith("  ") and line[2] != " "
+    }
     assert {"resolve-conflict", "people", "sync", "history"} <= names
     assert not names & {"bench", "ingest", "info", "version"}  # hidden
 
@@ -172,3 +175,44 @@ def test_the_mcp_server_starts_without_the_whole_store_libraries() -> None:
     }
     assert "mcp" in names, out.stderr[-2000:]
     assert sorted(names & {"numpy", "networkx", "tantivy", "textual"}) == []
+
+
+def test_record_on_a_built_model_loads_no_networkx(
+    demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``record`` replays its decision onto the model's stored graph without
+    NetworkX (its import is most of a write's start-up), and what it wrote reads
+    back the same from the extended model as from a replay with the model off."""
+    monkeypatch.setenv("KGAI_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    kg = [sys.executable, "-m", "kgai_tui"]
+    subprocess.run([*kg, "init", "--store", str(demo)], check=True, timeout=60)
+    # A read builds the model, so that record extends it in place.
+    subprocess.run(
+        [*kg, "status", "--json", "--store", str(demo)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    doc = tmp_path / "d.json"
+    doc.write_text(
+        '{"decision": {"title": "Invoices carry a QR code", "rationale": "Banks",'
+        ' "author": "alice", "mutations": [{"op": "add_link", "from": "feature:Invoice",'
+        ' "to": "service:Billing", "link": "uses"}]}}'
+    )
+    names = loaded("record", "--store", str(demo), "--file", str(doc), "--json")
+    assert sorted(names & {"networkx", "numpy", "tantivy", "textual", "mcp"}) == []
+
+    def history(model: str) -> str:
+        env = {**os.environ, "KGAI_TUI_READ_MODEL": model}
+        return subprocess.run(
+            [*kg, "history", "feature:Invoice", "--json", "--store", str(demo)],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+            env=env,
+        ).stdout
+
+    answer = history("on")
+    assert "Invoices carry a QR code" in answer
+    assert answer == history("off")

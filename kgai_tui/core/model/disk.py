@@ -45,17 +45,17 @@ def read_meta(db: sqlite3.Connection, key: str) -> Any:
         raise ModelCorruptError(f"meta {key} does not decode") from exc
 
 
-def graph_from_state(state: Any, *, watched: bool = False) -> nx.MultiDiGraph[str]:
+def graph_from_state(state: Any) -> nx.MultiDiGraph[str]:
     """The element graph exactly as the replay left it: node, successor and
     predecessor orders included (what iteration over nodes, edges and in-edges gives).
 
-    ``watched``: a graph whose ``edges_changed`` turns true once an edge is added or
-    removed (an update then knows whether its links moved without comparing them).
+    A write session's replay uses :func:`~kgai_tui.core.replay.link_graph.link_graph_from_state`
+    instead (the same dictionaries, without NetworkX).
     """
     import networkx as nx
 
     nodes, succ, pred = state
-    graph: nx.MultiDiGraph[str] = _watched_graph() if watched else nx.MultiDiGraph()
+    graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
     graph.add_nodes_from(
         (n, {"kind": k, "name": nm, "props": p}) for n, k, nm, p in nodes
     )
@@ -70,27 +70,6 @@ def graph_from_state(state: Any, *, watched: bool = False) -> nx.MultiDiGraph[st
         into = pred_map[dst]
         for src in sources:
             into[src] = succ_map[src][dst]
-    return graph
-
-
-def _watched_graph() -> nx.MultiDiGraph[str]:
-    """A MultiDiGraph recording whether an edge was added or removed since it was made."""
-    import networkx as nx
-
-    class Watched(nx.MultiDiGraph):  # type: ignore[type-arg]
-        edges_changed = False
-
-        def add_edge(  # type: ignore[override]
-            self, u: Any, v: Any, key: Any = None, **attr: Any
-        ) -> Any:
-            self.edges_changed = True
-            return super().add_edge(u, v, key, **attr)
-
-        def remove_edge(self, u: Any, v: Any, key: Any = None) -> None:
-            self.edges_changed = True
-            super().remove_edge(u, v, key)
-
-    graph: nx.MultiDiGraph[str] = Watched()
     return graph
 
 

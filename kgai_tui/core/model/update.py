@@ -28,7 +28,7 @@ from kgai_tui.core.model.build import (
     link_rows,
     write_meta,
 )
-from kgai_tui.core.model.disk import graph_from_state, read_meta
+from kgai_tui.core.model.disk import read_meta
 from kgai_tui.core.model.moments import MOMENTS_KEY
 from kgai_tui.core.model.moments_append import MomentsAppend, plan_append
 from kgai_tui.core.model.people_rows import people_delta, refresh_heads
@@ -43,6 +43,7 @@ from kgai_tui.core.model.rows import (
     field,
 )
 from kgai_tui.core.model.schema import DEC_COLUMNS
+from kgai_tui.core.replay.link_graph import LinkGraph, link_graph_from_state
 from kgai_tui.core.replay.order import LineSource, apply_in_order, canonical_order
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.logscan import DECISION_ID_OK, ShardScan, scan_bytes
@@ -82,13 +83,15 @@ class OverlayProjection(Projection):
     """A projection whose state is the model's rows, fetched as the replay needs them."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
-        """Load the small parts (graph, conflicts, counts); rows come on demand."""
-        super().__init__()
-        counts = read_meta(db, "counts")
+        """Load the small parts (graph, conflicts, counts); rows come on demand.
+
+        The graph is a :class:`LinkGraph` (NetworkX's layout without NetworkX): an
+        update only adds, tests and removes nodes and edges, then stores them.
+        """
         self.graph_before = read_meta(db, "graph")
-        self.graph = graph_from_state(self.graph_before, watched=True)
-        inner = vars(self.graph)
-        self._nodes, self._succ = inner["_node"], inner["_succ"]
+        self.link_graph: LinkGraph = link_graph_from_state(self.graph_before)
+        super().__init__(self.link_graph)  # type: ignore[arg-type]
+        counts = read_meta(db, "counts")
         self.applied = set()  # new events all sort after every applied one
         self.applied_count = counts["applied"]
         self.decs = DecRows(db, counts["decisions"])
@@ -303,7 +306,7 @@ def extend_model(
     fresh_last = last_key(fresh_scans)
     # No edge added or removed (most decisions): the links are as they were, and
     # walking them twice costs ~0.2 s at 100k elements.
-    links_changed = bool(getattr(overlay.graph, "edges_changed", True))
+    links_changed = overlay.link_graph.edges_changed
     before_links: set[tuple[str, str, str]] = set()
     after_links: set[tuple[str, str, str]] = set()
     if links_changed:

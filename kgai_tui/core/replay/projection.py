@@ -17,8 +17,6 @@ from array import array
 from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-import networkx as nx
-
 from kgai_tui.core.gosem.gotext import recorded_epoch
 from kgai_tui.core.replay.element_shapes import Packed, ShapesByElement
 from kgai_tui.core.replay.projection_view import GraphReads, element_of, newest_first
@@ -26,6 +24,7 @@ from kgai_tui.core.wire.codec import event_obj
 from kgai_tui.core.wire.props import CLEAN_KEYS, ElementProps, clean_key
 
 if TYPE_CHECKING:
+    import networkx as nx
     import numpy as np
     import numpy.typing as npt
 
@@ -44,9 +43,18 @@ _NO_EDGES: Final[dict[str, Any]] = {}
 class Projection(GraphReads):
     """The live state after replaying a sequence of events in canonical order."""
 
-    def __init__(self) -> None:
-        """Start from an empty graph and an empty decision plane."""
-        self.graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
+    def __init__(self, graph: nx.MultiDiGraph[str] | None = None) -> None:
+        """Start from ``graph`` (an empty NetworkX graph by default) and an empty
+        decision plane.
+
+        NetworkX is imported here, not with the module: a write session replays onto
+        a :class:`~kgai_tui.core.replay.link_graph.LinkGraph` and never needs it.
+        """
+        if graph is None:
+            import networkx as nx
+
+            graph = nx.MultiDiGraph()
+        self.graph: nx.MultiDiGraph[str] = graph
         # networkx's own node and successor dicts: the replay tests membership a
         # few million times, and the graph's methods cost a Python call each.
         self._nodes: dict[str, dict[str, Any]] = vars(self.graph)["_node"]

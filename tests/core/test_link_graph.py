@@ -1,0 +1,131 @@
+"""A write session's graph lays itself out exactly as NetworkX would (issue 17).
+
+``record`` replays onto :class:`LinkGraph` instead of ``networkx.MultiDiGraph`` so
+that it never imports NetworkX. The model stores the graph in NetworkX's node,
+successor and predecessor orders, and every read that lists nodes, links or
+in-links reads those orders back; a graph that differed in any order would change
+answers. These properties run the same random operations on both graphs and
+compare every order and every answer after each step, with NetworkX as the oracle.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kgai_tui.core.model.build import graph_state, link_rows
+from kgai_tui.core.model.disk import graph_from_state
+from kgai_tui.core.replay.link_graph import LinkGraph, link_graph_from_state
+
+NODES = ["a", "b", "c", "d", "e"]
+KINDS = ["uses", "owns", "part_of"]
+
+node_st = st.sampled_from(NODES)
+kind_st = st.sampled_from(KINDS)
+attr_st = st.sampled_from(["", "x", "y"])
+
+op_st = st.one_of(
+    st.tuples(st.just("node"), node_st, attr_st, attr_st),
+    st.tuples(st.just("edge"), node_st, node_st, kind_st, attr_st),
+    st.tuples(st.just("remove"), node_st, node_st, kind_st),
+)
+
+
+def _apply(graph: Any, op: tuple[Any, ...]) -> Any:
+    """One operation as the replay makes it, and its answer."""
+    if op[0] == "node":
+        _, n, kind, name = op
+        graph.add_node(n, kind=kind, name=name, props="")
+        return None
+    if op[0] == "edge":
+        _, u, v, k, by = op
+        # The replay makes both ends nodes with full attributes before linking.
+        for n in (u, v):
+            if n not in graph:
+                graph.add_node(n, kind="", name="", props="")
+        return graph.add_edge(u, v, key=k, created_by=by)
+    _, u, v, k = op
+    if graph.has_edge(u, v, key=k):
+        graph.remove_edge(u, v, key=k)
+        return True
+    try:
+        graph.remove_edge(u, v, key=k)
+    except Exception:
+        return "refused"  # the replay tests first; both must refuse, not pass
+    return False
+
+
+def _views(graph: Any) -> tuple[Any, ...]:
+    """Every order and read the replay, the model and the answers take of a graph."""
+    nodes = list(graph.nodes(data=True))
+    outs = {n: list(graph.out_edges(n, keys=True)) for n in graph}
+    ins = {n: list(graph.in_edges(n, keys=True)) for n in graph}
+    has = {
+        (u, v, k): graph.has_edge(u, v, key=k)
+        for u in NODES
+        for v in NODES
+        for k in KINDS
+    }
+    return (
+        nodes,
+        list(graph.nodes),
+        len(graph),
+        graph.number_of_nodes(),
+        [n in graph for n in NODES],
+        list(graph.edges(keys=True, data=True)),
+        list(graph.edges()),
+        outs,
+        ins,
+        has,
+        graph_state(graph),
+        link_rows(graph),
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(op_st, max_size=40))
+def test_every_order_matches_networkx(ops: list[tuple[Any, ...]]) -> None:
+    """After every operation, both graphs answer and order everything alike."""
+    ours, theirs = LinkGraph(), nx.MultiDiGraph()
+    for op in ops:
+        assert _apply(ours, op) == _apply(theirs, op)
+        assert _views(ours) == _views(theirs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(op_st, max_size=40), st.lists(op_st, max_size=15))
+def test_loaded_from_state_matches_networkx(
+    before: list[tuple[Any, ...]], after: list[tuple[Any, ...]]
+) -> None:
+    """A graph stored and loaded back (an update's start) goes on exactly like
+    NetworkX's graph loaded from the same state (a read's start)."""
+    seed = nx.MultiDiGraph()
+    for op in before:
+        _apply(seed, op)
+    state = graph_state(seed)
+    ours, theirs = link_graph_from_state(state), graph_from_state(state)
+    assert _views(ours) == _views(theirs) == _views(seed)
+    assert not ours.edges_changed
+    for op in after:
+        assert _apply(ours, op) == _apply(theirs, op)
+    assert _views(ours) == _views(theirs)
+
+
+def test_edges_changed_only_when_an_edge_moves() -> None:
+    """``edges_changed`` is what lets an update skip comparing every link: it must
+    stay false through node writes and turn true on an added or removed edge."""
+    graph = LinkGraph()
+    graph.add_node("a", kind="feature", name="A", props="")
+    graph.add_node("a", kind="feature", name="A2", props="")
+    graph.add_node("b", kind="service", name="B", props="")
+    assert not graph.edges_changed
+    graph.add_edge("a", "b", key="uses", created_by="h1")
+    assert graph.edges_changed
+    loaded = link_graph_from_state(graph_state(graph))
+    assert not loaded.edges_changed
+    loaded.remove_edge("a", "b", key="uses")
+    assert loaded.edges_changed
+    assert list(loaded.out_edges("a", keys=True)) == []

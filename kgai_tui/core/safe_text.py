@@ -45,17 +45,20 @@ _FORMAT: Final = (
 # Not Cf but as invisible or as disruptive: line/paragraph separators, surrogates
 # (only lone ones reach a str), Hangul fillers (letters drawn as nothing).
 _OTHER: Final = "\u2028\u2029\ud800-\udfff\u115f\u1160\u3164\uffa0"
-_MARKED: Final = re.compile(f"[\x00-\x1f\x7f-\x9f{_FORMAT}{_OTHER}]")
+# Patterns as strings: most text holds nothing to mark (``_clean`` says so without
+# them), so a read that prints clean text never compiles them (``re`` caches them
+# on first use; compiling all five costs ~4 ms of every process's start).
+_MARKED: Final = f"[\x00-\x1f\x7f-\x9f{_FORMAT}{_OTHER}]"
 # Multi-line prose keeps its line feeds and tabs (neither can act on a terminal).
-_MARKED_PROSE: Final = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_FORMAT}{_OTHER}]")
+_MARKED_PROSE: Final = f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_FORMAT}{_OTHER}]"
 # What --json must escape: everything marked but C0, which JSON escapes already.
-_JSON_ESCAPED: Final = re.compile(f"[\x7f-\x9f{_FORMAT}{_OTHER}]")
+_JSON_ESCAPED: Final = f"[\x7f-\x9f{_FORMAT}{_OTHER}]"
 # The only marked characters Python calls printable (letters drawn as nothing): a
 # printable string without them needs no marks, and str.isprintable runs in C.
 _PRINTABLE_MARKED: Final = ("\u115f", "\u1160", "\u3164", "\uffa0")
 _PRINTABLE_MARKED_UTF8: Final = tuple(ch.encode() for ch in _PRINTABLE_MARKED)
-_BREAKS: Final = re.compile("[\n\r\t\u2028\u2029]")
-_SPACES: Final = re.compile(" {2,}")
+_BREAKS: Final = "[\n\r\t\u2028\u2029]"
+_SPACES: Final = " {2,}"
 
 
 def mark(ch: str) -> str:
@@ -86,10 +89,10 @@ def visible(text: str, *, keep_newlines: bool = False) -> str:
             return text
         if "\r\n" in text:
             text = text.replace("\r\n", "\n")
-        return _MARKED_PROSE.sub(_mark_match, text)
+        return re.sub(_MARKED_PROSE, _mark_match, text)
     if _clean(text):
         return text
-    return _MARKED.sub(_mark_match, text)
+    return re.sub(_MARKED, _mark_match, text)
 
 
 def _clean(text: str) -> bool:
@@ -114,7 +117,7 @@ def one_line(text: str, limit: int = 0) -> str:
     if _clean(text) and "  " not in text and text == text.strip():
         flat = text  # already one clean line, the common case
     else:
-        flat = _SPACES.sub(" ", visible(_BREAKS.sub(" ", text))).strip()
+        flat = re.sub(_SPACES, " ", visible(re.sub(_BREAKS, " ", text))).strip()
     if limit and len(flat) > limit:
         return flat[: max(limit - 1, 0)] + "…"
     return flat
@@ -191,6 +194,6 @@ def escape_json_controls(raw: bytes) -> bytes:
         return raw.replace(b"\x7f", b"\\u007f") if b"\x7f" in raw else raw
     text = raw.decode("utf-8", "surrogatepass")
     # JSON text holds no C0 but its line feeds: the printable test applies.
-    if _clean(text.replace("\n", " ")) or _JSON_ESCAPED.search(text) is None:
+    if _clean(text.replace("\n", " ")) or re.search(_JSON_ESCAPED, text) is None:
         return raw
-    return _JSON_ESCAPED.sub(_json_escape, text).encode("utf-8")
+    return re.sub(_JSON_ESCAPED, _json_escape, text).encode("utf-8")

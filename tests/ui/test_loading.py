@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -178,5 +179,5 @@ def test_histogram_matches_the_per_stamp_count(span_days: int) -> None:
 )
 def test_safe_text_fast_path_changes_nothing(text: str) -> None:
     """The printable shortcut gives what the full cleaning gives."""
-    slow = _SPACES.sub(" ", visible(_BREAKS.sub(" ", text))).strip()
+    slow = re.sub(_SPACES, " ", visible(re.sub(_BREAKS, " ", text))).strip()
     assert one_line(text) == slow

@@ -8,7 +8,6 @@ is the caller's: build dicts in Go struct order, or sorted for Go maps.
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any, Final
 
 import orjson
@@ -52,6 +51,8 @@ def go_float(value: float) -> bytes:
         if len(digits) < 2 and sign == "+":
             digits = digits.rjust(2, "0")
         return f"{mantissa}e{sign}{digits}".encode()
+    from decimal import Decimal  # rare (a float in a value): not paid at start-up
+
     text = format(Decimal(repr(value)), "f")
     if "." in text:
         text = text.rstrip("0").rstrip(".")

@@ -9,12 +9,10 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Final
 
 import orjson
-import platformdirs
 
 from kgai_tui import __version__
 from kgai_tui.core.store.regular_file import open_regular
@@ -30,7 +28,36 @@ def cache_base(base: Path | None = None) -> Path:
     if base is not None:
         return base
     env = os.environ.get("KGAI_TUI_CACHE_DIR")
-    return Path(env) if env else Path(platformdirs.user_cache_dir("kgai-tui"))
+    if env:
+        return Path(env)
+    return Path(_xdg_cache_dir() or _platform_cache_dir())
+
+
+def _xdg_cache_dir() -> str | None:
+    """``platformdirs.user_cache_dir("kgai-tui")`` on Linux, where it is plain XDG.
+
+    Importing platformdirs costs every process ~14 ms (it loads tempfile, shutil and
+    random). Only the cases every platformdirs release we allow answers alike are
+    handled here: an absolute ``XDG_CACHE_HOME``, or none and an absolute ``HOME``.
+    Anything else (another system, a relative or blank variable) is platformdirs'
+    to answer; ``tests/core/test_store_files.py`` holds both to the same paths.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if xdg:
+        return os.path.join(xdg, "kgai-tui") if xdg.startswith("/") else None
+    home = os.environ.get("HOME", "")
+    if not home.startswith("/"):
+        return None
+    return os.path.join(home.rstrip("/") or "/", ".cache", "kgai-tui")
+
+
+def _platform_cache_dir() -> str:
+    """The user cache directory as platformdirs says, wherever it is."""
+    import platformdirs
+
+    return platformdirs.user_cache_dir("kgai-tui")
 
 
 def store_key(root: Path) -> str:
@@ -63,6 +90,8 @@ def write_cache_file(path: Path, header: dict[str, Any], payload: bytes) -> None
     The header gets the payload's size and SHA-256. A failure (a full disk, a
     read-only cache directory) only costs the next open its time.
     """
+    import tempfile  # a write only: reads do not pay its imports (shutil, random)
+
     header["digest"] = hashlib.sha256(payload).hexdigest()
     header["size"] = len(payload)
     try:

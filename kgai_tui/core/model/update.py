@@ -12,7 +12,7 @@ them earlier): the caller rebuilds instead.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from kgai_tui.core.model.build import (
     write_meta,
 )
 from kgai_tui.core.model.disk import read_meta
+from kgai_tui.core.model.lazy_graph import LazyLinkGraph
 from kgai_tui.core.model.moments import MOMENTS_KEY
 from kgai_tui.core.model.moments_append import MomentsAppend, plan_append
 from kgai_tui.core.model.people_rows import people_delta, refresh_heads
@@ -43,7 +44,6 @@ from kgai_tui.core.model.rows import (
     field,
 )
 from kgai_tui.core.model.schema import DEC_COLUMNS
-from kgai_tui.core.replay.link_graph import LinkGraph, link_graph_from_state
 from kgai_tui.core.replay.order import LineSource, apply_in_order, canonical_order
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.logscan import DECISION_ID_OK, ShardScan, scan_bytes
@@ -88,10 +88,13 @@ class OverlayProjection(Projection):
         The graph is a :class:`LinkGraph` (NetworkX's layout without NetworkX): an
         update only adds, tests and removes nodes and edges, then stores them.
         """
-        self.graph_before = read_meta(db, "graph")
-        self.link_graph: LinkGraph = link_graph_from_state(self.graph_before)
-        super().__init__(self.link_graph)  # type: ignore[arg-type]
         counts = read_meta(db, "counts")
+        self._db = db
+        self._graph_before: Any = None
+        self.link_graph = LazyLinkGraph(
+            counts["elements"], self._stored_element, self._stored_links, self._state
+        )
+        super().__init__(self.link_graph)  # type: ignore[arg-type]
         self.applied = set()  # new events all sort after every applied one
         self.applied_count = counts["applied"]
         self.decs = DecRows(db, counts["decisions"])
@@ -105,6 +108,26 @@ class OverlayProjection(Projection):
         self.contested = set(read_meta(db, "contested"))
         self.unknown_ops = [(str(h), str(op)) for h, op in read_meta(db, "unknown_ops")]
         self._max_auth = MaxAuth(self.els)  # type: ignore[assignment]
+
+    @property
+    def graph_before(self) -> Any:
+        """The stored graph state (``graph_state``'s value), read when first asked."""
+        if self._graph_before is None:
+            self._graph_before = read_meta(self._db, "graph")
+        return self._graph_before
+
+    def _state(self) -> Any:
+        return self.graph_before
+
+    def _stored_element(self, eid: str) -> tuple[str, str, str] | None:
+        hit = self._db.execute(
+            "SELECT kind, name, props FROM el WHERE id = ?", (eid,)
+        ).fetchone()
+        return None if hit is None else (hit[0], hit[1], hit[2])
+
+    def _stored_links(self, eid: str) -> list[tuple[str, str]]:
+        rows = self._db.execute("SELECT dst, key FROM link WHERE src = ?", (eid,))
+        return [(dst, key) for dst, key in rows]
 
     def _new_row(self, eid: str) -> list[Any] | None:
         if eid not in self._nodes:
@@ -122,10 +145,15 @@ class OverlayProjection(Projection):
         if len(lengths) != 1:
             raise ModelCorruptError("a new decision's row is incomplete")
         decs = list(dec_rows(self, sorted(self.decs.rows)))
-        before = {n[0]: n[1:] for n in self.graph_before[0]}
+        graph = self.link_graph
         nodes = self._nodes
+        before: Mapping[str, Any]
+        if graph.complete:
+            before = {n[0]: n[1:] for n in self.graph_before[0]}
+        else:  # only the elements fetched or added can have changed
+            before = graph.stored
         changed = False
-        for eid, attrs in nodes.items():  # props flushed since, new nodes
+        for eid, attrs in dict.items(nodes):  # props flushed since, new nodes
             if before.get(eid) != (attrs["kind"], attrs["name"], attrs["props"]):
                 self.els.get(eid)
                 changed = True
@@ -307,6 +335,10 @@ def extend_model(
     # No edge added or removed (most decisions): the links are as they were, and
     # walking them twice costs ~0.2 s at 100k elements.
     links_changed = overlay.link_graph.edges_changed
+    if links_changed or elements_changed:
+        # The graph is written back whole: load it (a decision that only shapes
+        # stored elements never does, and leaves the stored graph as it was).
+        overlay.link_graph.load()
     before_links: set[tuple[str, str, str]] = set()
     after_links: set[tuple[str, str, str]] = set()
     if links_changed:

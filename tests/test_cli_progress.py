@@ -14,6 +14,7 @@ import json
 import os
 import pty
 import select
+import shutil
 import struct
 import subprocess
 import sys
@@ -167,3 +168,92 @@ def test_a_dumb_terminal_gets_no_progress(big: Path, tmp_path: Path) -> None:
     assert ran.code == 0, ran.shown
     assert ran.stderr == b""
     assert b"events: 20000" in ran.stdout
+
+
+def test_a_write_waiting_for_the_model_lock_says_so(tmp_path: Path) -> None:
+    """A ``record`` that must wait for another process's model update (the
+    detached writer after a first read) shows why on the terminal, then records
+    once the lock is free; with stderr piped it waits in silence, as every
+    progress line does."""
+    from kgai_tui.core.model.schema import model_path
+    from kgai_tui.demo import DEMO_STORE
+
+    store = tmp_path / "store"
+    shutil.copytree(DEMO_STORE, store)
+    cache = tmp_path / "cache"
+    env = environment(cache)
+    for args in (["init"], ["status", "--json"]):
+        subprocess.run(
+            [KGAI_TUI, *args, "--store", str(store)],
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+    doc = tmp_path / "d.json"
+    lock = model_path(store.resolve(), cache).with_suffix(".sqlite.lock")
+    assert lock.exists()
+
+    def record(title: str, stderr: int) -> tuple[subprocess.Popen[bytes], Path]:
+        doc.write_text(json.dumps({"decision": {"title": title, "mutations": []}}))
+        out = tmp_path / f"{title}.out"
+        with out.open("wb") as fh:
+            proc = subprocess.Popen(
+                [KGAI_TUI, "record", str(doc), "--store", str(store), "--json"],
+                stdin=subprocess.DEVNULL,
+                stdout=fh,
+                stderr=stderr,
+                env=env,
+            )
+        return proc, out
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))
+    held = os.open(lock, os.O_RDWR)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    seen = b""
+    try:
+        proc, out = record("Waited for the model", slave)
+        os.close(slave)
+        deadline = time.monotonic() + 30
+        while b"waiting for another" not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                seen += os.read(master, 65536)
+        assert proc.poll() is None, "the write did not wait for the lock"
+    finally:
+        os.close(held)  # the lock is free: the write goes on
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            elif proc.poll() is not None:
+                break
+        assert proc.wait(timeout=60) == 0, seen
+    finally:
+        os.close(master)
+    shown = seen.decode("utf-8", "replace")
+    assert "kgai-tui: waiting for another kgai-tui process to finish writing" in shown
+    assert seen.endswith(b"\r\x1b[2K")  # erased once the wait ended
+    answer = json.loads(out.read_bytes())
+    assert answer["ok"] is True
+    assert [d["title"] for d in answer["decisions"]] == ["Waited for the model"]
+
+    # Piped: the same wait, nothing on stderr.
+    held = os.open(lock, os.O_RDWR)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        piped_proc, _ = record("Waited quietly", subprocess.PIPE)
+        time.sleep(1.5)
+        assert piped_proc.poll() is None
+    finally:
+        os.close(held)
+    _, err = piped_proc.communicate(timeout=60)
+    assert piped_proc.returncode == 0 and err == b""

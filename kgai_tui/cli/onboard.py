@@ -29,6 +29,7 @@ from kgai_tui.cli.support import (
     open_model_engine,
     resolve_location,
     show,
+    show_model_waits,
 )
 from kgai_tui.core.errors import write_error
 from kgai_tui.core.safe_text import visible
@@ -120,6 +121,7 @@ def adr_command(
     from kgai_tui.core.onboarding.adr_map import load_adr_map
 
     mapping = load_adr_map(map_file) if map_file is not None else None
+    show_model_waits()
     result = import_adrs(
         resolve_location(store).root,
         directory,

@@ -286,6 +286,23 @@ def progress(message: Callable[[], str]) -> Iterator[None]:
         spinner.stop()
 
 
+WAITING_FOR_MODEL: Final = (
+    "kgai-tui: waiting for another kgai-tui process to finish writing the read model"
+)
+
+
+def show_model_waits() -> None:
+    """Show a progress line (on a terminal) while a write waits for the model lock.
+
+    After the first read of a big store a detached process writes its read model
+    for as long as the replay took; a write started meanwhile waits for it, and
+    without this it would wait in silence.
+    """
+    from kgai_tui.core.model.seal import show_lock_waits
+
+    show_lock_waits(lambda: progress(lambda: WAITING_FOR_MODEL))
+
+
 def log_size(root: Path) -> str:
     """``"30 shards, 1.2 GB"``: what the store's ``log/`` holds, for a progress line."""
     count, size = 0, 0

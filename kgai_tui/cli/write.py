@@ -31,6 +31,7 @@ from kgai_tui.cli.support import (
     fail,
     handles_errors,
     resolve_location,
+    show_model_waits,
 )
 from kgai_tui.core.errors import UsageError
 from kgai_tui.core.safe_text import visible_tree
@@ -53,6 +54,7 @@ def stops_cleanly(func: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         from kgai_tui.core.interrupts import Interrupted, raising
 
+        show_model_waits()  # a write may wait for another process's model update
         stopped: Interrupted | None = None
         with raising():
             try:

@@ -16,7 +16,7 @@ import fcntl
 import os
 import sys
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import orjson
@@ -25,6 +25,7 @@ __all__ = [
     "model_lock",
     "remove_stale_temporaries",
     "sealed",
+    "show_lock_waits",
     "temporary_prefix",
     "write_seal",
 ]
@@ -134,6 +135,23 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+#: What wraps a wait for another process's model lock (see :func:`show_lock_waits`).
+_WAIT_DISPLAY: list[Callable[[], contextlib.AbstractContextManager[object]]] = []
+
+
+def show_lock_waits(
+    display: Callable[[], contextlib.AbstractContextManager[object]] | None,
+) -> None:
+    """Have ``display()`` wrap every wait for a model lock another process holds.
+
+    The first read of a big store answers, then a detached process writes its model
+    under the lock for as long as the replay took (20 s at 1M decisions); a write
+    meanwhile waits for it. The CLI shows a line saying so on a terminal; the core
+    prints nothing itself. ``None`` stops showing.
+    """
+    _WAIT_DISPLAY[:] = [] if display is None else [display]
+
+
 @contextlib.contextmanager
 def model_lock(path: Path, *, wait: bool = True) -> Iterator[None]:
     """Hold the model's writer lock (``<model>.lock``, an exclusive ``flock``).
@@ -148,7 +166,14 @@ def model_lock(path: Path, *, wait: bool = True) -> Iterator[None]:
     held = _Held(fd)
     _HELD.add(held)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not wait:
+                raise
+            display = _WAIT_DISPLAY[0] if _WAIT_DISPLAY else contextlib.nullcontext
+            with display():
+                fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         _HELD.discard(held)

@@ -23,6 +23,7 @@ from kgai_tui.core.model.rows import (
     field,
     storable,
 )
+from kgai_tui.core.replay.link_graph import link_graph_from_state
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -49,27 +50,18 @@ def graph_from_state(state: Any) -> nx.MultiDiGraph[str]:
     """The element graph exactly as the replay left it: node, successor and
     predecessor orders included (what iteration over nodes, edges and in-edges gives).
 
-    A write session's replay uses :func:`~kgai_tui.core.replay.link_graph.link_graph_from_state`
-    instead (the same dictionaries, without NetworkX).
+    The dictionaries are :func:`~kgai_tui.core.replay.link_graph.link_graph_from_state`'s
+    (NetworkX's own layout, which a write session uses without NetworkX), handed to
+    a NetworkX graph through the attributes NetworkX lets one set.
     """
     import networkx as nx
 
-    nodes, succ, pred = state
+    links = link_graph_from_state(state)
     graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
-    graph.add_nodes_from(
-        (n, {"kind": k, "name": nm, "props": p}) for n, k, nm, p in nodes
-    )
-    inner = vars(graph)
-    succ_map: dict[str, dict[str, dict[str, dict[str, Any]]]] = inner["_succ"]
-    pred_map: dict[str, dict[str, dict[str, dict[str, Any]]]] = inner["_pred"]
-    for src, targets in succ:
-        out = succ_map[src]
-        for dst, keys in targets:
-            out[dst] = {key: {"created_by": by} for key, by in keys}
-    for dst, sources in pred:
-        into = pred_map[dst]
-        for src in sources:
-            into[src] = succ_map[src][dst]
+    # setattr: through NetworkX's descriptors (``_succ`` sets ``_adj`` too).
+    setattr(graph, "_node", links._node)  # noqa: B010 - not in the type stubs
+    setattr(graph, "_succ", links._succ)  # noqa: B010
+    setattr(graph, "_pred", links._pred)  # noqa: B010
     return graph
 
 

@@ -63,6 +63,27 @@ def environment(cache: Path, term: str = "xterm") -> dict[str, str]:
     return {**os.environ, "KGAI_TUI_CACHE_DIR": str(cache), "TERM": term}
 
 
+def drain(master: int, proc: subprocess.Popen[bytes], seconds: float) -> bytes:
+    """What the terminal's other end receives until the process closes it (or
+    exits, or ``seconds`` pass). Read as it comes: a full terminal buffer would
+    block the spinner."""
+    seen = b""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the last writer closed it
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    return seen
+
+
 def on_a_terminal(args: list[str], tmp_path: Path, term: str = "xterm") -> Ran:
     """Run ``kgai-tui ARGS`` with stderr on a 200-column pseudo-terminal."""
     master, slave = pty.openpty()
@@ -77,22 +98,8 @@ def on_a_terminal(args: list[str], tmp_path: Path, term: str = "xterm") -> Ran:
             env=environment(tmp_path / "cache", term),
         )
     os.close(slave)
-    seen = b""
-    deadline = time.monotonic() + 120
     try:
-        # Read as it comes: a full terminal buffer would block the spinner.
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:  # EIO: the last writer closed it
-                    break
-                if not chunk:
-                    break
-                seen += chunk
-            elif proc.poll() is not None:
-                break
+        seen = drain(master, proc, 120)
         code = proc.wait(timeout=10)
     finally:
         os.close(master)
@@ -224,18 +231,7 @@ def test_a_write_waiting_for_the_model_lock_says_so(tmp_path: Path) -> None:
     finally:
         os.close(held)  # the lock is free: the write goes on
     try:
-        while True:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                seen += chunk
-            elif proc.poll() is not None:
-                break
+        seen += drain(master, proc, 60)
         assert proc.wait(timeout=60) == 0, seen
     finally:
         os.close(master)

@@ -12,7 +12,9 @@ from kgai_tui.core.store.cache_file import cache_base, store_key
 
 #: Bumped whenever the tables or what a column holds change.
 FORMAT: Final = (
-    5  # 4: the people tables; 5: the moments (at_el, at_link, at_dec, at_multi)
+    # 4: the people tables; 5: the moments (at_el, at_link, at_dec, at_multi);
+    # 6: ``meta`` a rowid table
+    6
 )
 
 # One row per decision index: the projection's decision columns. Lists are JSON
@@ -36,9 +38,12 @@ FORMAT: Final = (
 # per link (ends by element number, -1 never touched) when it is alive, as a step
 # function; the decisions whose title or lamport change with time.
 # ``meta`` holds everything small: counts, the fingerprint, shard states, the
-# graph's edges for the NetworkX consumers.
+# graph's edges for the NetworkX consumers. It is a rowid table: in a WITHOUT ROWID
+# table the graph's value (18 MB at 10M decisions) is a key of the b-tree, and a
+# lookup of any key that compares with it reads all of its overflow pages (~30 ms
+# for ``header`` on every read at 10M); here the key index holds the keys alone.
 DDL: Final = """
-CREATE TABLE meta (k TEXT PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE meta (k TEXT PRIMARY KEY, v BLOB NOT NULL);
 CREATE TABLE dec (
     ix INTEGER PRIMARY KEY,
     id TEXT NOT NULL,

@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 import pytest
@@ -114,8 +114,15 @@ def _model_must_answer() -> Any:
     raise AssertionError("the model's tables did not give the export")
 
 
-def reads(engine: Any) -> bytes:
-    """The JSON of every read the model serves, for every element."""
+#: The report's ``--last`` values every comparison renders (markdown), and the HTML's.
+REPORT_LASTS: Final = (0, 1, 3, 50)
+
+
+def reads(engine: Any, reports: tuple[int, ...] = REPORT_LASTS) -> bytes:
+    """The JSON of every read the model serves, for every element.
+
+    ``reports``: the report's ``--last`` values to render (each costs ~0.2 s on a
+    2,000-decision store; the kill rounds render one, the properties all)."""
     p = engine.projection
     eids = sorted(p.graph.nodes)
     out = {
@@ -127,10 +134,8 @@ def reads(engine: Any) -> bytes:
         "resolve": [resolve_obj(p, e) for e in eids if ":" in e],
         "digest": export_digest(export_parts(p)),
         # The report now (the model: a few queries over the decision rows).
-        "report": [
-            render_markdown(build_report(p, None, last)) for last in (0, 1, 3, 50)
-        ]
-        + [render_html(build_report(p, None, 2))],
+        "report": [render_markdown(build_report(p, None, last)) for last in reports]
+        + ([render_html(build_report(p, None, 2))] if reports == REPORT_LASTS else []),
         # What the explorer's header shows (the model: from the people tables).
         "header": _header_counts(p),
         # The model exports from its tables (ModelEngine.export_rows), the replay
@@ -178,14 +183,16 @@ def built_people_tables(p: Projection) -> dict[str, list[Any]]:
     return people_tables(db)
 
 
-def assert_same(model: ModelEngine, root: Path) -> None:
+def assert_same(
+    model: ModelEngine, root: Path, reports: tuple[int, ...] = REPORT_LASTS
+) -> None:
     """The model equals a fresh in-memory replay of the store, state and reads;
     its people tables, however updated, equal what a build writes."""
     replay = open_engine(root, cache=False)
     try:
         assert isinstance(model.projection, DiskProjection)
         assert state(model.projection) == state(replay.projection)
-        assert reads(model) == reads(replay)
+        assert reads(model, reports) == reads(replay, reports)
         assert isinstance(replay.projection, Projection)
         assert people_tables(model.db) == built_people_tables(replay.projection)
     finally:

@@ -13,7 +13,7 @@ from kgai_tui.core.store.cache_file import cache_base, store_key
 #: Bumped whenever the tables or what a column holds change.
 FORMAT: Final = (
     # 4: the people tables; 5: the moments (at_el, at_link, at_dec, at_multi);
-    # 6: ``meta`` a rowid table
+    # 6: ``meta`` a rowid table, the ``el_names`` index
     6
 )
 
@@ -123,9 +123,13 @@ CREATE TABLE at_dec (g INTEGER PRIMARY KEY, stable INTEGER NOT NULL, steps BLOB 
 CREATE TABLE at_multi (i INTEGER PRIMARY KEY, gs BLOB NOT NULL);
 """
 #: Built after the bulk insert (cheaper than maintaining it row by row).
+#: ``el_names`` covers the reads of every element's names or authority lamport
+#: (``SELECT id, kind, name``, ``SELECT id, max_auth``): a scan of its ~5 MB at
+#: 10M decisions instead of the element rows' 160 MB of shapes lists.
 INDEXES: Final = (
     "CREATE UNIQUE INDEX dec_id ON dec (id); CREATE INDEX link_dst ON link (dst);"
     " CREATE INDEX head_ix ON head (ix);"
+    " CREATE INDEX el_names ON el (kind, name, max_auth);"
 )
 
 DEC_COLUMNS: Final = (

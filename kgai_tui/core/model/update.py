@@ -85,8 +85,9 @@ class OverlayProjection(Projection):
     def __init__(self, db: sqlite3.Connection) -> None:
         """Load the small parts (graph, conflicts, counts); rows come on demand.
 
-        The graph is a :class:`LinkGraph` (NetworkX's layout without NetworkX): an
-        update only adds, tests and removes nodes and edges, then stores them.
+        The graph is a :class:`~kgai_tui.core.model.lazy_graph.LazyLinkGraph`:
+        NetworkX's layout without NetworkX, answered from the element and link rows
+        until the update must write it back whole.
         """
         counts = read_meta(db, "counts")
         self._db = db

@@ -85,6 +85,12 @@ class KgaiApp(App[None]):
         self.selected_element: str | None = None
         self._live = LiveReload(root)
         self._revision = 0
+        # Every load and every projection is numbered when asked for, on this
+        # thread; only the latest one asked for is shown. A worker that an
+        # exclusive successor cancelled still runs to its end and still calls
+        # back, and a slow one (a past moment) can call back after a quick one.
+        self._loads_asked = 0
+        self._projections_asked = 0
         self.diff_mark = DiffMark()
         self._history_pending: tuple[Engine, bool] | None = None
         # The read model the first view was painted from, until the store is loaded.
@@ -123,8 +129,13 @@ class KgaiApp(App[None]):
 
     # ------------------------------------------------------------------ loading
 
-    @work(thread=True, exclusive=True, group="open", exit_on_error=False)
     def _load(self, keep_moment: bool) -> None:
+        """Read the store again in a worker; ``keep_moment`` keeps the slider's place."""
+        self._loads_asked += 1
+        self._load_in_worker(keep_moment, self._loads_asked)
+
+    @work(thread=True, exclusive=True, group="open", exit_on_error=False)
+    def _load_in_worker(self, keep_moment: bool, asked: int) -> None:
         # The present first. The time index (built once per log, then cached) is
         # read only after the first view is on screen (see _present): threads share
         # one GIL, so reading it now would slow the first paint down.
@@ -136,7 +147,9 @@ class KgaiApp(App[None]):
         engine = open_engine(self.root)
         problems = doctor_problems(engine)
         status = _read_sync_status(self.root)
-        self.call_from_thread(self._loaded, engine, problems, keep_moment, status)
+        self.call_from_thread(
+            self._loaded, engine, problems, keep_moment, status, asked=asked
+        )
 
     def _paint_preview(self) -> None:
         """Paint the header and the Elements view from the read model, when it holds
@@ -191,7 +204,11 @@ class KgaiApp(App[None]):
         problems: list[str],
         keep_moment: bool,
         status: SyncStatus | None = None,
+        *,
+        asked: int | None = None,
     ) -> None:
+        if asked is not None and asked != self._loads_asked:
+            return  # a newer load was asked for; its engine comes next
         self.engine, self.cursor, self.problems = engine, None, problems
         if status is not None:
             self.sync_status = status
@@ -250,22 +267,55 @@ class KgaiApp(App[None]):
     def _slid(self, event: TimeSlider.Changed) -> None:
         self._project(event.slider.moment)
 
-    @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
     def _project(self, moment: datetime | None) -> None:
-        from kgai_tui.core.reads.moments import graph_delta
+        """Show the graph at ``moment`` (``None``: now), projected in a worker.
 
-        engine, cursor, palette = self.engine, self.cursor, self.palette
+        What it projects from is taken here, on the UI thread, so a load landing
+        meanwhile cannot mix into it. Without an engine, or a past moment before
+        the time index is read, there is nothing to ask: ``_loaded`` and
+        ``_cursor_ready`` project the slider's place when they come."""
+        engine, cursor = self.engine, self.cursor
         if engine is None or (moment is not None and cursor is None):
             return
+        self._projections_asked += 1
+        previous = self.snapshot.projection if self.snapshot is not None else None
+        self._project_in_worker(
+            engine, cursor, moment, previous, self.palette, self._projections_asked
+        )
+
+    @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
+    def _project_in_worker(
+        self,
+        engine: Engine,
+        cursor: TimeCursor | None,
+        moment: datetime | None,
+        previous: ProjectionView | None,
+        palette: Palette,
+        asked: int,
+    ) -> None:
+        from kgai_tui.core.reads.moments import graph_delta
+
         projection = (
             engine.projection if moment is None or cursor is None else cursor.at(moment)
         )
-        previous = self.snapshot.projection if self.snapshot is not None else None
         delta = graph_delta(previous, projection) if previous is not None else None
         prepared = prepare(projection, delta, palette)
         self.call_from_thread(
-            self._present, engine, projection, moment, delta, prepared
+            self._projected, asked, engine, projection, moment, delta, prepared
         )
+
+    def _projected(
+        self,
+        asked: int,
+        engine: Engine,
+        projection: ProjectionView,
+        moment: datetime | None,
+        delta: GraphDelta | None,
+        prepared: Prepared,
+    ) -> None:
+        if asked != self._projections_asked:
+            return  # the user moved on; the latest request's answer comes next
+        self._present(engine, projection, moment, delta, prepared)
 
     def _present(
         self,

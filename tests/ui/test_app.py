@@ -6,20 +6,25 @@ import asyncio
 import io
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 
+import pytest
 from builders import ShardWriter, decision, link, upsert, write_store
 from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Button, ContentSwitcher, Input, OptionList, Static, Tree
 
+from kgai_tui.core.engine import open as engine_open
+from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads.as_of import project_as_of
 from kgai_tui.core.reads.export import export_parts
 from kgai_tui.core.reads.kg import conflicts_obj
+from kgai_tui.core.reads.moments import TimeCursor
 from kgai_tui.core.wire.codec import decode_line
 from kgai_tui.ui.app import KgaiApp, make_app
 from kgai_tui.ui.widgets.decision_list import DecisionList
@@ -159,6 +164,90 @@ def test_slider_shows_the_graph_as_of_that_moment(demo_store: Path) -> None:
         assert parts == export_parts(project_as_of(engine.shards, moment))
     assert seen[1][0] is not None and seen[0][0] is not None
     assert seen[1][0] < seen[0][0]
+
+
+def test_a_slow_past_projection_never_takes_the_screen_back_from_now(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`{` then End at once: the past moment's projection, slower than the present,
+    lands last, and the screen still shows now (the last place asked for)."""
+    real_at = TimeCursor.at
+
+    def slow_at(self: TimeCursor, moment: datetime) -> object:
+        projection = real_at(self, moment)
+        time.sleep(0.4)
+        return projection
+
+    monkeypatch.setattr(TimeCursor, "at", slow_at)
+    app = make_app(demo_store, live=False)
+
+    async def steps(pilot: Pilot[None]) -> None:
+        slider = app.query_one(TimeSlider)
+        assert slider.moments  # the time index is read
+        await pilot.press("left_curly_bracket")
+        await pilot.pause()
+        await pilot.press("end")
+        await asyncio.sleep(0.8)  # the cancelled worker runs on to its end
+        await _settle(pilot)
+        assert slider.moment is None
+        assert app.snapshot is not None and app.snapshot.moment is None
+        banner = str(app.query_one("#banner", Static).render())
+        assert not banner.startswith("as of "), banner
+
+    _drive(app, steps)
+
+
+def test_a_reload_begun_before_a_write_never_replaces_the_one_after_it(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two reloads in flight: the older one, slower, lands last and is dropped, so
+    the explorer holds the store as it is after the write."""
+    real_open = engine_open.open_engine
+    opened: list[int] = []
+    first_reload_read, second_reload_read = threading.Event(), threading.Event()
+
+    def open_engine_slowly_once(root: Path) -> Engine:
+        engine = real_open(root)
+        engine.projection  # noqa: B018  (read the whole log now: an engine is lazy)
+        opened.append(len(opened))
+        if len(opened) == 2:  # the first reload read the store before the write,
+            first_reload_read.set()  # and lands after the second one
+            second_reload_read.wait(10)
+            time.sleep(0.3)
+        elif len(opened) == 3:
+            second_reload_read.set()
+        return engine
+
+    monkeypatch.setattr(engine_open, "open_engine", open_engine_slowly_once)
+    app = make_app(demo_store, live=False)
+    payload = '{"decision": {"title": "Written between two reloads", "mutations": [{"op": "upsert_element", "kind": "feature", "name": "Between"}]}}'
+
+    async def steps(pilot: Pilot[None]) -> None:
+        app.action_reload()
+        await asyncio.to_thread(first_reload_read.wait, 10)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kgai_tui",
+                "record",
+                "--store",
+                str(demo_store),
+                "-",
+            ],
+            input=payload.encode(),
+            check=True,
+            capture_output=True,
+        )
+        app.action_reload()
+        await asyncio.sleep(1.0)  # the first reload's worker runs on to its end
+        await _settle(pilot)
+        assert len(opened) == 3
+        assert app.engine is not None and app.snapshot is not None
+        assert "Written between two reloads" in app.engine.projection.dec_title
+        assert "Written between two reloads" in app.snapshot.projection.dec_title
+
+    _drive(app, steps)
 
 
 def test_live_pickup_of_an_event_recorded_by_another_process(demo_store: Path) -> None:

@@ -166,6 +166,16 @@ def test_slider_shows_the_graph_as_of_that_moment(demo_store: Path) -> None:
     assert seen[1][0] < seen[0][0]
 
 
+def _record_in_another_process(store: Path, payload: str) -> None:
+    """Record one decision with `kgai-tui record`, as another process would."""
+    subprocess.run(
+        [sys.executable, "-m", "kgai_tui", "record", "--store", str(store), "-"],
+        input=payload.encode(),
+        check=True,
+        capture_output=True,
+    )
+
+
 def test_a_slow_past_projection_never_takes_the_screen_back_from_now(
     demo_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -225,20 +235,7 @@ def test_a_reload_begun_before_a_write_never_replaces_the_one_after_it(
     async def steps(pilot: Pilot[None]) -> None:
         app.action_reload()
         await asyncio.to_thread(first_reload_read.wait, 10)
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "kgai_tui",
-                "record",
-                "--store",
-                str(demo_store),
-                "-",
-            ],
-            input=payload.encode(),
-            check=True,
-            capture_output=True,
-        )
+        _record_in_another_process(demo_store, payload)
         app.action_reload()
         await asyncio.sleep(1.0)  # the first reload's worker runs on to its end
         await _settle(pilot)
@@ -257,20 +254,7 @@ def test_live_pickup_of_an_event_recorded_by_another_process(demo_store: Path) -
     found: list[float] = []
 
     async def steps(pilot: Pilot[None]) -> None:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "kgai_tui",
-                "record",
-                "--store",
-                str(demo_store),
-                "-",
-            ],
-            input=payload.encode(),
-            check=True,
-            capture_output=True,
-        )
+        _record_in_another_process(demo_store, payload)
         start = time.monotonic()
         while time.monotonic() - start < 2.0:
             await asyncio.sleep(0.1)

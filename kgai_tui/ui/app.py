@@ -205,9 +205,9 @@ class KgaiApp(App[None]):
         keep_moment: bool,
         status: SyncStatus | None = None,
         *,
-        asked: int | None = None,
+        asked: int,
     ) -> None:
-        if asked is not None and asked != self._loads_asked:
+        if asked != self._loads_asked:
             return  # a newer load was asked for; its engine comes next
         self.engine, self.cursor, self.problems = engine, None, problems
         if status is not None:

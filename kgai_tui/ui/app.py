@@ -35,6 +35,7 @@ from kgai_tui.ui.snapshot import (
     DecisionRequested,
     ElementRequested,
     ReloadRequested,
+    SlideToRequested,
     Snapshot,
 )
 from kgai_tui.ui.theme import Palette, palette_of
@@ -416,6 +417,18 @@ class KgaiApp(App[None]):
         self.query_one(TimeSlider).step_month(direction)
 
     def action_slide_to(self, where: str) -> None:
+        """Send Home or End along the path the earlier keys took (see
+        :class:`SlideToRequested`); it acts when it reaches the app."""
+        target = self.focused or self.screen
+        if not target.post_message(SlideToRequested(where)):
+            self._slide_to(where)  # the target is closing: act now
+
+    @on(SlideToRequested)
+    def _slide_to_requested(self, event: SlideToRequested) -> None:
+        event.stop()
+        self._slide_to(event.where)
+
+    def _slide_to(self, where: str) -> None:
         """Jump the slider to the first moment or to now (in a text box: the cursor)."""
         focused = self.focused
         if not isinstance(focused, Input):

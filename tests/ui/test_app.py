@@ -166,6 +166,36 @@ def test_slider_shows_the_graph_as_of_that_moment(demo_store: Path) -> None:
     assert seen[1][0] < seen[0][0]
 
 
+@pytest.mark.parametrize(
+    ("burst", "months_back"),
+    [(("{", "end", "{", "{", "end"), 0), (("{", "{", "end", "{"), 1)],
+)
+def test_slider_keys_in_one_burst_act_in_the_order_typed(
+    demo_store: Path, burst: tuple[str, ...], months_back: int
+) -> None:
+    """A paste or a fast macro delivers keys in one read, as a terminal does. End
+    (a priority binding) must not jump ahead of the `{` keys before it."""
+    names = {"{": "left_curly_bracket", "end": "end"}
+    app = make_app(demo_store, live=False)
+
+    async def steps(pilot: Pilot[None]) -> None:
+        slider = app.query_one(TimeSlider)
+        assert slider.moments  # the time index is read
+        expected = len(slider.moments)
+        for _ in range(months_back):
+            slider.step_month(-1)
+            expected = slider.position
+        slider.jump(to_start=False)
+        await _settle(pilot)
+        for key in burst:  # all queued before the app handles the first
+            char = key if len(key) == 1 else None
+            app.post_message(events.Key(names[key], char))
+        await _settle(pilot)
+        assert slider.position == expected, (slider.position, expected)
+
+    _drive(app, steps)
+
+
 def _record_in_another_process(store: Path, payload: str) -> None:
     """Record one decision with `kgai-tui record`, as another process would."""
     subprocess.run(

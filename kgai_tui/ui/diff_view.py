@@ -108,10 +108,10 @@ class DiffModal(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
     def _compute(self) -> None:
-        # engine.shards decodes the whole log on first use: off the UI thread.
+        # Two replays of the log: off the UI thread.
         from kgai_tui.core.reads.diff import diff_obj
 
-        obj = diff_obj(self.engine.shards, self.start, self.end)
+        obj = diff_obj(self.engine, self.start, self.end)
         self.app.call_from_thread(self._show, render_diff(obj))
 
     def _show(self, text: str) -> None:

@@ -49,7 +49,7 @@ def test_mark_then_diff_shows_the_cli_diff(demo_store: Path) -> None:
             await _settle(pilot)
             assert isinstance(app.screen, DiffModal)
             assert (app.screen.start, app.screen.end) == (earlier, later)
-            assert _body(app) == render_diff(diff_obj(engine.shards, earlier, later))
+            assert _body(app) == render_diff(diff_obj(engine, earlier, later))
             await pilot.press("escape")
             await _settle(pilot)
             slider.move_to(len(slider.moments))  # now
@@ -57,7 +57,7 @@ def test_mark_then_diff_shows_the_cli_diff(demo_store: Path) -> None:
             await pilot.press("D")
             await _settle(pilot)
             assert isinstance(app.screen, DiffModal)
-            assert _body(app) == render_diff(diff_obj(engine.shards, later, None))
+            assert _body(app) == render_diff(diff_obj(engine, later, None))
             assert "to now" in _body(app)
 
     asyncio.run(main())

@@ -57,4 +57,4 @@ def diff_answer(engine: EngineSource, start: str, end: str) -> Answer:
     from kgai_tui.core.reads.diff import diff_obj
 
     cut_from, cut_to = parse_as_of(start), parse_as_of(end)
-    return Answer(diff_obj(engine().shards, cut_from, cut_to))
+    return Answer(diff_obj(engine(), cut_from, cut_to))

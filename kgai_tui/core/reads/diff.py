@@ -23,19 +23,20 @@ Arrays are always arrays (``[]`` when empty), never null.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.errors import UsageError
-from kgai_tui.core.gosem.gotext import format_rfc3339
-from kgai_tui.core.reads.as_of import events_as_of
-from kgai_tui.core.reads.diff_attrib import Attribution, LinkKey, attribute
+from kgai_tui.core.gosem.gotext import format_rfc3339, rfc3339_seconds
+from kgai_tui.core.reads.diff_attrib import Attribution, EventObj, LinkKey
 from kgai_tui.core.reads.kg import history_order, when_of
+from kgai_tui.core.replay.order import LineSource, canonical_order
 from kgai_tui.core.replay.projection import Projection
-from kgai_tui.core.store.shards import ShardRead
-from kgai_tui.core.wire.model import Event
 from kgai_tui.core.wire.props import parse_props
+
+if TYPE_CHECKING:
+    from kgai_tui.core.engine.engine import Engine
 
 _END_OF_TIME: Final = datetime.max.replace(tzinfo=UTC)
 SECTIONS: Final = (
@@ -62,17 +63,17 @@ def label(p: Projection, eid: str) -> str:
     return name or eid
 
 
-def because_event(ev: Event | None) -> Obj | None:
+def because_event(ev: EventObj | None) -> Obj | None:
     """The decision of an event as ``{id, title, author, when, rationale}``."""
-    if ev is None or ev.decision is None:
+    d = None if ev is None else ev.get("decision")
+    if ev is None or d is None:
         return None
-    d = ev.decision
     return {
-        "id": d.id,
-        "title": d.title,
-        "author": d.author,
-        "when": ev.recorded_at,
-        "rationale": d.rationale,
+        "id": d.get("id", ""),
+        "title": d.get("title", ""),
+        "author": d.get("author", ""),
+        "when": ev.get("recorded_at", ""),
+        "rationale": d.get("rationale", ""),
     }
 
 
@@ -87,7 +88,7 @@ def because_decision(p: Projection, idx: int) -> Obj:
     }
 
 
-def _element(p: Projection, eid: str, by: Event | None) -> Obj:
+def _element(p: Projection, eid: str, by: EventObj | None) -> Obj:
     kind, name, _ = p.element(eid) or ("", "", "")
     return {"element_id": eid, "kind": kind, "name": name, "by": because_event(by)}
 
@@ -134,7 +135,7 @@ def _props(before: Projection, after: Projection, why: Attribution) -> list[Obj]
 
 
 def _link_rows(
-    p: Projection, keys: Iterable[LinkKey], why: dict[LinkKey, Event]
+    p: Projection, keys: Iterable[LinkKey], why: dict[LinkKey, EventObj]
 ) -> list[Obj]:
     return [
         {
@@ -242,13 +243,18 @@ def _moment(cut: datetime | None, none: str) -> str:
     return none if cut is None else format_rfc3339(cut)
 
 
-def diff_obj(
-    shards: Iterable[ShardRead], start: datetime | None, end: datetime | None
-) -> Obj:
+def diff_obj(engine: Engine, start: datetime | None, end: datetime | None) -> Obj:
     """``diff FROM TO``: ``{ok, from, to, counts, <sections>}``.
 
     ``start`` ``None`` is the empty store before the first event; ``end`` ``None``
     is every verified event (as of the end of time).
+
+    Both moments are replayed exactly as ``as-of`` replays them (spec 6.6: the
+    hash-verified events recorded by then, in canonical order), from the engine's
+    line columns: each line is parsed straight into the dict the replay applies
+    (Go's reading of an odd line comes from the scan), never decoded into an
+    event object. TO's pass reads every line's time; FROM's then parses only the
+    lines recorded by FROM. Nothing is held but the two projections and the times.
 
     Raises:
         UsageError: ``start`` is after ``end``.
@@ -258,14 +264,21 @@ def diff_obj(
             f"FROM ({format_rfc3339(start)}) is after TO ({format_rfc3339(end)}); "
             "swap them"
         )
-    shard_list = list(shards)
-    before = Projection()
-    if start is not None:
-        before.apply_all(events_as_of(shard_list, start))
-    events = events_as_of(shard_list, end or _END_OF_TIME)
-    after = Projection()
-    after.apply_all(events)
-    sections = diff_projections(before, after, attribute(events))
+    before, after, why = Projection(), Projection(), Attribution()
+    order = canonical_order(engine.scans)
+    source = LineSource(engine.log_dir, engine.scans)
+    try:
+        stamps: list[int | None] = []
+        limit = int((end or _END_OF_TIME).timestamp())
+        after.apply_many(_recorded_by(order, source, limit, after, why, stamps))
+        after.flush_props()
+        if start is not None:
+            limit = int(start.timestamp())
+            before.apply_many(_recorded_again(order, source, limit, before, stamps))
+            before.flush_props()
+    finally:
+        source.release()
+    sections = diff_projections(before, after, why)
     return {
         "ok": True,
         "from": _moment(start, "beginning"),
@@ -273,3 +286,48 @@ def diff_obj(
         "counts": {key: len(rows) for key, rows in sections.items()},
         **sections,
     }
+
+
+def _recorded_by(
+    order: list[tuple[int, str, int, int]],
+    source: LineSource,
+    limit: int,
+    projection: Projection,
+    why: Attribution,
+    stamps: list[int | None],
+) -> Iterator[tuple[EventObj, int]]:
+    """The events recorded at or before ``limit`` (epoch seconds), each once, in
+    canonical order, walked by ``why`` too; every position's time goes to
+    ``stamps`` (``None``: no RFC3339 time, or a copy of the event before it)."""
+    applied = projection.applied
+    last = None
+    for _, ev_hash, si, i in order:
+        if ev_hash == last:
+            stamps.append(None)  # the same event in two shards: adjacent, once
+            continue
+        last = ev_hash
+        obj = source.load(si, i)
+        stamp = rfc3339_seconds(obj.get("recorded_at", ""))
+        stamps.append(stamp)
+        if stamp is None or stamp > limit:
+            continue
+        applied.add(ev_hash)
+        why.apply(obj)
+        yield obj, -1
+
+
+def _recorded_again(
+    order: list[tuple[int, str, int, int]],
+    source: LineSource,
+    limit: int,
+    projection: Projection,
+    stamps: list[int | None],
+) -> Iterator[tuple[EventObj, int]]:
+    """The events recorded at or before an earlier ``limit``, by the times the first
+    pass read (only those lines are parsed again)."""
+    applied = projection.applied
+    for (_, ev_hash, si, i), stamp in zip(order, stamps, strict=True):
+        if stamp is None or stamp > limit:
+            continue
+        applied.add(ev_hash)
+        yield source.load(si, i), -1

@@ -1,6 +1,6 @@
 """Which event produced each piece of the graph at a moment (the "why" of a diff).
 
-:func:`attribute` walks the events a replay at that moment applies, in the same
+:class:`Attribution` walks the events a replay at that moment applies, in the same
 canonical order and with the same rules as :class:`~kgai_tui.core.replay.projection.Projection`
 (spec 4), and remembers, for every element, prop and link, the event that gave it its
 final state:
@@ -15,17 +15,23 @@ final state:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
 from dataclasses import dataclass, field
+from typing import Any
 
-from kgai_tui.core.wire.model import Event
 from kgai_tui.core.wire.props import set_prop
 
 LinkKey = tuple[str, str, str]  # (from id, link kind, to id)
+#: An event as its canonical JSON dict (Go field names, empty fields omitted): what
+#: the replay applies, read from the shard line (or Go's reading of an odd line).
+EventObj = dict[str, Any]
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def prop_key(key: str) -> str:
-    """The key as the props blob stores it (trimmed, ``=`` and line breaks replaced)."""
+    """The key as the props blob stores it (trimmed, ``=`` and line breaks replaced).
+
+    Cached: a walk over a big log meets the same few keys millions of times."""
     return set_prop("", key, "").split("=", 1)[0]
 
 
@@ -33,58 +39,52 @@ def prop_key(key: str) -> str:
 class Attribution:
     """The event behind each element, prop and link of one replay."""
 
-    created: dict[str, Event] = field(default_factory=dict)
-    prop_set: dict[tuple[str, str], Event] = field(default_factory=dict)
-    link_added: dict[LinkKey, Event] = field(default_factory=dict)
-    link_retired: dict[LinkKey, Event] = field(default_factory=dict)
+    created: dict[str, EventObj] = field(default_factory=dict)
+    prop_set: dict[tuple[str, str], EventObj] = field(default_factory=dict)
+    link_added: dict[LinkKey, EventObj] = field(default_factory=dict)
+    link_retired: dict[LinkKey, EventObj] = field(default_factory=dict)
+    #: The live link set while walking (what the replay's graph holds then).
+    links: set[LinkKey] = field(default_factory=set)
 
-    def _ensure(self, eid: str, ev: Event) -> None:
+    def _ensure(self, eid: str, ev: EventObj) -> None:
         if eid and eid not in self.created:
             self.created[eid] = ev
 
-    def _add(self, key: LinkKey, ev: Event, links: set[LinkKey]) -> None:
-        if key not in links:
-            links.add(key)
+    def _add(self, key: LinkKey, ev: EventObj) -> None:
+        if key not in self.links:
+            self.links.add(key)
             self.link_added[key] = ev
             self.link_retired.pop(key, None)
 
-    def _retire(self, key: LinkKey, ev: Event, links: set[LinkKey]) -> None:
-        if key in links:
-            links.discard(key)
+    def _retire(self, key: LinkKey, ev: EventObj) -> None:
+        if key in self.links:
+            self.links.discard(key)
             self.link_retired[key] = ev
             self.link_added.pop(key, None)
 
-    def apply(self, ev: Event, links: set[LinkKey]) -> None:
-        """Record what one event did (``links`` is the live link set, updated)."""
-        d = ev.decision
+    def apply(self, ev: EventObj) -> None:
+        """Record what one event (not seen before) did."""
+        d = ev.get("decision")
         if d is None:
             return
-        for m in d.mutations or ():
-            if m.op == "upsert_element" and m.element_id:
-                self._ensure(m.element_id, ev)
-                for key, _ in m.props:
-                    self.prop_set[(m.element_id, prop_key(key))] = ev
-            elif m.op == "set_prop" and m.element_id:
-                self._ensure(m.element_id, ev)
-                self.prop_set[(m.element_id, prop_key(m.key))] = ev
-            elif m.op == "add_link" and m.from_id and m.to_id:
-                self._ensure(m.from_id, ev)
-                self._ensure(m.to_id, ev)
-                self._add((m.from_id, m.link_kind, m.to_id), ev, links)
-            elif m.op == "retire_link":
-                self._retire((m.from_id, m.link_kind, m.to_id), ev, links)
-        for eid in d.shapes:
+        for m in d.get("mutations") or ():
+            op = m.get("op", "")
+            eid = m.get("element_id", "")
+            if op == "upsert_element" and eid:
+                self._ensure(eid, ev)
+                for key in m.get("props") or ():
+                    self.prop_set[(eid, prop_key(key))] = ev
+            elif op == "set_prop" and eid:
+                self._ensure(eid, ev)
+                self.prop_set[(eid, prop_key(m.get("key", "")))] = ev
+            elif op == "add_link":
+                src, dst = m.get("from_id", ""), m.get("to_id", "")
+                if src and dst:
+                    self._ensure(src, ev)
+                    self._ensure(dst, ev)
+                    self._add((src, m.get("link_kind", ""), dst), ev)
+            elif op == "retire_link":
+                key = (m.get("from_id", ""), m.get("link_kind", ""), m.get("to_id", ""))
+                self._retire(key, ev)
+        for eid in d.get("shapes") or ():
             self._ensure(eid, ev)
-
-
-def attribute(events: Iterable[Event]) -> Attribution:
-    """Walk gated events in canonical order (a repeated hash applies once)."""
-    out = Attribution()
-    links: set[LinkKey] = set()
-    seen: set[str] = set()
-    for ev in events:
-        if ev.hash in seen:
-            continue
-        seen.add(ev.hash)
-        out.apply(ev, links)
-    return out

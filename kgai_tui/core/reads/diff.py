@@ -23,12 +23,13 @@ Arrays are always arrays (``[]`` when empty), never null.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.errors import UsageError
 from kgai_tui.core.gosem.gotext import format_rfc3339, rfc3339_seconds
+from kgai_tui.core.reads.as_of import as_of_view
 from kgai_tui.core.reads.diff_attrib import Attribution, EventObj, LinkKey
 from kgai_tui.core.reads.kg import history_order, when_of
 from kgai_tui.core.replay.order import LineSource, canonical_order
@@ -37,6 +38,7 @@ from kgai_tui.core.wire.props import parse_props
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.replay.projection_view import ProjectionView
 
 _END_OF_TIME: Final = datetime.max.replace(tzinfo=UTC)
 SECTIONS: Final = (
@@ -55,7 +57,7 @@ SECTIONS: Final = (
 Obj = dict[str, Any]
 
 
-def label(p: Projection, eid: str) -> str:
+def label(p: ProjectionView, eid: str) -> str:
     """``kind:name`` of an element, its name without a kind, else its id."""
     kind, name, _ = p.element(eid) or ("", "", "")
     if kind and name:
@@ -77,7 +79,7 @@ def because_event(ev: EventObj | None) -> Obj | None:
     }
 
 
-def because_decision(p: Projection, idx: int) -> Obj:
+def because_decision(p: ProjectionView, idx: int) -> Obj:
     """A projected decision as ``{id, title, author, when, rationale}``."""
     return {
         "id": p.dec_id[idx],
@@ -88,12 +90,12 @@ def because_decision(p: Projection, idx: int) -> Obj:
     }
 
 
-def _element(p: Projection, eid: str, by: EventObj | None) -> Obj:
+def _element(p: ProjectionView, eid: str, by: EventObj | None) -> Obj:
     kind, name, _ = p.element(eid) or ("", "", "")
     return {"element_id": eid, "kind": kind, "name": name, "by": because_event(by)}
 
 
-def _elements(before: Projection, after: Projection, why: Attribution) -> Obj:
+def _elements(before: ProjectionView, after: ProjectionView, why: Attribution) -> Obj:
     old, new = set(before.graph.nodes), set(after.graph.nodes)
     changed = []
     for eid in sorted(old & new):
@@ -112,7 +114,9 @@ def _elements(before: Projection, after: Projection, why: Attribution) -> Obj:
     }
 
 
-def _props(before: Projection, after: Projection, why: Attribution) -> list[Obj]:
+def _props(
+    before: ProjectionView, after: ProjectionView, why: Attribution
+) -> list[Obj]:
     rows: list[Obj] = []
     for eid in sorted(set(before.graph.nodes) | set(after.graph.nodes)):
         old = parse_props((before.element(eid) or ("", "", ""))[2])
@@ -135,7 +139,7 @@ def _props(before: Projection, after: Projection, why: Attribution) -> list[Obj]
 
 
 def _link_rows(
-    p: Projection, keys: Iterable[LinkKey], why: dict[LinkKey, EventObj]
+    p: ProjectionView, keys: Iterable[LinkKey], why: dict[LinkKey, EventObj]
 ) -> list[Obj]:
     return [
         {
@@ -150,7 +154,7 @@ def _link_rows(
     ]
 
 
-def _links(before: Projection, after: Projection, why: Attribution) -> Obj:
+def _links(before: ProjectionView, after: ProjectionView, why: Attribution) -> Obj:
     old = {(f, k, t) for f, t, k in before.graph.edges(keys=True)}
     new = {(f, k, t) for f, t, k in after.graph.edges(keys=True)}
     return {
@@ -159,7 +163,7 @@ def _links(before: Projection, after: Projection, why: Attribution) -> Obj:
     }
 
 
-def _decisions(before: Projection, after: Projection) -> Obj:
+def _decisions(before: ProjectionView, after: ProjectionView) -> Obj:
     def real_before(dec_id: str) -> bool:
         idx = before.dec_index.get(dec_id)
         return idx is not None and bool(before.dec_hash[idx])
@@ -195,7 +199,7 @@ def _decisions(before: Projection, after: Projection) -> Obj:
     return {"decisions_recorded": rows, "decisions_superseded": gone}
 
 
-def _conflicts(before: Projection, after: Projection) -> Obj:
+def _conflicts(before: ProjectionView, after: ProjectionView) -> Obj:
     opened = []
     for eid in sorted(after.contested - before.contested):
         kind, name, _ = after.element(eid) or ("", "", "")
@@ -227,7 +231,7 @@ def _conflicts(before: Projection, after: Projection) -> Obj:
 
 
 def diff_projections(
-    before: Projection, after: Projection, why: Attribution
+    before: ProjectionView, after: ProjectionView, why: Attribution
 ) -> dict[str, list[Obj]]:
     """Every section of the diff between two projections (see the module docstring)."""
     out: Obj = {}
@@ -249,12 +253,11 @@ def diff_obj(engine: Engine, start: datetime | None, end: datetime | None) -> Ob
     ``start`` ``None`` is the empty store before the first event; ``end`` ``None``
     is every verified event (as of the end of time).
 
-    Both moments are replayed exactly as ``as-of`` replays them (spec 6.6: the
-    hash-verified events recorded by then, in canonical order), from the engine's
-    line columns: each line is parsed straight into the dict the replay applies
-    (Go's reading of an odd line comes from the scan), never decoded into an
-    event object. TO's pass reads every line's time; FROM's then parses only the
-    lines recorded by FROM. Nothing is held but the two projections and the times.
+    Both moments come from the engine's time index, exactly as ``as-of`` answers
+    them (spec 6.6: the hash-verified events recorded by then, in canonical
+    order), with no replay. The attribution walks TO's events from the engine's
+    line columns: each line parsed straight into its canonical dict (Go's reading
+    of an odd line comes from the scan), never decoded into an event object.
 
     Raises:
         UsageError: ``start`` is after ``end``.
@@ -264,20 +267,17 @@ def diff_obj(engine: Engine, start: datetime | None, end: datetime | None) -> Ob
             f"FROM ({format_rfc3339(start)}) is after TO ({format_rfc3339(end)}); "
             "swap them"
         )
-    before, after, why = Projection(), Projection(), Attribution()
+    why = Attribution()
     order = canonical_order(engine.scans)
     source = LineSource(engine.log_dir, engine.scans)
     try:
-        stamps: list[int | None] = []
-        limit = int((end or _END_OF_TIME).timestamp())
-        after.apply_many(_recorded_by(order, source, limit, after, why, stamps))
-        after.flush_props()
-        if start is not None:
-            limit = int(start.timestamp())
-            before.apply_many(_recorded_again(order, source, limit, before, stamps))
-            before.flush_props()
+        _attribute(order, source, int((end or _END_OF_TIME).timestamp()), why)
     finally:
         source.release()
+    before: ProjectionView = (
+        Projection() if start is None else as_of_view(engine, start)
+    )
+    after = as_of_view(engine, end or _END_OF_TIME)
     sections = diff_projections(before, after, why)
     return {
         "ok": True,
@@ -288,46 +288,20 @@ def diff_obj(engine: Engine, start: datetime | None, end: datetime | None) -> Ob
     }
 
 
-def _recorded_by(
+def _attribute(
     order: list[tuple[int, str, int, int]],
     source: LineSource,
     limit: int,
-    projection: Projection,
     why: Attribution,
-    stamps: list[int | None],
-) -> Iterator[tuple[EventObj, int]]:
-    """The events recorded at or before ``limit`` (epoch seconds), each once, in
-    canonical order, walked by ``why`` too; every position's time goes to
-    ``stamps`` (``None``: no RFC3339 time, or a copy of the event before it)."""
-    applied = projection.applied
+) -> None:
+    """Walk ``why`` over the events recorded at or before ``limit`` (epoch seconds),
+    each once, in canonical order: the events TO's replay applies."""
     last = None
     for _, ev_hash, si, i in order:
         if ev_hash == last:
-            stamps.append(None)  # the same event in two shards: adjacent, once
-            continue
+            continue  # the same event in two shards: adjacent, once
         last = ev_hash
         obj = source.load(si, i)
         stamp = rfc3339_seconds(obj.get("recorded_at", ""))
-        stamps.append(stamp)
-        if stamp is None or stamp > limit:
-            continue
-        applied.add(ev_hash)
-        why.apply(obj)
-        yield obj, -1
-
-
-def _recorded_again(
-    order: list[tuple[int, str, int, int]],
-    source: LineSource,
-    limit: int,
-    projection: Projection,
-    stamps: list[int | None],
-) -> Iterator[tuple[EventObj, int]]:
-    """The events recorded at or before an earlier ``limit``, by the times the first
-    pass read (only those lines are parsed again)."""
-    applied = projection.applied
-    for (_, ev_hash, si, i), stamp in zip(order, stamps, strict=True):
-        if stamp is None or stamp > limit:
-            continue
-        applied.add(ev_hash)
-        yield source.load(si, i), -1
+        if stamp is not None and stamp <= limit:
+            why.apply(obj)

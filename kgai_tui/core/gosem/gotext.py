@@ -85,11 +85,16 @@ def go_fold_key(s: str) -> str:
     )
 
 
+# Go's time.Parse reads ASCII digits only; Python's ``\d`` on text would also take
+# any Unicode decimal digit ("٢٠٢٦"), dating an event the reference leaves undated.
 _RFC3339: Final = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})\Z"
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?"
+    r"(Z|[+-][0-9]{2}:[0-9]{2})\Z"
 )
-_NAIVE: Final = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\Z")
-_DATE: Final = re.compile(r"(\d{4})-(\d{2})-(\d{2})\Z")
+_NAIVE: Final = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\Z"
+)
+_DATE: Final = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})\Z")
 
 
 def _days_from_civil(year: int, month: int, day: int) -> int:

@@ -13,8 +13,9 @@ from kgai_tui.core.store.cache_file import cache_base, store_key
 #: Bumped whenever the tables or what a column holds change.
 FORMAT: Final = (
     # 4: the people tables; 5: the moments (at_el, at_link, at_dec, at_multi);
-    # 6: ``meta`` a rowid table, the ``el_names`` index
-    6
+    # 6: ``meta`` a rowid table, the ``el_names`` index; 7: recorded times read with
+    # ASCII digits only (Go's time.Parse)
+    7
 )
 
 # One row per decision index: the projection's decision columns. Lists are JSON

@@ -40,7 +40,8 @@ __all__ = [
 
 #: Bumped whenever documents, fields or analysis change; an index with another stamp
 #: is foreign and rebuilt.
-SCHEMA_VERSION: Final = "kgai-search-4"
+#: 5: recorded times read with ASCII digits only (Go's time.Parse).
+SCHEMA_VERSION: Final = "kgai-search-5"
 STAMP: Final = f"{SCHEMA_VERSION}/tantivy-{getattr(tantivy, '__version__', '?')}"
 #: Text fields and their weights, per document type (the reference's weights).
 FIELDS: Final = {

@@ -64,7 +64,9 @@ NO_TIME: Final = 2**63 - 1
 #: build a third slower.
 KEY_BIN_SHIFT: Final = 48
 _DEC_ID: Final = re.compile(r"d_[0-9a-f]{16}")
-_CANONICAL_TIME: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\Z")
+_CANONICAL_TIME: Final = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z"
+)
 
 
 class DocRecord(NamedTuple):
@@ -114,7 +116,7 @@ def _day_start(date: str) -> int:
 
 
 _SECONDS: Final = {f"{sec:02d}": sec for sec in range(60)}
-_CANONICAL_MINUTE: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d\Z")
+_CANONICAL_MINUTE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}\Z")
 
 
 @functools.lru_cache(maxsize=1 << 12)

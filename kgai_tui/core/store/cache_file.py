@@ -17,7 +17,9 @@ import orjson
 from kgai_tui import __version__
 from kgai_tui.core.store.regular_file import open_regular
 
-FORMAT: Final = 3  # 2: el_shapes packed as arrays; 3: the whole shard fingerprint
+# 2: el_shapes packed as arrays; 3: the whole shard fingerprint; 4: recorded times
+# read with ASCII digits only (Go's time.Parse)
+FORMAT: Final = 4
 _MAGIC: Final = b"kgai-tui engine cache\n"
 # The header line's bound: past it, the file is not a cache (a miss).
 _HEADER_MAX: Final = 16 * 1024 * 1024

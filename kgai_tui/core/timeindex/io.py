@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T", bound=IndexTables)
 
-_FORMAT: Final = 2
+_FORMAT: Final = 3  # 3: recorded times read with ASCII digits only (Go's)
 
 
 def dump_index(self: IndexTables) -> bytes:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from benchmarks.genlog import write_store as write_generated
 from kgai_tui.core.engine import cold_open
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.reads.export import export_digest, export_parts
 from kgai_tui.core.store.logscan import scan_file
 from kgai_tui.core.wire.codec import decision_id
 
@@ -180,3 +183,49 @@ def test_keys_read_by_a_worker_equal_the_keys_read_here(tmp_path: Path) -> None:
             assert theirs.lamports == mine.lamports
             for column in ("starts", "ends", "prefix"):
                 assert np.array_equal(getattr(theirs, column), getattr(mine, column))
+
+
+#: A child that opens a store on the parallel path the way the explorer does: another
+#: thread running (so the pool spawns) and ``sys.stderr`` replaced by an object of no
+#: descriptor, as Textual's capture is (its ``fileno()`` answers -1).
+_UNDER_A_CAPTURED_STDERR = """
+import io, sys, threading, time
+from pathlib import Path
+import kgai_tui.core.engine.cold_open as cold_open
+from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.reads.export import export_digest, export_parts
+
+
+class Captured(io.TextIOBase):
+    def fileno(self):
+        return -1
+
+
+cold_open.PARALLEL_MIN_BYTES = 0
+threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+real, sys.stderr = sys.stderr, Captured()
+try:
+    engine = open_engine(Path(sys.argv[1]))
+    digest = export_digest(export_parts(engine.projection))
+finally:
+    sys.stderr = real
+print(digest)
+"""
+
+
+def test_a_host_that_captured_stderr_still_opens_a_big_store(tmp_path: Path) -> None:
+    """The explorer could not open a store over 8 MiB without its caches: the spawn
+    pool's resource tracker was handed ``sys.stderr.fileno()``, -1 under Textual."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one core: the store opens on the serial path")
+    root = write_store(tmp_path / "store", _unusual_shards())
+    done = subprocess.run(
+        [sys.executable, "-c", _UNDER_A_CAPTURED_STDERR, str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "KGAI_TUI_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    serial = open_engine(root, cache_base=tmp_path / "serial-cache")
+    assert done.stdout.strip() == export_digest(export_parts(serial.projection))

@@ -108,6 +108,34 @@ def _die_with_parent() -> None:
         pass
 
 
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker with a real ``sys.stderr`` descriptor.
+
+    A spawn pool's first lock starts the tracker, which passes
+    ``sys.stderr.fileno()`` to its child. A host that replaced ``sys.stderr`` with
+    an object of no descriptor (Textual's capture answers ``-1``) makes that spawn
+    fail ("bad value(s) in fds_to_keep"), so the explorer could not open a big
+    store without its caches. The tracker is started here with ``/dev/null`` in
+    that place (its stderr stays the process's fd 2 either way); once running, later
+    pools reuse it. The swap lasts only this call.
+    """
+    import sys
+    from multiprocessing import resource_tracker
+
+    try:
+        usable = sys.stderr is not None and sys.stderr.fileno() >= 0
+    except (AttributeError, OSError, ValueError):
+        usable = False
+    if usable:
+        return
+    with open(os.devnull, "w") as null:
+        saved, sys.stderr = sys.stderr, null
+        try:
+            resource_tracker.ensure_running()
+        finally:
+            sys.stderr = saved
+
+
 def open_cold(
     root: Path,
     names: Sequence[str],
@@ -133,6 +161,8 @@ def open_cold(
         )
     # fork is cheap but unsafe once other threads run (the app, the MCP server).
     method = "fork" if threading.active_count() == 1 else "spawn"
+    if method == "spawn":
+        _start_resource_tracker()
     order = sorted(range(len(paths)), key=lambda i: -sizes[i])
     # This process replays on one core; the others verify. More verifiers than
     # free cores would only slow the replay, which is the longer half.

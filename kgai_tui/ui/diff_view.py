@@ -61,6 +61,10 @@ class DiffMark:
     def show(self, app: App[Any], engine: Engine | None) -> None:
         """Open the diff between the mark and the slider's position."""
         if engine is None:
+            app.notify(
+                "The store is still loading; press D again in a moment.",
+                markup=False,
+            )
             return
         if not self.marked:
             app.notify(

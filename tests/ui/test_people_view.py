@@ -101,3 +101,49 @@ def test_monthly_counts_and_spark(demo_store: Path) -> None:
     assert all(len(c) == len(months) for c in counts.values())
     assert spark([0, 1, 2, 4]) == " ▂▄█"
     assert spark([]) == ""
+
+
+def test_people_are_counted_only_while_their_view_is_shown(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counting at the slider's moment reads every decision (seconds at a million);
+    hidden, the view must not do it on every slider move, only when shown."""
+    counted: list[datetime] = []
+    real = people_view.people_data
+
+    def counting(snapshot: object, at: datetime) -> object:
+        counted.append(at)
+        return real(snapshot, at)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(people_view, "people_data", counting)
+    app = make_app(demo_store, live=False)
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _settle(pilot)
+            for key in ("left_square_bracket", "left_curly_bracket", "end"):
+                await pilot.press(key)
+                await _settle(pilot)
+            assert counted == [], "the hidden People view counted"
+            await pilot.press("7")
+            await _settle(pilot)
+            assert len(counted) == 1
+            caption = str(app.query_one("#people-caption", Static).render())
+            assert "people as of now" in caption
+            await pilot.press("left_curly_bracket")
+            await _settle(pilot)
+            assert len(counted) == 2
+            caption = str(app.query_one("#people-caption", Static).render())
+            assert "people as of 20" in caption
+            await pilot.press("1")
+            await _settle(pilot)
+            await pilot.press("end")
+            await _settle(pilot)
+            assert len(counted) == 2
+            await pilot.press("7")
+            await _settle(pilot)
+            assert len(counted) == 3
+            caption = str(app.query_one("#people-caption", Static).render())
+            assert "people as of now" in caption
+
+    asyncio.run(main())

@@ -105,6 +105,7 @@ class PeopleView(Horizontal):
         self.selected: str | None = None
         self.opened: str | None = None
         self.shaped: list[str] = []
+        self._stale = False  # a snapshot arrived that is not counted yet
 
     def compose(self) -> ComposeResult:
         """Lay out the table, the lines under it and the side panel."""
@@ -127,8 +128,27 @@ class PeopleView(Horizontal):
         self._show_elements()
 
     def show(self, snapshot: Snapshot) -> None:
-        """Show the people as of a new snapshot (computed in a worker)."""
+        """Show the people as of a new snapshot (computed in a worker).
+
+        Only while this view is on screen: counting every decision at the slider's
+        moment takes seconds at a million, and every slider move used to start it
+        here, hidden, competing with what the user was waiting for. Hidden, the
+        view only notes the snapshot and counts when it is shown."""
         self.snapshot = snapshot
+        self._stale = True
+        if self.display:
+            self._recount()
+
+    def on_show(self) -> None:
+        """Count for the snapshot that arrived while the view was hidden."""
+        if self._stale:
+            self._recount()
+
+    def _recount(self) -> None:
+        snapshot = self.snapshot
+        if snapshot is None:
+            return
+        self._stale = False
         self._compute(snapshot, snapshot.moment or now())
 
     @work(thread=True, exclusive=True, group="people", exit_on_error=False)

@@ -25,8 +25,16 @@ from test_replay_properties import Chooser, Generated, stores, temp_store
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.gosem.gotext import rfc3339_epoch, rfc3339_seconds
 from kgai_tui.core.reads.as_of import events_as_of
-from kgai_tui.core.reads.diff import _END_OF_TIME, SECTIONS, diff_obj, diff_projections
+from kgai_tui.core.reads.diff import (
+    _END_OF_TIME,
+    SECTIONS,
+    because_decision,
+    diff_obj,
+    diff_projections,
+    label,
+)
 from kgai_tui.core.reads.diff_attrib import Attribution, LinkKey, prop_key
+from kgai_tui.core.reads.kg import history_order
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.shards import ShardRead
 from kgai_tui.core.wire.codec import event_obj
@@ -77,7 +85,51 @@ def _reference(
     events = events_as_of(shards, end or _END_OF_TIME)
     after = Projection()
     after.apply_all(events)
-    return dict(diff_projections(before, after, _attribution(events)))
+    out: dict[str, object] = dict(diff_projections(before, after, _attribution(events)))
+    out["decisions_recorded"], out["decisions_superseded"] = _decision_sections(
+        before, after
+    )
+    return out
+
+
+def _decision_sections(
+    before: Projection, after: Projection
+) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """The two decision sections by their definitions, one decision at a time:
+    recorded = real at TO and not at FROM; superseded = a (superseder, superseded)
+    edge at TO that FROM did not hold; both in history order."""
+    real_then = {
+        before.dec_id[i] for i in range(len(before.dec_id)) if before.dec_hash[i]
+    }
+    recorded = [
+        i
+        for i in range(len(after.dec_id))
+        if after.dec_hash[i] and after.dec_id[i] not in real_then
+    ]
+    rows: list[dict[str, object]] = []
+    for i in history_order(after, recorded):
+        row = because_decision(after, i)
+        row["elements"] = sorted(label(after, e) for e in after.dec_shapes[i])
+        rows.append(row)
+    held = {
+        (before.dec_id[s], before.dec_id[o])
+        for s in range(len(before.dec_id))
+        for o in before.dec_supersedes[s]
+    }
+    new_edges: dict[int, list[int]] = {}
+    for s in range(len(after.dec_id)):
+        for o in after.dec_supersedes[s]:
+            if (after.dec_id[s], after.dec_id[o]) not in held:
+                new_edges.setdefault(o, []).append(s)
+    gone: list[dict[str, object]] = []
+    for o in history_order(after, list(new_edges)):
+        row = because_decision(after, o)
+        del row["rationale"]
+        row["by"] = [
+            because_decision(after, s) for s in history_order(after, new_edges[o])
+        ]
+        gone.append(row)
+    return rows, gone
 
 
 #: Keys Go matches case-insensitively: the line keeps its hash (the hash is over Go's

@@ -28,10 +28,8 @@ from kgai_tui.core.reads.as_of import events_as_of
 from kgai_tui.core.reads.diff import (
     _END_OF_TIME,
     SECTIONS,
-    because_decision,
     diff_obj,
     diff_projections,
-    label,
 )
 from kgai_tui.core.reads.diff_attrib import Attribution, LinkKey, prop_key
 from kgai_tui.core.reads.kg import history_order
@@ -85,19 +83,21 @@ def _reference(
     events = events_as_of(shards, end or _END_OF_TIME)
     after = Projection()
     after.apply_all(events)
-    out: dict[str, object] = dict(diff_projections(before, after, _attribution(events)))
-    out["decisions_recorded"], out["decisions_superseded"] = _decision_sections(
-        before, after
-    )
-    return out
+    return dict(diff_projections(before, after, _attribution(events)))
 
 
-def _decision_sections(
-    before: Projection, after: Projection
-) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
-    """The two decision sections by their definitions, one decision at a time:
-    recorded = real at TO and not at FROM; superseded = a (superseder, superseded)
-    edge at TO that FROM did not hold; both in history order."""
+def _decision_ids(
+    shards: list[ShardRead], start: datetime | None, end: datetime | None
+) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """The two decision sections by their definitions, one decision at a time, as
+    ids: recorded = real at TO and not at FROM; superseded = each decision with the
+    superseders of its (superseder, superseded) edges at TO that FROM did not hold;
+    all in history order."""
+    before = Projection()
+    if start is not None:
+        before.apply_all(events_as_of(shards, start))
+    after = Projection()
+    after.apply_all(events_as_of(shards, end or _END_OF_TIME))
     real_then = {
         before.dec_id[i] for i in range(len(before.dec_id)) if before.dec_hash[i]
     }
@@ -106,11 +106,6 @@ def _decision_sections(
         for i in range(len(after.dec_id))
         if after.dec_hash[i] and after.dec_id[i] not in real_then
     ]
-    rows: list[dict[str, object]] = []
-    for i in history_order(after, recorded):
-        row = because_decision(after, i)
-        row["elements"] = sorted(label(after, e) for e in after.dec_shapes[i])
-        rows.append(row)
     held = {
         (before.dec_id[s], before.dec_id[o])
         for s in range(len(before.dec_id))
@@ -121,15 +116,11 @@ def _decision_sections(
         for o in after.dec_supersedes[s]:
             if (after.dec_id[s], after.dec_id[o]) not in held:
                 new_edges.setdefault(o, []).append(s)
-    gone: list[dict[str, object]] = []
-    for o in history_order(after, list(new_edges)):
-        row = because_decision(after, o)
-        del row["rationale"]
-        row["by"] = [
-            because_decision(after, s) for s in history_order(after, new_edges[o])
-        ]
-        gone.append(row)
-    return rows, gone
+    ids = after.dec_id
+    return [ids[i] for i in history_order(after, recorded)], [
+        (ids[o], [ids[s] for s in history_order(after, new_edges[o])])
+        for o in history_order(after, list(new_edges))
+    ]
 
 
 #: Keys Go matches case-insensitively: the line keeps its hash (the hash is over Go's
@@ -188,6 +179,12 @@ def test_diff_equals_two_replays_of_decoded_events(
             got = diff_obj(engine, start, end)
             want = _reference(shards, start, end)
             assert orjson.dumps({k: got[k] for k in SECTIONS}) == orjson.dumps(want)
+            recorded, superseded = _decision_ids(shards, start, end)
+            assert [r["id"] for r in got["decisions_recorded"]] == recorded
+            assert [
+                (r["id"], [b["id"] for b in r["by"]])
+                for r in got["decisions_superseded"]
+            ] == superseded
 
 
 _STAMP_TEXT = st.one_of(

@@ -1,11 +1,12 @@
 """What changed between two moments, and which decision made each change.
 
-``diff FROM TO`` replays the store as of FROM and as of TO (exactly ``as-of``, spec
-6.6) and compares the two projections: elements, their kind/name and props, links,
-decisions, supersessions and conflicts. Each change carries the decision behind it,
-found by :mod:`kgai_tui.core.reads.diff_attrib` over the events of the TO replay: the last
-event, in canonical order, that gave the thing its state at TO. Because a replay as of
-TO applies a superset of FROM's events, that event is one recorded in (FROM, TO].
+``diff FROM TO`` takes the store as of FROM and as of TO (exactly ``as-of``, spec
+6.6, read from the engine's time index) and compares the two: elements, their
+kind/name and props, links, decisions, supersessions and conflicts. Each change
+carries the decision behind it, found by :mod:`kgai_tui.core.reads.diff_attrib` over
+the events a replay as of TO applies: the last event, in canonical order, that gave
+the thing its state at TO. Because that replay applies a superset of FROM's events,
+the event behind a change is one recorded in (FROM, TO].
 
 Every list is sorted, so the output is a function of the store alone (the order of
 shard files and of lines does not matter):

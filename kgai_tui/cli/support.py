@@ -49,9 +49,9 @@ from kgai_tui.core.store.discovery import StoreLocation, locate_store
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
 
-# The engine the last open_engine returned (see there), and the last answer
-# printed: freeing a million-row answer object by object costs over a second.
-_HELD: list[Engine] = []
+# The last engines a command opened (see _hold), and the last answer printed:
+# freeing a million-row answer object by object costs over a second.
+_HELD: list[object] = []
 _PRINTED: list[Answer] = []
 
 EXIT_OK: Final = 0
@@ -354,10 +354,17 @@ def open_engine(store: str | None, *, cache: bool = True, warn: bool = True) -> 
     # Held until the process ends (cli.entry leaves without teardown): a command
     # passes the engine as a temporary, and freeing its millions of objects the
     # moment the answer is computed delays printing it (1.9 s at 1M decisions).
-    _HELD[:] = [engine]
+    _hold(engine)
     if warn:
         _warn_skipped(len(engine.problems), location.root)
     return engine
+
+
+def _hold(engine: object) -> None:
+    """Keep ``engine`` (and the one opened before it: an as-of opens the model,
+    then the whole store) until the process ends; one in-process invocation after
+    another (tests) frees the older ones."""
+    _HELD[:] = [*_HELD[-1:], engine]
 
 
 def _warn_skipped(skipped: int, root: Path | str) -> None:
@@ -395,6 +402,9 @@ def open_model_engine(store: str | None) -> Engine:
             engine = open_model(root, background=True)
     except OSError:
         return open_engine(store)
+    # A first read answers from the whole replay: held like open_engine's (2.1 s
+    # of a 1M first answer went to freeing it before the answer was printed).
+    _hold(engine)
     _warn_skipped(len(engine.problems), location.root)
     return engine  # type: ignore[return-value]
 

@@ -36,9 +36,10 @@ def people_command(store: str | None, as_json: bool, as_of: str) -> None:
 
     Example: kgai-tui people --as-of 2026-03-31 --json
     """
-    # A past moment needs the time index (the whole store); now, the read model.
-    source = engine_source(store) if as_of else model_source(store)
-    show(people_answer(source, as_of), as_json, render_people)
+    # The read model; a past moment it cannot settle opens the whole store (the
+    # model's open already warned about problem lines).
+    answer = people_answer(model_source(store), as_of, engine_source(store, warn=False))
+    show(answer, as_json, render_people)
 
 
 @click.command("stale")

@@ -127,8 +127,7 @@ def read_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], str
         return answer(lambda: status_answer(live.model))
 
     def people(as_of: AsOf = None) -> CallToolResult:
-        source = live.engine if as_of else live.model
-        return answer(lambda: people_answer(source, as_of or ""))
+        return answer(lambda: people_answer(live.model, as_of or "", live.engine))
 
     return [
         (recall, mcp_text.RECALL),

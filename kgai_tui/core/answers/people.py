@@ -11,21 +11,46 @@ from kgai_tui.core.answers.answer import Answer, EngineSource
 __all__ = ["people_answer", "stale_answer"]
 
 
-def people_answer(engine: EngineSource, as_of: str = "") -> Answer:
+def people_answer(
+    engine: EngineSource, as_of: str = "", whole: EngineSource | None = None
+) -> Answer:
     """``people [--as-of T]``: one row per author, as of ``T`` or now.
+
+    As of ``T``, ``engine`` may open the read model, which answers from its
+    moments and decision rows when they settle the cut
+    (:mod:`kgai_tui.core.model.people_at`); otherwise ``whole`` opens the whole
+    store, and the model keeps the moments for the next read, as ``as-of`` does.
 
     Raises:
         UsageError: ``as_of`` is neither RFC3339 nor ``YYYY-MM-DD``.
     """
     from kgai_tui.core.reads.kg import parse_as_of
-    from kgai_tui.core.reads.people import people_now, people_obj
+    from kgai_tui.core.reads.people import people_now, people_obj, people_of_totals
 
     if not as_of:
         return Answer(people_now(engine().projection))
-    from kgai_tui.core.reads.as_of import as_of_view
+    from kgai_tui.core.gosem.gotext import format_rfc3339
 
     cut = parse_as_of(as_of)
-    return Answer(people_obj(as_of_view(engine(), cut), cut))
+    opened = engine()
+    from_model = getattr(opened, "people_at_parts", None)
+    if from_model is not None:
+        parts = from_model(int(cut.timestamp()))
+        if parts is not None:
+            obj = people_of_totals(*parts)
+            obj["as_of"] = format_rfc3339(cut)
+            return Answer(obj)
+        if whole is None:
+            raise TypeError(
+                "a read model answers people --as-of only with a whole store"
+            )
+    from kgai_tui.core.reads.as_of import as_of_view
+
+    full = opened if from_model is None else whole()  # type: ignore[misc]
+    answer = Answer(people_obj(as_of_view(full, cut), cut))
+    if from_model is not None:
+        opened.keep_moments(full)  # type: ignore[attr-defined]
+    return answer
 
 
 def stale_answer(engine: EngineSource, older_than: str = "180d") -> Answer:

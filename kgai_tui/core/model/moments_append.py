@@ -137,12 +137,18 @@ def _rewritten(
     db: sqlite3.Connection, low: int, known: int, decs: list[tuple[Any, ...]]
 ) -> list[tuple[int, int, bytes]]:
     """``at_dec`` rows keeping the former fields of the decision rows an append
-    changed, for the cuts before ``low``."""
+    changed, for the cuts before ``low``.
+
+    A row whose own shapes or supersedes grew (an event of the same decision id
+    appended) gets one too, its title and lamport unchanged: the step says "not
+    the final row before ``low``", which ``people --as-of`` relies on
+    (:mod:`kgai_tui.core.model.people_at`)."""
     old = [r for r in decs if r[0] < known]
     if not old:
         return []
     before = fields_of(db, (r[0] for r in old))
     changed = {r[0] for r in old if before[r[0]] != (r[1], r[2], r[8])}
+    changed.update(_grown(db, old))
     if not changed:
         return []
     marks = ",".join("?" * len(changed))
@@ -160,6 +166,21 @@ def _rewritten(
         steps = [*steps, (stable, title, lamport)]
         rows.append((g, low, marshal.dumps(steps)))
     return rows
+
+
+def _grown(db: sqlite3.Connection, old: list[tuple[Any, ...]]) -> set[int]:
+    """The rewritten decision rows whose shapes or supersedes lists changed."""
+    grown: set[int] = set()
+    for i in range(0, len(old), 5000):
+        part = {r[0]: (r[11], r[12]) for r in old[i : i + 5000]}
+        marks = ",".join("?" * len(part))
+        for g, shapes, sups in db.execute(
+            f"SELECT ix, shapes, supersedes FROM dec WHERE ix IN ({marks})",
+            sorted(part),
+        ):
+            if part[g] != (shapes, sups):
+                grown.add(g)
+    return grown
 
 
 def _heads_value(

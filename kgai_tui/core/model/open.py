@@ -40,6 +40,7 @@ from kgai_tui.core.store.shards import LineProblem, LogSummary, list_log
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.model.export import ModelExportRows
+    from kgai_tui.core.model.people_at import PeopleParts
     from kgai_tui.core.model.update import Staged
 
 __all__ = ["ModelEngine", "ModelUnavailableError", "open_model", "peek_model"]
@@ -113,6 +114,17 @@ class ModelEngine:
             return moments_obj(self.db, cut, at)
         except _FAILURES:
             return None  # the whole store answers, and the moments are written anew
+
+    def people_at_parts(self, cut: int) -> PeopleParts | None:
+        """``people`` as of ``cut`` from the model (totals and head counts), or
+        ``None`` when it cannot answer that cut exactly (see
+        :mod:`kgai_tui.core.model.people_at`)."""
+        from kgai_tui.core.model.people_at import people_at_parts
+
+        try:
+            return people_at_parts(self.db, cut, self.projection.people_parts)
+        except _FAILURES:
+            return None
 
     def export_rows(self) -> ModelExportRows | None:
         """The export's rows from the model's tables, or ``None`` when they do not

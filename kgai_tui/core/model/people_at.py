@@ -1,0 +1,203 @@
+"""``people --as-of`` from the model: per-author counts at a cut, in SQL, from disk.
+
+The answer is :func:`kgai_tui.core.reads.people.people_obj` over the store as of
+the cut (spec 6.6). The time index behind the moments splits decisions in two:
+
+* most decisions' fields and shapes never change once they exist: a real one
+  exists from its own recorded time on (``dec.time``, ``NULL`` being Go's zero
+  time), a placeholder is no one's, and a real one's supersedes edges exist from
+  its time on;
+* the few others (``at_dec``: same-id events, a superseder recorded before what
+  it supersedes) exist from their first step's time and equal their final row
+  from ``stable`` on.
+
+So at a cut outside every ``[first, stable)`` window of the second kind, "recorded
+by the cut" is ``coalesce(time, zero) <= cut`` on the final rows, and the counts
+are a few grouped scans of the ``dec`` table; the heads come from the moments. A
+cut inside such a window, a placeholder of the second kind that supersedes, or
+moments that do not cover the cut: ``None``, and the caller opens the whole store.
+"""
+
+from __future__ import annotations
+
+import marshal
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from kgai_tui.core.model.moments import moments_meta
+from kgai_tui.core.model.people_rows import HeadCounts, PersonTotals
+from kgai_tui.core.model.rows import ModelCorruptError
+
+__all__ = ["people_at_parts"]
+
+#: Go's ``time.Time{}`` as Unix seconds: what a ``NULL`` recorded time is.
+_ZERO: Final = -62135596800
+_CHUNK: Final = 5000
+# A real decision recorded by the cut (the parameters: zero, cut).
+_IN: Final = "hash != '' AND coalesce(time, ?) <= ?"
+PeopleParts = tuple[list[PersonTotals], list[HeadCounts]]
+
+
+def people_at_parts(
+    db: sqlite3.Connection, cut: int, now: Callable[[], PeopleParts]
+) -> PeopleParts | None:
+    """The per-author totals and head counts at ``cut`` (what
+    :func:`~kgai_tui.core.reads.people.people_of_totals` turns into the answer), or
+    ``None`` when the model cannot answer it exactly (see the module docstring).
+    ``now`` gives them now (the people tables), which is the answer at any cut
+    from the latest recorded time on when no event was left out.
+
+    Raises:
+        ModelCorruptError: a stored value does not decode or contradicts another.
+    """
+    from kgai_tui.core.model.moments import _elements_at, _source
+
+    source = _source(db, cut)
+    meta = moments_meta(db)
+    if source is None or meta is None or not meta["clean"]:
+        return None
+    if source == "now":
+        return now()  # the store as of the cut is the store now
+    if not _settled(db, cut):
+        return None
+    _, held = _elements_at(db, cut)
+    entries = [(eid, g) for eid, _, _, gs in held for g in gs]
+    return _totals(db, cut), _head_counts(db, cut, entries)
+
+
+def _settled(db: sqlite3.Connection, cut: int) -> bool:
+    """Whether every decision whose fields change with time equals its final row
+    at ``cut``, or does not exist yet then (and, if a placeholder now, has no
+    supersedes edge that a recorded time would wrongly let in)."""
+    for g, stable, steps in db.execute("SELECT g, stable, steps FROM at_dec"):
+        try:
+            found = marshal.loads(steps)
+            first = int(found[0][0])
+        except (ValueError, EOFError, TypeError, IndexError) as exc:
+            raise ModelCorruptError(
+                "a changing decision's steps do not decode"
+            ) from exc
+        if first <= cut < stable:
+            return False
+        if cut < first:
+            row = db.execute(
+                "SELECT hash, supersedes FROM dec WHERE ix = ?", (g,)
+            ).fetchone()
+            if row is None:
+                raise ModelCorruptError("a changing decision's row is missing")
+            if not row[0] and row[1] is not None:
+                return False
+    return True
+
+
+def _totals(db: sqlite3.Connection, cut: int) -> list[PersonTotals]:
+    """Per author: decisions, superseded, elements, first, last, writers (sorted)."""
+    counts: dict[str, list[Any]] = {}
+    for author, install, n, lo, hi in db.execute(
+        f"SELECT author, install, count(*), min(time), max(time) FROM dec"
+        f" WHERE {_IN} GROUP BY author, install",
+        (_ZERO, cut),
+    ):
+        row = counts.get(author)
+        if row is None:
+            row = counts[author] = [0, None, None, []]
+        row[0] += n
+        if lo is not None:
+            row[1] = lo if row[1] is None else min(row[1], lo)
+            row[2] = hi if row[2] is None else max(row[2], hi)
+        row[3].append(install)
+    elements = dict(
+        db.execute(
+            f"SELECT author, count(DISTINCT j.value) FROM dec, json_each(dec.shapes) j"
+            f" WHERE dec.shapes IS NOT NULL AND {_IN} GROUP BY author",
+            (_ZERO, cut),
+        ).fetchall()
+    )
+    # A supersedes edge exists once its superseder is recorded; what it points at
+    # then is real (and recorded) exactly when it is real now (see _settled).
+    superseded = dict(
+        db.execute(
+            "SELECT o.author, count(DISTINCT o.ix) FROM dec s,"
+            " json_each(s.supersedes) j JOIN dec o ON o.ix = j.value"
+            " WHERE s.supersedes IS NOT NULL AND coalesce(s.time, ?) <= ?"
+            " AND o.hash != '' GROUP BY o.author",
+            (_ZERO, cut),
+        ).fetchall()
+    )
+    return [
+        (
+            author,
+            n,
+            int(superseded.get(author, 0)),
+            int(elements.get(author, 0)),
+            lo,
+            hi,
+            sorted(writers),
+        )
+        for author, (n, lo, hi, writers) in counts.items()
+    ]
+
+
+def _head_counts(
+    db: sqlite3.Connection, cut: int, entries: Sequence[tuple[str, int]]
+) -> list[HeadCounts]:
+    """Per author with a real head at ``cut``: in force, in force and superseded,
+    contested elements held (``entries``: (element, head decision) pairs)."""
+    per: dict[int, list[str]] = {}
+    for eid, g in entries:
+        per.setdefault(g, []).append(eid)
+    contested = {eid for eid, n in _sizes(entries).items() if n > 1}
+    wanted = sorted(per)
+    author_of: dict[int, str] = {}
+    gone: set[int] = set()
+    for i in range(0, len(wanted), _CHUNK):
+        part = wanted[i : i + _CHUNK]
+        marks = ",".join("?" * len(part))
+        for ix, author in db.execute(
+            f"SELECT ix, author FROM dec WHERE ix IN ({marks}) AND hash != ''", part
+        ):
+            author_of[ix] = author
+        gone.update(
+            ix
+            for (ix,) in db.execute(
+                f"SELECT o.ix FROM dec o WHERE o.ix IN ({marks})"
+                " AND o.superseded_by IS NOT NULL AND EXISTS (SELECT 1 FROM"
+                " json_each(o.superseded_by) j JOIN dec s ON s.ix = j.value"
+                " WHERE coalesce(s.time, ?) <= ?)",
+                (*part, _ZERO, cut),
+            )
+        )
+    found = {g for g in wanted if g not in author_of}
+    if found - set(_all_rows(db, found)):
+        raise ModelCorruptError("a head names a decision row that is missing")
+    rows: dict[str, list[Any]] = {}
+    for g, author in author_of.items():
+        row = rows.get(author)
+        if row is None:
+            row = rows[author] = [0, 0, set()]
+        row[0] += 1
+        row[1] += g in gone
+        row[2].update(e for e in per[g] if e in contested)
+    return [(a, n, both, len(held)) for a, (n, both, held) in rows.items()]
+
+
+def _sizes(entries: Sequence[tuple[str, int]]) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for eid, _ in entries:
+        sizes[eid] = sizes.get(eid, 0) + 1
+    return sizes
+
+
+def _all_rows(db: sqlite3.Connection, gs: set[int]) -> list[int]:
+    """Which of ``gs`` (heads that are not real decisions) have a row at all."""
+    got: list[int] = []
+    wanted = sorted(gs)
+    for i in range(0, len(wanted), _CHUNK):
+        part = wanted[i : i + _CHUNK]
+        marks = ",".join("?" * len(part))
+        got.extend(
+            ix
+            for (ix,) in db.execute(f"SELECT ix FROM dec WHERE ix IN ({marks})", part)
+        )
+    return got

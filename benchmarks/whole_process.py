@@ -72,6 +72,7 @@ ROWS: Final = {
     "context": "context --about TEXT",
     "as_of": "as-of T",
     "search_as_of": "search --as-of T TEXT",
+    "people_as_of": "people --as-of T",
     "record": "record (one decision)",
     "first_answer": "first answer, empty cache (status)",
 }
@@ -119,6 +120,7 @@ TARGETS: Final = {
     "context": Target(300.0),
     "as_of": Target(500.0),
     "search_as_of": Target(500.0),  # an as-of read: held to as-of's target
+    "people_as_of": Target(500.0),  # likewise
     "record": Target(300.0, rss=False),
     "first_answer": Target(10_000.0),
 }
@@ -372,6 +374,8 @@ def _argv(
         return ["as-of", s.at, *at], None
     if key == "search_as_of":
         return ["search", "--as-of", s.at, s.about, *at], None
+    if key == "people_as_of":
+        return ["people", "--as-of", s.at, *at], None
     if key == "record":
         kind, _, name = s.element.partition(":")
         doc = {

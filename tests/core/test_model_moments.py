@@ -16,6 +16,7 @@ import random
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -116,14 +117,7 @@ def test_moments_answer_every_cut_as_a_replay(gen: Generated) -> None:
     with scratch() as (root, cache):
         write_store(root, gen.files())
         saved = _keep(root, cache)
-        model = open_model(root, cache)
-        answered = 0
-        for stamp in _stamps(root):
-            got = _from_model(model, stamp)
-            if got is not None:
-                answered += 1
-                assert got == _reference(root, stamp), stamp
-        model.close()
+        answered = compare_every_cut(root, cache, _from_model, _reference)
         if saved:
             # Stored moments cover the whole log as it was written: every cut.
             assert answered == len(_stamps(root))
@@ -134,24 +128,51 @@ def test_moments_answer_every_cut_as_a_replay(gen: Generated) -> None:
 def test_moments_stay_exact_across_appends_in_any_split(
     gen: Generated, data: st.DataObject
 ) -> None:
-    c = Chooser(draw=data.draw)
-    first, later = split(gen, c)
+    for root, cache, last in appended_in_any_split(gen, data):
+        compare_every_cut(root, cache, _from_model, _reference)
+        if last:
+            for stamp in _stamps(root)[:: max(1, len(_stamps(root)) // 6)]:
+                want = _as_of_only(_reference(root, stamp))
+                assert _answer(root, cache, stamp) == want
+
+
+def appended_in_any_split(
+    gen: Generated, data: st.DataObject
+) -> Iterator[tuple[Path, Path, bool]]:
+    """The store written in a prefix of each shard with its moments kept, then after
+    each non-empty appended part (``(root, cache, whether it was the last)``); the
+    moments are kept again after each, as a whole-store fallback does."""
+    first, later = split(gen, Chooser(draw=data.draw))
+    parts = [part for part in later if part]
     with scratch() as (root, cache):
         write_store(root, first)
         _keep(root, cache)
-        for part in later:
-            if not part:
-                continue
+        if not parts:
+            yield root, cache, True  # nothing appended: the store as written
+        for n, part in enumerate(parts):
             append_files(root, part)
-            model = open_model(root, cache)
-            for stamp in _stamps(root):
-                got = _from_model(model, stamp)
-                if got is not None:
-                    assert got == _reference(root, stamp), stamp
-            model.close()
-            _keep(root, cache)  # as the fallback does: the next append starts fresh
-        for stamp in _stamps(root)[:: max(1, len(_stamps(root)) // 6)]:
-            assert _answer(root, cache, stamp) == _as_of_only(_reference(root, stamp))
+            yield root, cache, n == len(parts) - 1
+            _keep(root, cache)
+
+
+def compare_every_cut(
+    root: Path,
+    cache: Path,
+    from_model: Callable[[ModelEngine, int], bytes | None],
+    reference: Callable[[Path, int], bytes],
+) -> int:
+    """Every answer the model gives at any cut equals the replay's; how many it gave."""
+    model = open_model(root, cache)
+    answered = 0
+    try:
+        for stamp in _stamps(root):
+            got = from_model(model, stamp)
+            if got is not None:
+                answered += 1
+                assert got == reference(root, stamp), stamp
+    finally:
+        model.close()
+    return answered
 
 
 def _moving_store(seed: int, n: int) -> list[tuple[str, Any]]:

@@ -21,9 +21,17 @@ import orjson
 from builders import ShardWriter, decision, upsert, write_store
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_model import append_files, scratch, split
-from test_model_moments import _at, _files, _keep, _moving_store, _stamps
-from test_replay_properties import Chooser, Generated, lines, stores
+from test_model import append_files, scratch
+from test_model_moments import (
+    _at,
+    _files,
+    _keep,
+    _moving_store,
+    _stamps,
+    appended_in_any_split,
+    compare_every_cut,
+)
+from test_replay_properties import Generated, lines, stores
 
 from kgai_tui.core.answers.people import people_answer
 from kgai_tui.core.engine.open import open_engine
@@ -67,18 +75,10 @@ def test_people_at_every_cut_equals_a_replay(gen: Generated) -> None:
     with scratch() as (root, cache):
         write_store(root, gen.files())
         saved = _keep(root, cache)
-        model = open_model(root, cache)
-        answered = 0
-        stamps = _stamps(root)
-        for stamp in stamps:
-            got = _from_model(model, stamp)
-            if got is not None:
-                answered += 1
-                assert got == _reference(root, stamp), stamp
-        model.close()
+        answered = compare_every_cut(root, cache, _from_model, _reference)
         if saved and _changing(root, cache) == 0:
             # No decision changes with time: the model settles every cut.
-            assert answered == len(stamps)
+            assert answered == len(_stamps(root))
 
 
 @SETTINGS
@@ -86,22 +86,8 @@ def test_people_at_every_cut_equals_a_replay(gen: Generated) -> None:
 def test_people_at_stays_exact_across_appends_in_any_split(
     gen: Generated, data: st.DataObject
 ) -> None:
-    c = Chooser(draw=data.draw)
-    first, later = split(gen, c)
-    with scratch() as (root, cache):
-        write_store(root, first)
-        _keep(root, cache)
-        for part in later:
-            if not part:
-                continue
-            append_files(root, part)
-            model = open_model(root, cache)
-            for stamp in _stamps(root):
-                got = _from_model(model, stamp)
-                if got is not None:
-                    assert got == _reference(root, stamp), stamp
-            model.close()
-            _keep(root, cache)
+    for root, cache, _ in appended_in_any_split(gen, data):
+        compare_every_cut(root, cache, _from_model, _reference)
 
 
 @settings(max_examples=25, deadline=None)
@@ -130,13 +116,10 @@ def test_people_at_after_appends_recorded_in_time_order(
             append_files(root, _files(chunk))
             model = open_model(root, cache)
             assert model.how == "append"
-            stamps = _stamps(root)
-            for stamp in stamps:
-                got = _from_model(model, stamp)
-                if got is not None:
-                    assert got == _reference(root, stamp), stamp
             model.close()
+            compare_every_cut(root, cache, _from_model, _reference)
         rng = random.Random(seed)
+        stamps = _stamps(root)
         for stamp in rng.sample(stamps, min(4, len(stamps))):
             answer = people_answer(
                 lambda: open_model(root, cache),  # type: ignore[arg-type, return-value]

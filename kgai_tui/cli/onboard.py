@@ -25,8 +25,10 @@ from kgai_tui.cli.support import (
     emit_json,
     engine_source,
     handles_errors,
+    log_size,
     open_engine,
     open_model_engine,
+    progress,
     resolve_location,
     show,
     show_model_waits,
@@ -157,7 +159,14 @@ def diff_command(store: str | None, as_json: bool, start: str, end: str) -> None
     from kgai_tui.core.answers.moments import diff_answer
     from kgai_tui.text.diff import render_diff
 
-    show(diff_answer(engine_source(store), start, end), as_json, render_diff)
+    # The engine opens lazily: its time index and the walk over the lines recorded
+    # by TO come after the open, so one line covers the whole comparison.
+    with progress(lambda: _COMPARING.format(log_size(resolve_location(store).root))):
+        answer = diff_answer(engine_source(store), start, end)
+    show(answer, as_json, render_diff)
+
+
+_COMPARING = "kgai-tui: replaying the log ({}) to compare the two moments"
 
 
 @click.command("report")

@@ -273,17 +273,24 @@ def progress(message: Callable[[], str]) -> Iterator[None]:
     """Show ``message()`` with a spinner on stderr while the block runs, once it
     has run for :data:`PROGRESS_DELAY` seconds, and only when stderr is a terminal
     (:func:`progress_wanted`). stdout is never touched, so ``--json`` output and
-    pipes are unchanged."""
-    if not progress_wanted():
+    pipes are unchanged. Inside another progress block it shows nothing: the outer
+    line already covers the work, and two spinners would fight over one line."""
+    if _SHOWING or not progress_wanted():
         yield
         return
     sys.stderr.flush()
     spinner = _Spinner(message)
+    _SHOWING.append(spinner)
     spinner.start()
     try:
         yield
     finally:
         spinner.stop()
+        _SHOWING.clear()
+
+
+# The progress line being shown, if any (see progress).
+_SHOWING: list[_Spinner] = []
 
 
 WAITING_FOR_MODEL: Final = (

@@ -33,6 +33,8 @@ from kgai_tui.core.model.rows import ModelCorruptError
 __all__ = [
     "FOREVER",
     "MOMENTS_KEY",
+    "cut_source",
+    "elements_at",
     "fields_of",
     "moment_keys",
     "moments_meta",
@@ -79,7 +81,7 @@ def moments_obj(db: sqlite3.Connection, cut: int, at: str) -> dict[str, Any] | N
     Raises:
         ModelCorruptError: a stored value does not decode or contradicts another.
     """
-    source = _source(db, cut)
+    source = cut_source(db, cut)
     if source is None:
         return None
     names, links, heads, conflicts = _current(db) if source == "now" else _at(db, cut)
@@ -100,7 +102,7 @@ def moment_keys(db: sqlite3.Connection, cut: int) -> tuple[list[str], list[str]]
     Raises:
         ModelCorruptError: a stored value does not decode or contradicts another.
     """
-    source = _source(db, cut)
+    source = cut_source(db, cut)
     if source is None:
         return None
     held: set[int] = set()
@@ -108,14 +110,14 @@ def moment_keys(db: sqlite3.Connection, cut: int) -> tuple[list[str], list[str]]
         elements = [str(e) for (e,) in db.execute("SELECT id FROM el")]
         held.update(int(ix) for (ix,) in db.execute("SELECT DISTINCT ix FROM head"))
     else:
-        present, entries = _elements_at(db, cut)
+        present, entries = elements_at(db, cut)
         elements = [eid for eid, _, _ in present.values()]
         held.update(g for e in entries for g in e[3])
     fields = fields_of(db, held)
     return sorted(elements), sorted(fields[g][0] for g in held)
 
 
-def _source(db: sqlite3.Connection, cut: int) -> str | None:
+def cut_source(db: sqlite3.Connection, cut: int) -> str | None:
     """Where the answer at ``cut`` comes from: ``"now"`` (the current tables),
     ``"past"`` (the moments), or ``None`` (not from this model)."""
     meta = moments_meta(db)
@@ -263,7 +265,7 @@ def _step_at(blob: bytes, cut: int) -> int | None:
     return None if i < 0 else steps[n + i]
 
 
-def _elements_at(
+def elements_at(
     db: sqlite3.Connection, cut: int
 ) -> tuple[dict[int, tuple[str, str, str]], list[tuple[str, str, str, Sequence[int]]]]:
     """The elements touched by ``cut`` (by element number: id, kind, name) and those
@@ -289,7 +291,7 @@ def _elements_at(
 
 def _at(db: sqlite3.Connection, cut: int) -> Parts:
     """The store at a past cut, from the moments."""
-    present, entries = _elements_at(db, cut)
+    present, entries = elements_at(db, cut)
     rows = []
     for src, dst, kind, steps in db.execute(
         "SELECT src, dst, kind, steps FROM at_link"

@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from kgai_tui.core.model.moments import moments_meta
+from kgai_tui.core.model.moments import cut_source, elements_at, moments_meta
 from kgai_tui.core.model.people_rows import HeadCounts, PersonTotals
 from kgai_tui.core.model.rows import ModelCorruptError
 
@@ -51,9 +51,7 @@ def people_at_parts(
     Raises:
         ModelCorruptError: a stored value does not decode or contradicts another.
     """
-    from kgai_tui.core.model.moments import _elements_at, _source
-
-    source = _source(db, cut)
+    source = cut_source(db, cut)
     meta = moments_meta(db)
     if source is None or meta is None or not meta["clean"]:
         return None
@@ -61,7 +59,7 @@ def people_at_parts(
         return now()  # the store as of the cut is the store now
     if not _settled(db, cut):
         return None
-    _, held = _elements_at(db, cut)
+    _, held = elements_at(db, cut)
     entries = [(eid, g) for eid, _, _, gs in held for g in gs]
     return _totals(db, cut), _head_counts(db, cut, entries)
 

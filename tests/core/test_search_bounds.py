@@ -32,7 +32,8 @@ from kgai_tui.core.wire.codec import event_from_obj, event_obj
 def mixed(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     root = tmp_path_factory.mktemp("mixed") / "store"
     mixed_store(root)
-    return open_engine(root)
+    # Module-scoped: not yet under the per-test home, so a cache dir of its own.
+    return open_engine(root, cache_base=tmp_path_factory.mktemp("cache"))
 
 
 def _variants(obj: dict[str, Any]) -> list[dict[str, Any]]:

@@ -67,7 +67,9 @@ def build(engine: Engine, cache: Path) -> SearchIndex:
 def mixed(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     root = tmp_path_factory.mktemp("mixed") / "store"
     mixed_store(root)
-    return open_engine(root)
+    # Module-scoped: the per-test home isolation is not in place yet, so the
+    # engine cache goes to a directory of its own, not the user's cache.
+    return open_engine(root, cache_base=tmp_path_factory.mktemp("cache"))
 
 
 @pytest.fixture

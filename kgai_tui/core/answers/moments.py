@@ -7,10 +7,17 @@ store.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
 from kgai_tui.core.answers.answer import Answer, EngineSource
 from kgai_tui.core.reads.kg import parse_as_of
 
-__all__ = ["as_of_answer", "diff_answer"]
+if TYPE_CHECKING:
+    from kgai_tui.core.replay.projection_view import ProjectionView
+
+__all__ = ["as_of_answer", "diff_answer", "model_or_whole"]
 
 
 def as_of_answer(
@@ -29,21 +36,47 @@ def as_of_answer(
     from kgai_tui.core.gosem.gotext import format_rfc3339
 
     cut = parse_as_of(timestamp)
+    at = format_rfc3339(cut)
+
+    def from_view(view: ProjectionView) -> dict[str, Any]:
+        from kgai_tui.core.reads.as_of import as_of_obj  # only when the model cannot
+
+        return as_of_obj(view, cut)
+
+    return model_or_whole(
+        engine,
+        whole,
+        lambda model: model.as_of_obj(int(cut.timestamp()), at),
+        from_view,
+        cut,
+    )
+
+
+def model_or_whole(
+    engine: EngineSource,
+    whole: EngineSource | None,
+    ask_model: Callable[[Any], dict[str, Any] | None],
+    ask_view: Callable[[ProjectionView], dict[str, Any]],
+    cut: datetime,
+) -> Answer:
+    """A read at ``cut``: from the read model when ``engine`` opens one and it
+    answers (``ask_model`` gives ``None`` when it cannot); otherwise from the
+    as-of view of the whole store (``whole``, or ``engine`` when it is not a
+    model), after which the model keeps the moments for the next read."""
     opened = engine()
-    from_model = getattr(opened, "as_of_obj", None)
-    if from_model is not None:
-        obj = from_model(int(cut.timestamp()), format_rfc3339(cut))
+    is_model = hasattr(opened, "keep_moments")
+    if is_model:
+        obj = ask_model(opened)
         if obj is not None:
             return Answer(obj)
         if whole is None:
-            raise TypeError("a read model answers as-of only with a whole-store source")
+            raise TypeError("a read model answers at a moment only with a whole store")
     # The as-of view (NetworkX under it) loads only when this read runs.
-    from kgai_tui.core.reads.as_of import as_of_obj, as_of_view
+    from kgai_tui.core.reads.as_of import as_of_view
 
-    full = opened if from_model is None else whole()  # type: ignore[misc]
-    view = as_of_view(full, cut)
-    answer = Answer(as_of_obj(view, cut))
-    if from_model is not None:
+    full = whole() if is_model and whole is not None else opened
+    answer = Answer(ask_view(as_of_view(full, cut)))
+    if is_model:
         opened.keep_moments(full)  # type: ignore[attr-defined]
     return answer
 

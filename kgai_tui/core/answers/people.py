@@ -6,6 +6,8 @@ error even without a store.
 
 from __future__ import annotations
 
+from typing import Any
+
 from kgai_tui.core.answers.answer import Answer, EngineSource
 
 __all__ = ["people_answer", "stale_answer"]
@@ -29,28 +31,22 @@ def people_answer(
 
     if not as_of:
         return Answer(people_now(engine().projection))
+    from kgai_tui.core.answers.moments import model_or_whole
     from kgai_tui.core.gosem.gotext import format_rfc3339
 
     cut = parse_as_of(as_of)
-    opened = engine()
-    from_model = getattr(opened, "people_at_parts", None)
-    if from_model is not None:
-        parts = from_model(int(cut.timestamp()))
-        if parts is not None:
-            obj = people_of_totals(*parts)
-            obj["as_of"] = format_rfc3339(cut)
-            return Answer(obj)
-        if whole is None:
-            raise TypeError(
-                "a read model answers people --as-of only with a whole store"
-            )
-    from kgai_tui.core.reads.as_of import as_of_view
 
-    full = opened if from_model is None else whole()  # type: ignore[misc]
-    answer = Answer(people_obj(as_of_view(full, cut), cut))
-    if from_model is not None:
-        opened.keep_moments(full)  # type: ignore[attr-defined]
-    return answer
+    def from_model(model: Any) -> dict[str, Any] | None:
+        parts = model.people_at_parts(int(cut.timestamp()))
+        if parts is None:
+            return None
+        obj = people_of_totals(*parts)
+        obj["as_of"] = format_rfc3339(cut)
+        return obj
+
+    return model_or_whole(
+        engine, whole, from_model, lambda view: people_obj(view, cut), cut
+    )
 
 
 def stale_answer(engine: EngineSource, older_than: str = "180d") -> Answer:

@@ -40,6 +40,7 @@ from kgai_tui.core.model.moments import (
     steps_blob,
     touch_at,
 )
+from kgai_tui.core.model.people_rows import batches
 
 __all__ = ["MomentsAppend", "plan_append"]
 
@@ -171,8 +172,8 @@ def _rewritten(
 def _grown(db: sqlite3.Connection, old: list[tuple[Any, ...]]) -> set[int]:
     """The rewritten decision rows whose shapes or supersedes lists changed."""
     grown: set[int] = set()
-    for i in range(0, len(old), 5000):
-        part = {r[0]: (r[11], r[12]) for r in old[i : i + 5000]}
+    for rows in batches(old):
+        part = {r[0]: (r[11], r[12]) for r in rows}
         marks = ",".join("?" * len(part))
         for g, shapes, sups in db.execute(
             f"SELECT ix, shapes, supersedes FROM dec WHERE ix IN ({marks})",

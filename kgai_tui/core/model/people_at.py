@@ -26,15 +26,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from kgai_tui.core.model.moments import cut_source, elements_at, moments_meta
-from kgai_tui.core.model.people_rows import HeadCounts, PersonTotals
+from kgai_tui.core.model.people_rows import HeadCounts, PersonTotals, batches
 from kgai_tui.core.model.rows import ModelCorruptError
+from kgai_tui.core.store.decision_fields import ZERO_TIME
 
 __all__ = ["people_at_parts"]
 
-#: Go's ``time.Time{}`` as Unix seconds: what a ``NULL`` recorded time is.
-_ZERO: Final = -62135596800
-_CHUNK: Final = 5000
-# A real decision recorded by the cut (the parameters: zero, cut).
+# A real decision recorded by the cut (the parameters: Go's zero time, which a
+# NULL recorded time stands for, and the cut).
 _IN: Final = "hash != '' AND coalesce(time, ?) <= ?"
 PeopleParts = tuple[list[PersonTotals], list[HeadCounts]]
 
@@ -60,8 +59,7 @@ def people_at_parts(
     if not _settled(db, cut):
         return None
     _, held = elements_at(db, cut)
-    entries = [(eid, g) for eid, _, _, gs in held for g in gs]
-    return _totals(db, cut), _head_counts(db, cut, entries)
+    return _totals(db, cut), _head_counts(db, cut, [(e, gs) for e, _, _, gs in held])
 
 
 def _settled(db: sqlite3.Connection, cut: int) -> bool:
@@ -95,7 +93,7 @@ def _totals(db: sqlite3.Connection, cut: int) -> list[PersonTotals]:
     for author, install, n, lo, hi in db.execute(
         f"SELECT author, install, count(*), min(time), max(time) FROM dec"
         f" WHERE {_IN} GROUP BY author, install",
-        (_ZERO, cut),
+        (ZERO_TIME, cut),
     ):
         row = counts.get(author)
         if row is None:
@@ -109,7 +107,7 @@ def _totals(db: sqlite3.Connection, cut: int) -> list[PersonTotals]:
         db.execute(
             f"SELECT author, count(DISTINCT j.value) FROM dec, json_each(dec.shapes) j"
             f" WHERE dec.shapes IS NOT NULL AND {_IN} GROUP BY author",
-            (_ZERO, cut),
+            (ZERO_TIME, cut),
         ).fetchall()
     )
     # A supersedes edge exists once its superseder is recorded; what it points at
@@ -120,7 +118,7 @@ def _totals(db: sqlite3.Connection, cut: int) -> list[PersonTotals]:
             " json_each(s.supersedes) j JOIN dec o ON o.ix = j.value"
             " WHERE s.supersedes IS NOT NULL AND coalesce(s.time, ?) <= ?"
             " AND o.hash != '' GROUP BY o.author",
-            (_ZERO, cut),
+            (ZERO_TIME, cut),
         ).fetchall()
     )
     return [
@@ -138,24 +136,26 @@ def _totals(db: sqlite3.Connection, cut: int) -> list[PersonTotals]:
 
 
 def _head_counts(
-    db: sqlite3.Connection, cut: int, entries: Sequence[tuple[str, int]]
+    db: sqlite3.Connection, cut: int, held: Sequence[tuple[str, Sequence[int]]]
 ) -> list[HeadCounts]:
     """Per author with a real head at ``cut``: in force, in force and superseded,
-    contested elements held (``entries``: (element, head decision) pairs)."""
+    contested elements held (``held``: each element's heads then)."""
     per: dict[int, list[str]] = {}
-    for eid, g in entries:
-        per.setdefault(g, []).append(eid)
-    contested = {eid for eid, n in _sizes(entries).items() if n > 1}
-    wanted = sorted(per)
+    for eid, gs in held:
+        for g in gs:
+            per.setdefault(g, []).append(eid)
+    contested = {eid for eid, gs in held if len(gs) > 1}
     author_of: dict[int, str] = {}
     gone: set[int] = set()
-    for i in range(0, len(wanted), _CHUNK):
-        part = wanted[i : i + _CHUNK]
+    rows_seen = 0
+    for part in batches(sorted(per)):
         marks = ",".join("?" * len(part))
-        for ix, author in db.execute(
-            f"SELECT ix, author FROM dec WHERE ix IN ({marks}) AND hash != ''", part
+        for ix, author, ev_hash in db.execute(
+            f"SELECT ix, author, hash FROM dec WHERE ix IN ({marks})", part
         ):
-            author_of[ix] = author
+            rows_seen += 1
+            if ev_hash:  # a placeholder head counts for no one
+                author_of[ix] = author
         gone.update(
             ix
             for (ix,) in db.execute(
@@ -163,11 +163,10 @@ def _head_counts(
                 " AND o.superseded_by IS NOT NULL AND EXISTS (SELECT 1 FROM"
                 " json_each(o.superseded_by) j JOIN dec s ON s.ix = j.value"
                 " WHERE coalesce(s.time, ?) <= ?)",
-                (*part, _ZERO, cut),
+                (*part, ZERO_TIME, cut),
             )
         )
-    found = {g for g in wanted if g not in author_of}
-    if found - set(_all_rows(db, found)):
+    if rows_seen != len(per):
         raise ModelCorruptError("a head names a decision row that is missing")
     rows: dict[str, list[Any]] = {}
     for g, author in author_of.items():
@@ -177,25 +176,4 @@ def _head_counts(
         row[0] += 1
         row[1] += g in gone
         row[2].update(e for e in per[g] if e in contested)
-    return [(a, n, both, len(held)) for a, (n, both, held) in rows.items()]
-
-
-def _sizes(entries: Sequence[tuple[str, int]]) -> dict[str, int]:
-    sizes: dict[str, int] = {}
-    for eid, _ in entries:
-        sizes[eid] = sizes.get(eid, 0) + 1
-    return sizes
-
-
-def _all_rows(db: sqlite3.Connection, gs: set[int]) -> list[int]:
-    """Which of ``gs`` (heads that are not real decisions) have a row at all."""
-    got: list[int] = []
-    wanted = sorted(gs)
-    for i in range(0, len(wanted), _CHUNK):
-        part = wanted[i : i + _CHUNK]
-        marks = ",".join("?" * len(part))
-        got.extend(
-            ix
-            for (ix,) in db.execute(f"SELECT ix FROM dec WHERE ix IN ({marks})", part)
-        )
-    return got
+    return [(a, n, both, len(on)) for a, (n, both, on) in rows.items()]

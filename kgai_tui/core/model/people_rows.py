@@ -34,6 +34,7 @@ __all__ = [
     "HeadCounts",
     "PeopleDelta",
     "PersonTotals",
+    "batches",
     "head_counts",
     "people_delta",
     "people_parts",
@@ -61,7 +62,8 @@ class Contribution(NamedTuple):
     superseded: bool
 
 
-def _batches(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
+def batches(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
+    """``items`` in slices small enough for one ``IN (...)`` query."""
     for at in range(0, len(items), _BATCH):
         yield items[at : at + _BATCH]
 
@@ -244,7 +246,7 @@ def people_delta(db: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> Peopl
     """
     old: dict[int, Contribution | None] = {}
     indices = [int(r[0]) for r in rows]
-    for chunk in _batches(indices):
+    for chunk in batches(indices):
         marks = ",".join("?" * len(chunk))
         for ix, a, t, w, h, s, by in db.execute(
             "SELECT ix, author, time, install, hash, shapes,"
@@ -274,7 +276,7 @@ def _counted(
     change in how many keys have a positive count."""
     keys = sorted(k for k, n in delta.items() if n)
     held: dict[str, int] = {}
-    for chunk in _batches(keys):
+    for chunk in batches(keys):
         marks = ",".join("?" * len(chunk))
         held.update(
             db.execute(
@@ -363,7 +365,7 @@ def refresh_heads(
             pairs.extend((eid, int(i)) for i in orjson.loads(listed))
     wanted = sorted({i for _, i in pairs})
     found: dict[int, tuple[str | None, int]] = {}
-    for chunk in _batches(wanted):
+    for chunk in batches(wanted):
         marks = ",".join("?" * len(chunk))
         for ix, author, ev_hash, by in db.execute(
             "SELECT ix, author, hash, superseded_by IS NOT NULL FROM dec"
@@ -411,7 +413,7 @@ def head_counts(db: sqlite3.Connection, contested: Iterable[str]) -> list[HeadCo
             " FROM head WHERE author IS NOT NULL GROUP BY author"
         )
     }
-    for chunk in _batches(sorted(contested)):
+    for chunk in batches(sorted(contested)):
         marks = ",".join("?" * len(chunk))
         for author, n in db.execute(
             "SELECT author, count(DISTINCT eid) FROM head WHERE author IS NOT NULL"

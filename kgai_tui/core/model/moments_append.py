@@ -41,6 +41,7 @@ from kgai_tui.core.model.moments import (
     touch_at,
 )
 from kgai_tui.core.model.people_rows import batches
+from kgai_tui.core.model.people_steps import drop_people_steps, lower_people_steps
 
 __all__ = ["MomentsAppend", "plan_append"]
 
@@ -58,9 +59,16 @@ class MomentsAppend:
     link_steps: list[tuple[bytes, int]] = field(default_factory=list)
     multi: list[tuple[int, bytes]] = field(default_factory=list)
     decs: list[tuple[int, int, bytes]] = field(default_factory=list)
+    # The earliest appended time, when the per-author people steps still hold
+    # below it (None: they are dropped; see kgai_tui.core.model.people_steps).
+    people_low: int | None = None
 
     def write(self, db: sqlite3.Connection) -> None:
         """Write it (inside the caller's transaction)."""
+        if self.people_low is None:
+            drop_people_steps(db)
+        else:
+            lower_people_steps(db, self.people_low)
         db.executemany("INSERT OR REPLACE INTO at_el VALUES (?, ?, ?, ?)", self.els)
         db.executemany(
             "INSERT INTO at_link (src, dst, kind, steps) VALUES (?, ?, ?, ?)",
@@ -114,6 +122,9 @@ def plan_append(
     low, high = min(timed), max(timed)
     plan = MomentsAppend(meta)
     plan.decs = _rewritten(db, low, old_decisions, list(decs))
+    # Every cut before ``low`` keeps its answer; the steps are the final rows',
+    # which a rewritten row (an at_dec step) no longer is.
+    plan.people_low = None if plan.decs else low
     top = meta["top"]
     meta["top"] = high if top is None else max(top, high)
     # A step is the model's state now, which is as-of's only when every event ever

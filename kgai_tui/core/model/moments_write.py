@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgai_tui.core.model.disk import read_meta
 from kgai_tui.core.model.moments import MOMENTS_KEY, steps_blob
+from kgai_tui.core.model.people_steps import drop_people_steps
 from kgai_tui.core.model.rows import ModelCorruptError
 from kgai_tui.core.model.seal import model_lock, sealed, write_seal
 
@@ -184,6 +185,9 @@ def _write(
             "INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)",
             (MOMENTS_KEY, marshal.dumps(meta)),
         )
+        # Built against the at_dec rows just replaced: the next people --as-of
+        # builds them again.
+        drop_people_steps(db)
         db.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(sqlite3.Error):

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.model.export import ModelExportRows
     from kgai_tui.core.model.people_at import PeopleParts
+    from kgai_tui.core.model.people_steps import PersonSteps
     from kgai_tui.core.model.update import Staged
 
 __all__ = ["ModelEngine", "ModelUnavailableError", "open_model", "peek_model"]
@@ -79,6 +80,7 @@ class ModelEngine:
         self.model_path = model
         self.projection = DiskProjection(db, model)
         self.shard_states: list[dict[str, Any]] = read_meta(db, "shards")
+        self._people_steps: list[PersonSteps] | None = None
 
     @property
     def log_dir(self) -> Path | None:
@@ -120,9 +122,16 @@ class ModelEngine:
         ``None`` when it cannot answer that cut exactly (see
         :mod:`kgai_tui.core.model.people_at`)."""
         from kgai_tui.core.model.people_at import people_at_parts
+        from kgai_tui.core.model.people_steps import save_people_steps
+
+        def keep(steps: list[PersonSteps]) -> None:
+            self._people_steps = steps  # this snapshot's rows: every settled cut
+            save_people_steps(self.model_path, self.shard_states, steps)
 
         try:
-            return people_at_parts(self.db, cut, self.projection.people_parts)
+            return people_at_parts(
+                self.db, cut, self.projection.people_parts, keep, self._people_steps
+            )
         except _FAILURES:
             return None
 

@@ -12,10 +12,12 @@ the cut (spec 6.6). The time index behind the moments splits decisions in two:
   from ``stable`` on.
 
 So at a cut outside every ``[first, stable)`` window of the second kind, "recorded
-by the cut" is ``coalesce(time, zero) <= cut`` on the final rows, and the counts
-are a few grouped scans of the ``dec`` table; the heads come from the moments. A
-cut inside such a window, a placeholder of the second kind that supersedes, or
-moments that do not cover the cut: ``None``, and the caller opens the whole store.
+by the cut" is ``coalesce(time, zero) <= cut`` on the final rows, and the totals
+are bisections of per-author sorted times
+(:mod:`kgai_tui.core.model.people_steps`, built from the ``dec`` rows by the first
+read that needs them); the heads come from the moments. A cut inside such a
+window, a placeholder of the second kind that supersedes, or moments that do not
+cover the cut: ``None``, and the caller opens the whole store.
 """
 
 from __future__ import annotations
@@ -23,29 +25,38 @@ from __future__ import annotations
 import marshal
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any
 
 from kgai_tui.core.model.moments import cut_source, elements_at, moments_meta
 from kgai_tui.core.model.people_rows import HeadCounts, PersonTotals, batches
+from kgai_tui.core.model.people_steps import (
+    PersonSteps,
+    people_steps_of,
+    stored_people_steps,
+    totals_at,
+)
 from kgai_tui.core.model.rows import ModelCorruptError
 from kgai_tui.core.store.decision_fields import ZERO_TIME
 
 __all__ = ["people_at_parts"]
 
-# A real decision recorded by the cut (the parameters: Go's zero time, which a
-# NULL recorded time stands for, and the cut).
-_IN: Final = "hash != '' AND coalesce(time, ?) <= ?"
 PeopleParts = tuple[list[PersonTotals], list[HeadCounts]]
 
 
 def people_at_parts(
-    db: sqlite3.Connection, cut: int, now: Callable[[], PeopleParts]
+    db: sqlite3.Connection,
+    cut: int,
+    now: Callable[[], PeopleParts],
+    keep: Callable[[list[PersonSteps]], object] = lambda _: None,
+    built: list[PersonSteps] | None = None,
 ) -> PeopleParts | None:
     """The per-author totals and head counts at ``cut`` (what
     :func:`~kgai_tui.core.reads.people.people_of_totals` turns into the answer), or
     ``None`` when the model cannot answer it exactly (see the module docstring).
     ``now`` gives them now (the people tables), which is the answer at any cut
-    from the latest recorded time on when no event was left out.
+    from the latest recorded time on when no event was left out; ``keep`` is
+    handed the per-author steps when they had to be built from the rows, and
+    ``built`` is steps an earlier call built from these same rows.
 
     Raises:
         ModelCorruptError: a stored value does not decode or contradicts another.
@@ -58,8 +69,13 @@ def people_at_parts(
         return now()  # the store as of the cut is the store now
     if not _settled(db, cut):
         return None
+    steps = built if built is not None else stored_people_steps(db, cut)
+    if steps is None:
+        steps = people_steps_of(db)
+        keep(steps)
     _, held = elements_at(db, cut)
-    return _totals(db, cut), _head_counts(db, cut, [(e, gs) for e, _, _, gs in held])
+    heads = _head_counts(db, cut, [(e, gs) for e, _, _, gs in held])
+    return totals_at(steps, cut), heads
 
 
 def _settled(db: sqlite3.Connection, cut: int) -> bool:
@@ -85,54 +101,6 @@ def _settled(db: sqlite3.Connection, cut: int) -> bool:
             if not row[0] and row[1] is not None:
                 return False
     return True
-
-
-def _totals(db: sqlite3.Connection, cut: int) -> list[PersonTotals]:
-    """Per author: decisions, superseded, elements, first, last, writers (sorted)."""
-    counts: dict[str, list[Any]] = {}
-    for author, install, n, lo, hi in db.execute(
-        f"SELECT author, install, count(*), min(time), max(time) FROM dec"
-        f" WHERE {_IN} GROUP BY author, install",
-        (ZERO_TIME, cut),
-    ):
-        row = counts.get(author)
-        if row is None:
-            row = counts[author] = [0, None, None, []]
-        row[0] += n
-        if lo is not None:
-            row[1] = lo if row[1] is None else min(row[1], lo)
-            row[2] = hi if row[2] is None else max(row[2], hi)
-        row[3].append(install)
-    elements = dict(
-        db.execute(
-            f"SELECT author, count(DISTINCT j.value) FROM dec, json_each(dec.shapes) j"
-            f" WHERE dec.shapes IS NOT NULL AND {_IN} GROUP BY author",
-            (ZERO_TIME, cut),
-        ).fetchall()
-    )
-    # A supersedes edge exists once its superseder is recorded; what it points at
-    # then is real (and recorded) exactly when it is real now (see _settled).
-    superseded = dict(
-        db.execute(
-            "SELECT o.author, count(DISTINCT o.ix) FROM dec s,"
-            " json_each(s.supersedes) j JOIN dec o ON o.ix = j.value"
-            " WHERE s.supersedes IS NOT NULL AND coalesce(s.time, ?) <= ?"
-            " AND o.hash != '' GROUP BY o.author",
-            (ZERO_TIME, cut),
-        ).fetchall()
-    )
-    return [
-        (
-            author,
-            n,
-            int(superseded.get(author, 0)),
-            int(elements.get(author, 0)),
-            lo,
-            hi,
-            sorted(writers),
-        )
-        for author, (n, lo, hi, writers) in counts.items()
-    ]
 
 
 def _head_counts(

@@ -14,8 +14,8 @@ from kgai_tui.core.store.cache_file import cache_base, store_key
 FORMAT: Final = (
     # 4: the people tables; 5: the moments (at_el, at_link, at_dec, at_multi);
     # 6: ``meta`` a rowid table, the ``el_names`` index; 7: recorded times read with
-    # ASCII digits only (Go's time.Parse)
-    7
+    # ASCII digits only (Go's time.Parse); 8: per-author step arrays (at_person)
+    8
 )
 
 # One row per decision index: the projection's decision columns. Lists are JSON
@@ -37,7 +37,9 @@ FORMAT: Final = (
 # order its record-low touches (marshal) and its heads as a step function (int64
 # times, then values: a decision index, -1 for none, -2 - i for ``at_multi`` i);
 # per link (ends by element number, -1 never touched) when it is alive, as a step
-# function; the decisions whose title or lamport change with time.
+# function; the decisions whose title or lamport change with time. Per author, the
+# sorted times ``people --as-of`` bisects (int64 arrays; the writers marshal),
+# empty until the first of those reads (:mod:`kgai_tui.core.model.people_steps`).
 # ``meta`` holds everything small: counts, the fingerprint, shard states, the
 # graph's edges for the NetworkX consumers. It is a rowid table: in a WITHOUT ROWID
 # table the graph's value (18 MB at 10M decisions) is a key of the b-tree, and a
@@ -122,6 +124,14 @@ CREATE UNIQUE INDEX at_el_eid ON at_el (eid);
 CREATE INDEX at_link_ends ON at_link (src, dst, kind);
 CREATE TABLE at_dec (g INTEGER PRIMARY KEY, stable INTEGER NOT NULL, steps BLOB NOT NULL);
 CREATE TABLE at_multi (i INTEGER PRIMARY KEY, gs BLOB NOT NULL);
+CREATE TABLE at_person (
+    author TEXT PRIMARY KEY,
+    nulls INTEGER NOT NULL,
+    times BLOB NOT NULL,
+    writers BLOB NOT NULL,
+    elements BLOB NOT NULL,
+    superseded BLOB NOT NULL
+);
 """
 #: Built after the bulk insert (cheaper than maintaining it row by row).
 #: ``el_names`` covers the reads of every element's names or authority lamport

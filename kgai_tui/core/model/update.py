@@ -33,6 +33,7 @@ from kgai_tui.core.model.lazy_graph import LazyLinkGraph
 from kgai_tui.core.model.moments import MOMENTS_KEY
 from kgai_tui.core.model.moments_append import MomentsAppend, plan_append
 from kgai_tui.core.model.people_rows import people_delta, refresh_heads
+from kgai_tui.core.model.people_steps import drop_people_steps
 from kgai_tui.core.model.recall_files import listed, remove_unlisted
 from kgai_tui.core.model.recall_store import update_recall
 from kgai_tui.core.model.rows import (
@@ -401,6 +402,8 @@ def extend_model(
         write_meta(db, meta)
         if moments is not None:
             moments.write(db)
+        else:
+            drop_people_steps(db)  # none are built without moments; never stale
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")

@@ -1,0 +1,273 @@
+"""Per-author step arrays: ``people --as-of`` totals at any cut by bisection.
+
+:mod:`kgai_tui.core.model.people_at` answers a cut from the final decision rows:
+a real decision counts once ``coalesce(time, zero) <= cut``. Every count it needs
+is then "how many of these times are at or before the cut", so per author the
+model can keep the times sorted once and answer each cut with a few bisections
+(grouped scans of the 1M-row ``dec`` table took 1-2 s a cut):
+
+* ``nulls`` and ``times``: the real decisions with no recorded time (Go's zero
+  time) and the others' times, sorted (``first`` and ``last`` come from these);
+* ``writers``: per install id, the first time the author wrote from it;
+* ``elements``: per element the author's decisions shape, the first such time;
+* ``superseded``: per real decision of theirs that something supersedes, the
+  first time a superseder is recorded.
+
+They are derived from the ``dec`` rows alone, built by the first ``people --as-of``
+that needs them and kept in ``at_person``. The ``people_at`` meta value says below
+which cut they still hold: an append whose events all pass the decision-id gate,
+carry RFC3339 times and rewrite no decision's fields leaves every cut before its
+earliest time as it was, so it only lowers that bound; any other append, and the
+moments written anew, drop them (the next ``people --as-of`` builds them again).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import sqlite3
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from kgai_tui.core.model.disk import read_meta
+from kgai_tui.core.model.moments import FOREVER
+from kgai_tui.core.model.people_rows import PersonTotals
+from kgai_tui.core.model.rows import ModelCorruptError
+from kgai_tui.core.model.seal import model_lock, sealed, write_seal
+from kgai_tui.core.store.decision_fields import ZERO_TIME
+
+__all__ = [
+    "PEOPLE_STEPS_KEY",
+    "PersonSteps",
+    "drop_people_steps",
+    "lower_people_steps",
+    "people_steps_of",
+    "save_people_steps",
+    "stored_people_steps",
+    "totals_at",
+    "write_people_steps",
+]
+
+#: The ``meta`` key of the bound below which ``at_person`` holds.
+PEOPLE_STEPS_KEY: Final = "people_at"
+
+
+@dataclass(frozen=True, slots=True)
+class PersonSteps:
+    """One author's sorted times (see the module docstring)."""
+
+    author: str
+    nulls: int
+    times: array[int]
+    writers: tuple[tuple[int, str], ...]  # (first time, install id), sorted
+    elements: array[int]
+    superseded: array[int]
+
+
+def _sorted_q(values: Iterable[int]) -> array[int]:
+    return array("q", sorted(values))
+
+
+def people_steps_of(db: sqlite3.Connection) -> list[PersonSteps]:
+    """Every author's steps, from the ``dec`` rows (authors in byte order)."""
+    nulls: dict[str, int] = {}
+    times: dict[str, list[int]] = {}
+    firsts: dict[tuple[str, str], int] = {}
+    for author, install, t in db.execute(
+        "SELECT author, install, time FROM dec WHERE hash != ''"
+    ):
+        if t is None:
+            nulls[author] = nulls.get(author, 0) + 1
+            times.setdefault(author, [])
+            t = ZERO_TIME
+        else:
+            times.setdefault(author, []).append(t)
+        key = (author, install)
+        if t < firsts.get(key, FOREVER):
+            firsts[key] = t
+    writers: dict[str, list[tuple[int, str]]] = {}
+    for (author, install), first in firsts.items():
+        writers.setdefault(author, []).append((first, install))
+    elements: dict[str, list[int]] = {}
+    for author, first in db.execute(
+        "SELECT author, min(coalesce(time, ?)) FROM dec, json_each(dec.shapes) j"
+        " WHERE dec.shapes IS NOT NULL AND hash != '' GROUP BY author, j.value",
+        (ZERO_TIME,),
+    ):
+        elements.setdefault(author, []).append(int(first))
+    superseded: dict[str, list[int]] = {}
+    # What a supersedes edge points at is real at a cut exactly when it is real
+    # now (people_at's settled check), so the edge counts from its superseder's time.
+    for author, first in db.execute(
+        "SELECT o.author, min(coalesce(s.time, ?)) FROM dec s,"
+        " json_each(s.supersedes) j JOIN dec o ON o.ix = j.value"
+        " WHERE s.supersedes IS NOT NULL AND o.hash != '' GROUP BY o.ix",
+        (ZERO_TIME,),
+    ):
+        superseded.setdefault(author, []).append(int(first))
+    return [
+        PersonSteps(
+            author,
+            nulls.get(author, 0),
+            _sorted_q(times[author]),
+            tuple(sorted(writers.get(author, ()))),
+            _sorted_q(elements.get(author, ())),
+            _sorted_q(superseded.get(author, ())),
+        )
+        for author in sorted(times)
+    ]
+
+
+def totals_at(steps: Iterable[PersonSteps], cut: int) -> list[PersonTotals]:
+    """Per author with a decision recorded by ``cut``: what ``people_at`` needs."""
+    out: list[PersonTotals] = []
+    for s in steps:
+        k = bisect_right(s.times, cut)
+        n = k + (s.nulls if cut >= ZERO_TIME else 0)
+        if n == 0:
+            continue
+        out.append(
+            (
+                s.author,
+                n,
+                bisect_right(s.superseded, cut),
+                bisect_right(s.elements, cut),
+                s.times[0] if k else None,
+                s.times[k - 1] if k else None,
+                sorted(install for first, install in s.writers if first <= cut),
+            )
+        )
+    return out
+
+
+def _q(blob: bytes) -> array[int]:
+    values = array("q")
+    if len(blob) % values.itemsize:
+        raise ModelCorruptError("a person's step array is cut short")
+    values.frombytes(blob)
+    return values
+
+
+def stored_people_steps(db: sqlite3.Connection, cut: int) -> list[PersonSteps] | None:
+    """The stored steps when they hold at ``cut``, else ``None``.
+
+    Raises:
+        ModelCorruptError: a stored value does not decode.
+    """
+    row = db.execute("SELECT v FROM meta WHERE k = ?", (PEOPLE_STEPS_KEY,)).fetchone()
+    if row is None:
+        return None
+    try:
+        below = int(marshal.loads(row[0])["below"])
+    except (ValueError, EOFError, TypeError, KeyError) as exc:
+        raise ModelCorruptError("the people steps' bound does not decode") from exc
+    if cut >= below:
+        return None
+    return list(_decoded(db))
+
+
+def _decoded(db: sqlite3.Connection) -> Iterator[PersonSteps]:
+    for author, nulls, times, writers, elements, superseded in db.execute(
+        "SELECT author, nulls, times, writers, elements, superseded FROM at_person"
+        " ORDER BY author"
+    ):
+        try:
+            found = marshal.loads(writers)
+            pairs = tuple((int(t), str(i)) for t, i in found)
+        except (ValueError, EOFError, TypeError) as exc:
+            raise ModelCorruptError("a person's writers do not decode") from exc
+        yield PersonSteps(
+            str(author), int(nulls), _q(times), pairs, _q(elements), _q(superseded)
+        )
+
+
+def write_people_steps(db: sqlite3.Connection, steps: Iterable[PersonSteps]) -> None:
+    """Replace the stored steps with ``steps``, holding at every cut (inside the
+    caller's transaction)."""
+    db.execute("DELETE FROM at_person")
+    db.executemany(
+        "INSERT INTO at_person VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (
+                s.author,
+                s.nulls,
+                s.times.tobytes(),
+                marshal.dumps(list(s.writers)),
+                s.elements.tobytes(),
+                s.superseded.tobytes(),
+            )
+            for s in steps
+        ],
+    )
+    _set_below(db, FOREVER)
+
+
+def _set_below(db: sqlite3.Connection, below: int) -> None:
+    db.execute(
+        "INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)",
+        (PEOPLE_STEPS_KEY, marshal.dumps({"below": below})),
+    )
+
+
+def drop_people_steps(db: sqlite3.Connection) -> None:
+    """Forget the stored steps (inside the caller's transaction)."""
+    db.execute("DELETE FROM at_person")
+    db.execute("DELETE FROM meta WHERE k = ?", (PEOPLE_STEPS_KEY,))
+
+
+def lower_people_steps(db: sqlite3.Connection, low: int) -> None:
+    """After an append recorded from ``low`` on that rewrote no decision's fields:
+    the steps hold below ``low`` only (inside the caller's transaction)."""
+    row = db.execute("SELECT v FROM meta WHERE k = ?", (PEOPLE_STEPS_KEY,)).fetchone()
+    if row is None:
+        return
+    try:
+        below = int(marshal.loads(row[0])["below"])
+    except (ValueError, EOFError, TypeError, KeyError):
+        drop_people_steps(db)
+        return
+    _set_below(db, min(below, low))
+
+
+def save_people_steps(
+    path: Path, shards: list[dict[str, Any]], steps: list[PersonSteps]
+) -> bool:
+    """Store ``steps`` (built by a read whose snapshot held ``shards``) in the
+    model at ``path`` when it still holds that log. Never waits: when another
+    process holds the model's lock, nothing is written and a later read builds
+    them again. Returns whether they were written."""
+    try:
+        with model_lock(path, wait=False):
+            return _save(path, shards, steps)
+    except (BlockingIOError, OSError):
+        return False
+
+
+def _save(path: Path, shards: list[dict[str, Any]], steps: list[PersonSteps]) -> bool:
+    if not sealed(path):
+        return False
+    db = sqlite3.connect(path, isolation_level=None, timeout=60.0)
+    try:
+        if read_meta(db, "shards") != shards:
+            return False  # the model moved on since the read
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            write_people_steps(db, steps)
+            db.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise
+        db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        return True
+    except (sqlite3.Error, ModelCorruptError, KeyError, TypeError):
+        return False
+    finally:
+        db.close()
+        # Sealed when we took the lock, so every byte since is ours (even a
+        # connection that only read may have touched the write-ahead log).
+        write_seal(path)

@@ -261,3 +261,39 @@ def test_the_report_now_comes_from_the_model_with_the_same_bytes(
             monkeypatch.delenv("KGAI_TUI_READ_MODEL")
     text = report(_old_times_store(tmp_path)).decode()
     assert "1960-02" in text and "1969-12" in text
+
+
+def test_the_report_at_a_moment_answers_from_the_model_with_the_same_bytes(
+    tmp_path: Path, demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``report --as-of``: a moment at or after the latest recorded time answers from
+    the model (no whole store opened); an earlier one from the whole store, which
+    then leaves the moments in the model. Both give the model-off bytes."""
+    from kgai_tui.core.answers.report import report_at
+    from kgai_tui.core.model.open import open_model
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("KGAI_TUI_CACHE_DIR", str(cache))
+    after, before = "2031-01-01", "2026-03-31"
+
+    def whole_refused() -> object:
+        raise AssertionError("the whole store was opened")
+
+    model = open_model(demo_store, cache)  # built (no moments yet)
+    with pytest.raises(AssertionError, match="whole store was opened"):
+        report_at(lambda: model, parse_as_of(after), 20, whole_refused)  # type: ignore[arg-type, return-value]
+    model.close()
+    for when in (before, after):
+        for fmt in ("markdown", "html"):
+            got = report(demo_store, "--as-of", when, "--format", fmt)
+            monkeypatch.setenv("KGAI_TUI_READ_MODEL", "off")
+            assert got == report(demo_store, "--as-of", when, "--format", fmt)
+            monkeypatch.delenv("KGAI_TUI_READ_MODEL")
+    # The first report at a moment left the moments: now a moment after the last
+    # decision needs no whole store, and reads as the whole store's report then.
+    model = open_model(demo_store, cache)
+    cut = parse_as_of(after)
+    got = report_at(lambda: model, cut, 20, whole_refused)  # type: ignore[arg-type, return-value]
+    model.close()
+    assert render_markdown(got) == _render(demo_store, "markdown", after)
+    assert got.at == "2031-01-01T23:59:59Z" and not got.latest

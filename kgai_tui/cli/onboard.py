@@ -26,8 +26,7 @@ from kgai_tui.cli.support import (
     engine_source,
     handles_errors,
     log_size,
-    open_engine,
-    open_model_engine,
+    model_source,
     progress,
     resolve_location,
     show,
@@ -203,21 +202,16 @@ def report_command(
 
     Example: kgai-tui report --format html -o decisions.html
     """
-    from kgai_tui.core.reads.as_of import as_of_view
+    from kgai_tui.core.answers.report import report_at
     from kgai_tui.core.reads.kg import parse_as_of
     from kgai_tui.core.report.html import render_html
     from kgai_tui.core.report.markdown import render_markdown
-    from kgai_tui.core.report.report import build_report
 
     cut = parse_as_of(as_of) if as_of is not None else None
-    # Now: from the read model (a few queries over the decisions, rows for the
-    # elements); at a moment: the whole store's time index.
-    projection = (
-        open_model_engine(store).projection
-        if cut is None
-        else as_of_view(open_engine(store), cut)
-    )
-    report = build_report(projection, cut, last)
+    # The read model: now, and at a moment from the latest recorded time on; an
+    # earlier moment opens the whole store's time index (the model keeps its
+    # moments for the next read at a moment).
+    report = report_at(model_source(store), cut, last, engine_source(store, warn=False))
     text = render_html(report) if fmt == "html" else render_markdown(report)
     data = text.encode("utf-8")
     if output is None:

@@ -117,6 +117,16 @@ class ModelEngine:
         except _FAILURES:
             return None  # the whole store answers, and the moments are written anew
 
+    def answers_now_at(self, cut: int) -> bool:
+        """Whether the store as of ``cut`` is the store now, by the moments (the
+        latest recorded time is at or before it and no event was left out)."""
+        from kgai_tui.core.model.moments import cut_source
+
+        try:
+            return cut_source(self.db, cut) == "now"
+        except _FAILURES:
+            return False
+
     def people_at_parts(self, cut: int) -> PeopleParts | None:
         """``people`` as of ``cut`` from the model (totals and head counts), or
         ``None`` when it cannot answer that cut exactly (see

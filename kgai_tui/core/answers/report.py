@@ -1,0 +1,53 @@
+"""The ``report`` document's data, now or at a moment, from the read model when it can.
+
+Now: the model's projection (a few queries over the decisions, rows for the
+elements). At a moment from the latest recorded time on, when no event was ever
+left out of the replay (the moments' ``now``, :func:`~kgai_tui.core.model.moments.
+cut_source`), the store as of it is the store now, so the same report answers with
+the moment as its date. Any earlier moment opens the whole store, reads its time
+index, and the model keeps the moments for the next read (as ``as-of`` does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from kgai_tui.core.answers.answer import EngineSource
+
+if TYPE_CHECKING:
+    from kgai_tui.core.replay.projection_view import ProjectionView
+    from kgai_tui.core.report.report import Report
+
+__all__ = ["report_at"]
+
+
+def report_at(
+    engine: EngineSource,
+    cut: datetime | None,
+    last: int,
+    whole: EngineSource | None = None,
+) -> Report:
+    """The report of the store as of ``cut`` (``None``: now) telling ``last``
+    decisions' story; ``engine`` may open the read model, ``whole`` the whole
+    store for the moments the model does not settle."""
+    from kgai_tui.core.report.report import build_report
+
+    if cut is None:
+        return build_report(engine().projection, None, last)
+    from kgai_tui.core.answers.moments import model_or_whole
+    from kgai_tui.core.gosem.gotext import format_rfc3339
+
+    def from_model(model: Any) -> dict[str, Any] | None:
+        if not model.answers_now_at(int(cut.timestamp())):
+            return None
+        now = build_report(model.projection, None, last)
+        return {"report": replace(now, at=format_rfc3339(cut), latest=False)}
+
+    def from_view(view: ProjectionView) -> dict[str, Any]:
+        return {"report": build_report(view, cut, last)}
+
+    answer = model_or_whole(engine, whole, from_model, from_view, cut)
+    report: Report = answer.obj["report"]
+    return report

@@ -15,7 +15,7 @@ import orjson
 import pytest
 from builders import ShardWriter, decision, upsert, write_store
 from test_model import append_files
-from test_model_moments import _keep, _stamps
+from test_model_moments import _keep, _stamps, compare_every_cut
 from test_model_people_at import _from_model, _reference
 from test_replay_properties import lines
 
@@ -78,17 +78,7 @@ def _authors(root: Path, cache: Path) -> list[str]:
 
 
 def _every_cut(root: Path, cache: Path) -> int:
-    model = open_model(root, cache)
-    answered = 0
-    try:
-        for stamp in _stamps(root):
-            got = _from_model(model, stamp)
-            if got is not None:
-                answered += 1
-                assert got == _reference(root, stamp), stamp
-    finally:
-        model.close()
-    return answered
+    return compare_every_cut(root, cache, _from_model, _reference)
 
 
 def _no_build(monkeypatch: pytest.MonkeyPatch) -> None:

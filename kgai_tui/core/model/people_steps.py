@@ -68,55 +68,63 @@ class PersonSteps:
     superseded: array[int]
 
 
-def _sorted_q(values: Iterable[int]) -> array[int]:
-    return array("q", sorted(values))
+def _runs(rows: Iterable[tuple[str, int | None]]) -> dict[str, array[int]]:
+    """``(author, value)`` rows sorted by author then value, as one int64 array per
+    author (``None`` values left out): SQLite sorts, in bounded memory, so no
+    list of every value is ever held (10M Python ints are ~400 MB)."""
+    out: dict[str, array[int]] = {}
+    current: str | None = None
+    values = array("q")
+    for author, value in rows:
+        if author != current:
+            current = author
+            values = out[author] = array("q")
+        if value is not None:
+            values.append(value)
+    return out
 
 
 def people_steps_of(db: sqlite3.Connection) -> list[PersonSteps]:
     """Every author's steps, from the ``dec`` rows (authors in byte order)."""
-    nulls: dict[str, int] = {}
-    times: dict[str, list[int]] = {}
-    firsts: dict[tuple[str, str], int] = {}
-    for author, install, t in db.execute(
-        "SELECT author, install, time FROM dec WHERE hash != ''"
-    ):
-        if t is None:
-            nulls[author] = nulls.get(author, 0) + 1
-            times.setdefault(author, [])
-            t = ZERO_TIME
-        else:
-            times.setdefault(author, []).append(t)
-        key = (author, install)
-        if t < firsts.get(key, FOREVER):
-            firsts[key] = t
+    real = "FROM dec WHERE hash != ''"
+    times = _runs(db.execute(f"SELECT author, time {real} ORDER BY author, time"))
+    nulls = dict(
+        db.execute(f"SELECT author, count(*) {real} AND time IS NULL GROUP BY author")
+    )
     writers: dict[str, list[tuple[int, str]]] = {}
-    for (author, install), first in firsts.items():
-        writers.setdefault(author, []).append((first, install))
-    elements: dict[str, list[int]] = {}
-    for author, first in db.execute(
-        "SELECT author, min(coalesce(time, ?)) FROM dec, json_each(dec.shapes) j"
-        " WHERE dec.shapes IS NOT NULL AND hash != '' GROUP BY author, j.value",
+    for author, install, first in db.execute(
+        f"SELECT author, install, min(coalesce(time, ?)) {real} GROUP BY 1, 2",
         (ZERO_TIME,),
     ):
-        elements.setdefault(author, []).append(int(first))
-    superseded: dict[str, list[int]] = {}
+        writers.setdefault(author, []).append((int(first), install))
+    elements = _runs(
+        db.execute(
+            "SELECT author, min(coalesce(time, ?)) AS t FROM dec, json_each(dec.shapes)"
+            " j WHERE dec.shapes IS NOT NULL AND hash != '' GROUP BY author, j.value"
+            " ORDER BY author, t",
+            (ZERO_TIME,),
+        )
+    )
     # What a supersedes edge points at is real at a cut exactly when it is real
     # now (people_at's settled check), so the edge counts from its superseder's time.
-    for author, first in db.execute(
-        "SELECT o.author, min(coalesce(s.time, ?)) FROM dec s,"
-        " json_each(s.supersedes) j JOIN dec o ON o.ix = j.value"
-        " WHERE s.supersedes IS NOT NULL AND o.hash != '' GROUP BY o.ix",
-        (ZERO_TIME,),
-    ):
-        superseded.setdefault(author, []).append(int(first))
+    superseded = _runs(
+        db.execute(
+            "SELECT o.author, min(coalesce(s.time, ?)) AS t FROM dec s,"
+            " json_each(s.supersedes) j JOIN dec o ON o.ix = j.value"
+            " WHERE s.supersedes IS NOT NULL AND o.hash != '' GROUP BY o.ix"
+            " ORDER BY o.author, t",
+            (ZERO_TIME,),
+        )
+    )
+    none = array("q")
     return [
         PersonSteps(
             author,
-            nulls.get(author, 0),
-            _sorted_q(times[author]),
+            int(nulls.get(author, 0)),
+            times[author],
             tuple(sorted(writers.get(author, ()))),
-            _sorted_q(elements.get(author, ())),
-            _sorted_q(superseded.get(author, ())),
+            elements.get(author, none),
+            superseded.get(author, none),
         )
         for author in sorted(times)
     ]

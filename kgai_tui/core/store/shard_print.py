@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -168,33 +169,79 @@ def prints_from_disk(log_dir: Path, names: Sequence[str]) -> list[ShardPrint]:
 
     A process prints the log many times (a write session four times, the explorer
     and the MCP server on every poll); at 300 shards each print reads and hashes
-    600 edges (~0.07 s). An edge is hashed again unless this process hashed it
-    from a file whose change time was already :data:`SETTLE_NS` old and whose size,
+    600 edges (~0.04-0.07 s). An edge is hashed again unless it was hashed from a
+    file whose change time was already :data:`SETTLE_NS` old and whose size,
     inode, modification and change times are still the same: any write since
     would have moved the change time (it cannot be set back), so the same edges
-    are there. A shard just appended to is always hashed again.
+    are there. Those prints are kept in this process and, for the next one, in the
+    user cache directory (:mod:`kgai_tui.core.store.settled_prints`). A shard just
+    appended to is always hashed again.
     """
+    _seed(log_dir)
     out = []
+    fresh = False
     for name in names:
         path = os.fsdecode(log_dir / name)
         before = time.time_ns()  # read before the stat: the print is no older
+        known = _SETTLED.get(path)
+        if known is not None:
+            # One lstat, no open: a regular file with the same size, inode and
+            # times is the same, unchanged file (a symlink or a new file is not).
+            try:
+                st = os.stat(path, follow_symlinks=False)
+            except OSError:
+                continue
+            key = (st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+            if stat.S_ISREG(st.st_mode) and known[0] == key:
+                out.append(ShardPrint(name, *key, known[1], known[2]))
+                continue
         try:
             with open_regular(log_dir / name) as f:
                 st = f.stat
                 key = (f.size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
-                known = _SETTLED.get(path)
-                if known is not None and known[0] == key:
-                    out.append(ShardPrint(name, *key, known[1], known[2]))
-                    continue
                 shard = print_of(name, f)
         except OSError:
             continue
         if before - st.st_ctime_ns >= SETTLE_NS:
             _SETTLED[path] = (key, shard.head, shard.tail)
+            fresh = True
         else:
             _SETTLED.pop(path, None)
         out.append(shard)
+    if fresh:
+        _keep(log_dir, names)
     return out
+
+
+#: The log directories whose kept settled prints this process has read.
+_SEEDED: set[str] = set()
+
+
+def _seed(log_dir: Path) -> None:
+    """Read the settled prints kept for this store, once per process."""
+    from kgai_tui.core.store.settled_prints import load_settled
+
+    where = os.fsdecode(log_dir)
+    if where in _SEEDED:
+        return
+    _SEEDED.add(where)
+    for name, size, ino, mtime, ctime, head, tail in load_settled(log_dir):
+        if os.path.basename(name) != name or name in ("", ".", ".."):
+            continue  # only a shard of this log/
+        path = os.fsdecode(log_dir / name)
+        _SETTLED.setdefault(path, ((size, ino, mtime, ctime), head, tail))
+
+
+def _keep(log_dir: Path, names: Sequence[str]) -> None:
+    """Keep this log's settled prints for the next process."""
+    from kgai_tui.core.store.settled_prints import save_settled
+
+    rows = []
+    for name in names:
+        known = _SETTLED.get(os.fsdecode(log_dir / name))
+        if known is not None:
+            rows.append((name, *known[0], known[1], known[2]))
+    save_settled(log_dir, rows)
 
 
 #: The whole log's fingerprint: every shard's, and the refused entries' reports.

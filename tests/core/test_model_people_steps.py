@@ -23,7 +23,7 @@ from kgai_tui.core.answers.people import people_answer
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.gosem.gotext import format_epoch, rfc3339_epoch
 from kgai_tui.core.model import people_at
-from kgai_tui.core.model.open import ModelEngine, open_model
+from kgai_tui.core.model.open import open_model
 from kgai_tui.core.model.people_steps import PEOPLE_STEPS_KEY
 from kgai_tui.core.model.schema import model_path
 from kgai_tui.core.model.seal import write_seal
@@ -170,12 +170,15 @@ def test_the_moments_written_anew_drop_them(tmp_path: Path) -> None:
         "UPDATE at_person SET times = x'0102'",
         "UPDATE at_person SET writers = x'ff'",
         "UPDATE at_person SET superseded = x'01'",
+        "UPDATE at_person SET elements = substr(elements, 1, length(elements) - 8)",
         "UPDATE meta SET v = x'00' WHERE k = 'people_at'",
     ],
 )
 def test_corrupt_steps_behind_an_intact_seal_are_never_believed(
     tmp_path: Path, sql: str
 ) -> None:
+    """Steps that do not decode are built again from the rows (and stored anew),
+    never read."""
     root, cache = tmp_path / "store", tmp_path / "cache"
     _team(root, 6)
     assert _keep(root, cache)
@@ -186,11 +189,20 @@ def test_corrupt_steps_behind_an_intact_seal_are_never_believed(
     db.close()
     write_seal(path)  # as if the bytes had gone bad where no seal sees it
     stamp = START + 3 * DAY
-    db = sqlite3.connect(path, isolation_level=None)
-    db.execute("BEGIN")
-    engine = ModelEngine(root, db, "warm", [], path)
-    assert engine.people_at_parts(stamp) is None
-    engine.close()
+    built: list[object] = []
+    real = people_at.people_steps_of
+
+    def counting(db: sqlite3.Connection) -> object:
+        built.append(db)
+        return real(db)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(people_at, "people_steps_of", counting)
+        model = open_model(root, cache)
+        assert _from_model(model, stamp) == _reference(root, stamp)
+        model.close()
+    assert len(built) == 1
+    assert _authors(root, cache) == ["ann", "bob"]  # stored anew
     answer = people_answer(
         lambda: open_model(root, cache),  # type: ignore[arg-type, return-value]
         format_epoch(stamp),

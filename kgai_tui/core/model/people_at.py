@@ -69,7 +69,12 @@ def people_at_parts(
         return now()  # the store as of the cut is the store now
     if not _settled(db, cut):
         return None
-    steps = built if built is not None else stored_people_steps(db, cut)
+    steps = built
+    if steps is None:
+        try:
+            steps = stored_people_steps(db, cut)
+        except ModelCorruptError:
+            steps = None  # built again from the rows below, and stored anew
     if steps is None:
         steps = people_steps_of(db)
         keep(steps)

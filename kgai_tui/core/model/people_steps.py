@@ -14,7 +14,9 @@ model can keep the times sorted once and answer each cut with a few bisections
   first time a superseder is recorded.
 
 They are derived from the ``dec`` rows alone, built by the first ``people --as-of``
-that needs them and kept in ``at_person``. The ``people_at`` meta value says below
+that needs them and kept in ``at_person``, each array one blob that a read takes
+a block at a time (:mod:`kgai_tui.core.model.sorted_times`); stored steps that do
+not decode are built again from the rows. The ``people_at`` meta value says below
 which cut they still hold: an append whose events all pass the decision-id gate,
 carry RFC3339 times and rewrite no decision's fields leaves every cut before its
 earliest time as it was, so it only lowers that bound; any other append, and the
@@ -27,7 +29,6 @@ import contextlib
 import marshal
 import sqlite3
 from array import array
-from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ from kgai_tui.core.model.moments import FOREVER
 from kgai_tui.core.model.people_rows import PersonTotals
 from kgai_tui.core.model.rows import ModelCorruptError
 from kgai_tui.core.model.seal import model_lock, sealed, write_seal
+from kgai_tui.core.model.sorted_times import InMemory, OnDisk, SortedTimes, encode
 from kgai_tui.core.store.decision_fields import ZERO_TIME
 
 __all__ = [
@@ -58,14 +60,15 @@ PEOPLE_STEPS_KEY: Final = "people_at"
 
 @dataclass(frozen=True, slots=True)
 class PersonSteps:
-    """One author's sorted times (see the module docstring)."""
+    """One author's sorted times (see the module docstring): in memory when just
+    built, else read a block at a time from the stored blobs."""
 
     author: str
     nulls: int
-    times: array[int]
+    times: SortedTimes
     writers: tuple[tuple[int, str], ...]  # (first time, install id), sorted
-    elements: array[int]
-    superseded: array[int]
+    elements: SortedTimes
+    superseded: SortedTimes
 
 
 def _runs(rows: Iterable[tuple[str, int | None]]) -> dict[str, array[int]]:
@@ -121,10 +124,10 @@ def people_steps_of(db: sqlite3.Connection) -> list[PersonSteps]:
         PersonSteps(
             author,
             int(nulls.get(author, 0)),
-            times[author],
+            InMemory(times[author]),
             tuple(sorted(writers.get(author, ()))),
-            elements.get(author, none),
-            superseded.get(author, none),
+            InMemory(elements.get(author, none)),
+            InMemory(superseded.get(author, none)),
         )
         for author in sorted(times)
     ]
@@ -134,7 +137,7 @@ def totals_at(steps: Iterable[PersonSteps], cut: int) -> list[PersonTotals]:
     """Per author with a decision recorded by ``cut``: what ``people_at`` needs."""
     out: list[PersonTotals] = []
     for s in steps:
-        k = bisect_right(s.times, cut)
+        k, lo, hi = s.times.upto(cut)
         n = k + (s.nulls if cut >= ZERO_TIME else 0)
         if n == 0:
             continue
@@ -142,26 +145,19 @@ def totals_at(steps: Iterable[PersonSteps], cut: int) -> list[PersonTotals]:
             (
                 s.author,
                 n,
-                bisect_right(s.superseded, cut),
-                bisect_right(s.elements, cut),
-                s.times[0] if k else None,
-                s.times[k - 1] if k else None,
+                s.superseded.upto(cut)[0],
+                s.elements.upto(cut)[0],
+                lo,
+                hi,
                 sorted(install for first, install in s.writers if first <= cut),
             )
         )
     return out
 
 
-def _q(blob: bytes) -> array[int]:
-    values = array("q")
-    if len(blob) % values.itemsize:
-        raise ModelCorruptError("a person's step array is cut short")
-    values.frombytes(blob)
-    return values
-
-
 def stored_people_steps(db: sqlite3.Connection, cut: int) -> list[PersonSteps] | None:
-    """The stored steps when they hold at ``cut``, else ``None``.
+    """The stored steps when they hold at ``cut``, else ``None``; their times are
+    read from disk as asked (:mod:`kgai_tui.core.model.sorted_times`).
 
     Raises:
         ModelCorruptError: a stored value does not decode.
@@ -179,9 +175,8 @@ def stored_people_steps(db: sqlite3.Connection, cut: int) -> list[PersonSteps] |
 
 
 def _decoded(db: sqlite3.Connection) -> Iterator[PersonSteps]:
-    for author, nulls, times, writers, elements, superseded in db.execute(
-        "SELECT author, nulls, times, writers, elements, superseded FROM at_person"
-        " ORDER BY author"
+    for rowid, author, nulls, writers in db.execute(
+        "SELECT rowid, author, nulls, writers FROM at_person ORDER BY author"
     ):
         try:
             found = marshal.loads(writers)
@@ -189,13 +184,24 @@ def _decoded(db: sqlite3.Connection) -> Iterator[PersonSteps]:
         except (ValueError, EOFError, TypeError) as exc:
             raise ModelCorruptError("a person's writers do not decode") from exc
         yield PersonSteps(
-            str(author), int(nulls), _q(times), pairs, _q(elements), _q(superseded)
+            str(author),
+            int(nulls),
+            OnDisk(db, "at_person", "times", rowid),
+            pairs,
+            OnDisk(db, "at_person", "elements", rowid),
+            OnDisk(db, "at_person", "superseded", rowid),
         )
 
 
+def _values(times: SortedTimes) -> array[int]:
+    if not isinstance(times, InMemory):
+        raise TypeError("only steps built from the rows are written")
+    return times.values
+
+
 def write_people_steps(db: sqlite3.Connection, steps: Iterable[PersonSteps]) -> None:
-    """Replace the stored steps with ``steps``, holding at every cut (inside the
-    caller's transaction)."""
+    """Replace the stored steps with ``steps`` (built from the rows), holding at
+    every cut (inside the caller's transaction)."""
     db.execute("DELETE FROM at_person")
     db.executemany(
         "INSERT INTO at_person VALUES (?, ?, ?, ?, ?, ?)",
@@ -203,10 +209,10 @@ def write_people_steps(db: sqlite3.Connection, steps: Iterable[PersonSteps]) -> 
             (
                 s.author,
                 s.nulls,
-                s.times.tobytes(),
+                encode(_values(s.times)),
                 marshal.dumps(list(s.writers)),
-                s.elements.tobytes(),
-                s.superseded.tobytes(),
+                encode(_values(s.elements)),
+                encode(_values(s.superseded)),
             )
             for s in steps
         ],

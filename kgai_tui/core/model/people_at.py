@@ -27,6 +27,8 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import orjson
+
 from kgai_tui.core.model.moments import cut_source, elements_at, moments_meta
 from kgai_tui.core.model.people_rows import HeadCounts, PersonTotals, batches
 from kgai_tui.core.model.people_steps import (
@@ -119,26 +121,20 @@ def _head_counts(
             per.setdefault(g, []).append(eid)
     contested = {eid for eid, gs in held if len(gs) > 1}
     author_of: dict[int, str] = {}
-    gone: set[int] = set()
+    superseders: dict[int, list[int]] = {}  # a head's superseded_by, when any
     rows_seen = 0
     for part in batches(sorted(per)):
         marks = ",".join("?" * len(part))
-        for ix, author, ev_hash in db.execute(
-            f"SELECT ix, author, hash FROM dec WHERE ix IN ({marks})", part
+        for ix, author, ev_hash, by in db.execute(
+            f"SELECT ix, author, hash, superseded_by FROM dec WHERE ix IN ({marks})",
+            part,
         ):
             rows_seen += 1
             if ev_hash:  # a placeholder head counts for no one
                 author_of[ix] = author
-        gone.update(
-            ix
-            for (ix,) in db.execute(
-                f"SELECT o.ix FROM dec o WHERE o.ix IN ({marks})"
-                " AND o.superseded_by IS NOT NULL AND EXISTS (SELECT 1 FROM"
-                " json_each(o.superseded_by) j JOIN dec s ON s.ix = j.value"
-                " WHERE coalesce(s.time, ?) <= ?)",
-                (*part, ZERO_TIME, cut),
-            )
-        )
+            if by is not None:
+                superseders[ix] = _indices(by)
+    gone = _superseded_by_then(db, cut, superseders)
     if rows_seen != len(per):
         raise ModelCorruptError("a head names a decision row that is missing")
     rows: dict[str, list[Any]] = {}
@@ -150,3 +146,32 @@ def _head_counts(
         row[1] += g in gone
         row[2].update(e for e in per[g] if e in contested)
     return [(a, n, both, len(on)) for a, (n, both, on) in rows.items()]
+
+
+def _indices(text: str) -> list[int]:
+    try:
+        found = orjson.loads(text)
+        return [int(i) for i in found]
+    except (orjson.JSONDecodeError, TypeError, ValueError) as exc:
+        raise ModelCorruptError("a superseded_by list does not decode") from exc
+
+
+def _superseded_by_then(
+    db: sqlite3.Connection, cut: int, superseders: dict[int, list[int]]
+) -> set[int]:
+    """The heads some superseder of which is recorded by ``cut`` (a NULL time being
+    Go's zero time); a superseder with no row counts for nothing. Heads are rarely
+    superseded at all, so this reads few rows (a subquery per head cost 0.65 s for
+    the 100k heads of the 10M store)."""
+    wanted = sorted({s for sups in superseders.values() for s in sups})
+    recorded: set[int] = set()
+    for part in batches(wanted):
+        marks = ",".join("?" * len(part))
+        recorded.update(
+            int(ix)
+            for (ix,) in db.execute(
+                f"SELECT ix FROM dec WHERE ix IN ({marks}) AND coalesce(time, ?) <= ?",
+                (*part, ZERO_TIME, cut),
+            )
+        )
+    return {g for g, sups in superseders.items() if any(s in recorded for s in sups)}

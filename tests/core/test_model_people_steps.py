@@ -230,3 +230,21 @@ def test_a_read_that_finds_the_model_locked_answers_without_storing(
     assert _from_model(model, stamp) == _reference(root, stamp)
     model.close()
     assert _bound(root, cache) == 2**63 - 1
+
+
+def test_one_read_answers_every_later_cut_from_the_steps_it_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long-lived read (the MCP server) builds the steps once, stores them, and
+    answers every later cut from them."""
+    root, cache = tmp_path / "store", tmp_path / "cache"
+    _team(root, 9)
+    assert _keep(root, cache)
+    model = open_model(root, cache)
+    stamps = _stamps(root)
+    assert _from_model(model, stamps[len(stamps) // 2]) is not None
+    assert _bound(root, cache) == 2**63 - 1
+    _no_build(monkeypatch)
+    for stamp in stamps:
+        assert _from_model(model, stamp) == _reference(root, stamp), stamp
+    model.close()

@@ -231,3 +231,27 @@ def test_a_decision_asserted_again_with_more_shapes_and_supersedes(
     assert after is not None
     assert _from_model(model, after) == _reference(root, after)
     model.close()
+
+
+def test_a_placeholder_an_append_creates_with_supersedes_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """Found by the split property: C supersedes B before B's own event applies,
+    and B's event (refused as a decision) still brings B's supersedes of A. When
+    an append creates B so, no cut before it may count A as superseded: the model
+    must leave those cuts to the whole store, as its whole-store moments do.
+    Every split of the two shards into a written prefix and an append."""
+    source = Path(__file__).parent.parent / "fixtures" / "placeholder_supersedes"
+    shards = {
+        p.name: p.read_bytes().splitlines(keepends=True)
+        for p in sorted((source / "log").iterdir())
+    }
+    names = sorted(shards)
+    for a in range(1, len(shards[names[0]]) + 1):
+        for b in range(1, len(shards[names[1]]) + 1):
+            root, cache = tmp_path / f"s{a}-{b}", tmp_path / f"c{a}-{b}"
+            cut = {names[0]: a, names[1]: b}
+            write_store(root, {n: b"".join(shards[n][: cut[n]]) for n in names})
+            _keep(root, cache)
+            append_files(root, {n: b"".join(shards[n][cut[n] :]) for n in names})
+            compare_every_cut(root, cache, _from_model, _reference)

@@ -155,14 +155,23 @@ def _rewritten(
     appended) gets one too, its title and lamport unchanged: the step says "not
     the final row before ``low``", which ``people --as-of`` relies on
     (:mod:`kgai_tui.core.model.people_at`)."""
+    # A placeholder the append creates with supersedes edges of its own (its
+    # decision's event refused, a superseder of it applied first) carries no time
+    # of its own for them: like the whole store's moments, it gets a step, so that
+    # no cut before the append counts them.
+    fresh = [
+        (r[0], low, marshal.dumps([(low, r[2], r[8])]))
+        for r in decs
+        if r[0] >= known and not r[10] and r[12] is not None
+    ]
     old = [r for r in decs if r[0] < known]
     if not old:
-        return []
+        return fresh
     before = fields_of(db, (r[0] for r in old))
     changed = {r[0] for r in old if before[r[0]] != (r[1], r[2], r[8])}
     changed.update(_grown(db, old))
     if not changed:
-        return []
+        return fresh
     marks = ",".join("?" * len(changed))
     held = {
         g: (stable, marshal.loads(steps))
@@ -177,7 +186,7 @@ def _rewritten(
         stable, steps = held.get(g, (_BEFORE_ALL, []))
         steps = [*steps, (stable, title, lamport)]
         rows.append((g, low, marshal.dumps(steps)))
-    return rows
+    return sorted(rows + fresh)
 
 
 def _grown(db: sqlite3.Connection, old: list[tuple[Any, ...]]) -> set[int]:

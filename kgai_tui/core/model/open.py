@@ -81,7 +81,6 @@ class ModelEngine:
         self.projection = DiskProjection(db, model)
         self.shard_states: list[dict[str, Any]] = read_meta(db, "shards")
         self._people_steps: list[PersonSteps] | None = None
-        self._steps_db: sqlite3.Connection | None = None
 
     @property
     def log_dir(self) -> Path | None:
@@ -136,39 +135,19 @@ class ModelEngine:
         from kgai_tui.core.model.people_steps import save_people_steps
 
         def keep(steps: list[PersonSteps]) -> None:
-            # Stored: later cuts read them from disk, through a second snapshot of
-            # the same state (this one's does not see them), rather than holding
-            # them (~300 MB at 10M decisions) for as long as the server runs.
-            if save_people_steps(self.model_path, self.shard_states, steps):
-                self._steps_db = self._same_state_reader()
-            if self._steps_db is None:
+            # Stored: this read sees them from then on (it read again under the
+            # lock, the same log state); else it holds them for its later cuts.
+            if not save_people_steps(
+                self.model_path, self.shard_states, steps, self.db
+            ):
                 self._people_steps = steps  # this snapshot's rows: every settled cut
 
         try:
             return people_at_parts(
-                self.db,
-                cut,
-                self.projection.people_parts,
-                keep,
-                self._people_steps,
-                self._steps_db,
+                self.db, cut, self.projection.people_parts, keep, self._people_steps
             )
         except _FAILURES:
             return None
-
-    def _same_state_reader(self) -> sqlite3.Connection | None:
-        """A new read of the model when it holds what this read holds, else ``None``."""
-        db: sqlite3.Connection | None = None
-        try:
-            db = _connect(self.model_path, write=False)
-            db.execute("BEGIN")
-            if read_meta(db, "shards") == self.shard_states:
-                return db
-        except _FAILURES:
-            pass
-        if db is not None:
-            db.close()
-        return None
 
     def export_rows(self) -> ModelExportRows | None:
         """The export's rows from the model's tables, or ``None`` when they do not
@@ -206,8 +185,6 @@ class ModelEngine:
         """End the read transaction and close the model."""
         with contextlib.suppress(sqlite3.Error):
             self.db.close()
-            if self._steps_db is not None:
-                self._steps_db.close()
 
 
 def _connect(

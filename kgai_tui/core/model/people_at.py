@@ -51,16 +51,15 @@ def people_at_parts(
     now: Callable[[], PeopleParts],
     keep: Callable[[list[PersonSteps]], object] = lambda _: None,
     built: list[PersonSteps] | None = None,
-    steps_db: sqlite3.Connection | None = None,
 ) -> PeopleParts | None:
     """The per-author totals and head counts at ``cut`` (what
     :func:`~kgai_tui.core.reads.people.people_of_totals` turns into the answer), or
     ``None`` when the model cannot answer it exactly (see the module docstring).
     ``now`` gives them now (the people tables), which is the answer at any cut
     from the latest recorded time on when no event was left out; ``keep`` is
-    handed the per-author steps when they had to be built from the rows,
-    ``built`` is steps an earlier call built from these same rows, and ``steps_db``
-    a read of the same model state that sees the steps a ``keep`` stored.
+    handed the per-author steps when they had to be built from the rows (it may
+    end and begin ``db``'s read transaction again, on the same log state), and
+    ``built`` is steps an earlier call built from these same rows.
 
     Raises:
         ModelCorruptError: a stored value does not decode or contradicts another.
@@ -76,7 +75,7 @@ def people_at_parts(
     steps = built
     if steps is None:
         try:
-            steps = stored_people_steps(steps_db or db, cut)
+            steps = stored_people_steps(db, cut)
         except ModelCorruptError:
             steps = None  # built again from the rows below, and stored anew
     if steps is None:

@@ -248,15 +248,32 @@ def lower_people_steps(db: sqlite3.Connection, low: int) -> None:
 
 
 def save_people_steps(
-    path: Path, shards: list[dict[str, Any]], steps: list[PersonSteps]
+    path: Path,
+    shards: list[dict[str, Any]],
+    steps: list[PersonSteps],
+    reader: sqlite3.Connection | None = None,
 ) -> bool:
     """Store ``steps`` (built by a read whose snapshot held ``shards``) in the
     model at ``path`` when it still holds that log. Never waits: when another
     process holds the model's lock, nothing is written and a later read builds
-    them again. Returns whether they were written."""
+    them again. Returns whether they were written.
+
+    ``reader`` is that read's connection (in a read transaction). Its snapshot
+    would hold the write-ahead log's checkpoint back, leaving the steps (160 MB
+    at 10M decisions) in the log for every later read to look through, so it
+    ends its transaction for the write and begins a new one before the lock is
+    let go: no writer can come between, so it reads the same log state after,
+    with the steps."""
     try:
         with model_lock(path, wait=False):
-            return _save(path, shards, steps)
+            if reader is not None and reader.in_transaction:
+                reader.execute("COMMIT")
+            try:
+                return _save(path, shards, steps)
+            finally:
+                if reader is not None:
+                    reader.execute("BEGIN")
+                    reader.execute("SELECT 1 FROM meta LIMIT 1").fetchone()
     except (BlockingIOError, OSError):
         return False
 

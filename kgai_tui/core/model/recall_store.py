@@ -110,9 +110,14 @@ def write_segment_file(model: Path, part: SegmentPart) -> dict[str, Any]:
         "el_starts": part.el_starts,
         "el_decs": part.el_decs,
     }
+    if part.dec_ptr is not None and part.dec_els is not None:
+        arrays["dec_ptr"], arrays["dec_els"] = part.dec_ptr, part.dec_els
     vals = {
         "placeholders": part.placeholders,
         "fields": _fields_out("s", part.fields, arrays),
+        "shape_total": int(part.shape_lens.sum())
+        if part.shape_total is None
+        else part.shape_total,
     }
     entry = _write(model, "seg", vals, arrays)
     entry["count"] = len(part.decs)
@@ -164,9 +169,37 @@ def load_recall(model: Path, p: Projection, recall: dict[str, Any]) -> RecallInd
                 arrays["el_decs"],
                 list(vals["placeholders"]),
                 _fields_in("s", vals["fields"], arrays),
+                _count(vals.get("shape_total")),
+                *_by_decision(arrays),
             )
         )
     return RecallIndex.stored(p, elements, segments, recall["stale"])
+
+
+def _count(value: object) -> int | None:
+    """A stored count (files written before it was kept have none)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ModelCorruptError("a recall segment's shape count does not decode")
+    return value
+
+
+def _by_decision(arrays: dict[str, Any]) -> tuple[Any, Any]:
+    """A segment's per-decision element lists (both or neither; checked by shape,
+    one element of each read)."""
+    ptr, els = arrays.get("dec_ptr"), arrays.get("dec_els")
+    if ptr is None and els is None:
+        return None, None
+    if (
+        ptr is None
+        or els is None
+        or len(ptr) != len(arrays["decs"]) + 1
+        or int(ptr[0]) != 0
+        or int(ptr[-1]) != len(els)
+    ):
+        raise ModelCorruptError("a recall segment's decision lists do not agree")
+    return ptr, els
 
 
 # ---------------------------------------------------------------------- writing

@@ -21,6 +21,29 @@ _BIG_POSTING: Final = 4096
 
 
 @dataclass(slots=True)
+class SparseRows:
+    """Scores of a few rows (every other row scores 0): ``rows`` ascending, unique."""
+
+    rows: I64
+    vals: F64
+
+    def at(self, wanted: I32 | I64) -> F64:
+        """The scores of rows ``wanted`` (0 for a row not held)."""
+        out = np.zeros(len(wanted), dtype=np.float64)
+        if not len(self.rows) or not len(wanted):
+            return out
+        pos = np.searchsorted(self.rows, wanted)
+        inside = pos < len(self.rows)
+        hit = np.zeros(len(wanted), dtype=np.bool_)
+        hit[inside] = self.rows[pos[inside]] == wanted[inside]
+        out[hit] = self.vals[pos[hit]]
+        return out
+
+
+_EMPTY_ROWS: Final = np.zeros(0, dtype=np.int64)
+
+
+@dataclass(slots=True)
 class Csr:
     """Rows -> int32 members: ``members[ptr[r]:ptr[r + 1]]``."""
 
@@ -128,6 +151,72 @@ class Fields:
         if small_idx:
             np.maximum.at(best, np.concatenate(small_idx), np.concatenate(small_val))
         return best
+
+    def _sparse_best(self, qb: bytes, budget: int) -> tuple[I64, F64] | bool | None:
+        """:meth:`best` as ``(rows, values)`` for the rows it does not leave at 0;
+        ``None`` when no token matches, ``False`` when its postings pass
+        ``budget`` entries (a dense array is cheaper then)."""
+        found = self.vocab.matches(qb)
+        if not found:
+            return None
+        tids = np.fromiter((t for t, _ in found), dtype=np.int64, count=len(found))
+        strengths = np.fromiter(
+            (s for _, s in found), dtype=np.float64, count=len(found)
+        )
+        idx: list[I32] = []
+        val: list[F64] = []
+        total = 0
+        for weight, csr in self.fields:
+            starts = csr.ptr[tids]
+            counts = csr.ptr[tids + 1] - starts
+            total += int(counts.sum())
+            if total > budget:
+                return False
+            values = strengths * weight  # the same product as best()
+            take = counts > 0
+            if take.any():
+                st, ct = starts[take], counts[take]
+                n = int(ct.sum())
+                first = np.repeat(st - (np.cumsum(ct) - ct), ct)
+                idx.append(csr.members[first + np.arange(n)])
+                val.append(np.repeat(values[take], ct))
+        if not idx:
+            return _EMPTY_ROWS, np.zeros(0, dtype=np.float64)
+        rows, inverse = np.unique(np.concatenate(idx), return_inverse=True)
+        best = np.zeros(len(rows), dtype=np.float64)  # as best(): the max from 0
+        np.maximum.at(best, inverse, np.concatenate(val))
+        return rows.astype(np.int64), best
+
+    def sparse_score(self, q_toks: Sequence[str], budget: int) -> SparseRows | None:
+        """:meth:`score` for the rows it does not leave at 0, or ``None`` when the
+        query's postings pass ``budget`` entries. Each held row's value is the
+        same float :meth:`score` gives it: the same terms, added in the same
+        order (a missing term is 0.0, and ``x + 0.0 == x``)."""
+        if not q_toks:
+            return SparseRows(_EMPTY_ROWS, np.zeros(0, dtype=np.float64))
+        memo: dict[str, tuple[I64, F64] | None] = {}
+        for q in q_toks:
+            if q not in memo:
+                got = self._sparse_best(utf8(q), budget)
+                if got is False:
+                    return None
+                memo[q] = got  # type: ignore[assignment]
+                if got is not None:
+                    budget -= len(got[0])  # type: ignore[index]
+        held = [b for b in memo.values() if b is not None]
+        if not held:
+            return SparseRows(_EMPTY_ROWS, np.zeros(0, dtype=np.float64))
+        rows = np.unique(np.concatenate([r for r, _ in held]))
+        total: F64 | None = None
+        for q in q_toks:
+            b = memo[q]
+            if b is None:
+                continue
+            term = np.zeros(len(rows), dtype=np.float64)
+            term[np.searchsorted(rows, b[0])] = b[1]
+            total = term if total is None else total + term
+        assert total is not None
+        return SparseRows(rows, total / (3 * len(q_toks)))
 
     def score(self, q_toks: Sequence[str]) -> F64 | None:
         """``fields_score(q_toks, row fields) / (3 * len(q_toks))`` per row."""

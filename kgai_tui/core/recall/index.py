@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kgai_tui.core.heap import settle_heap
-from kgai_tui.core.recall.fields import Fields
+from kgai_tui.core.recall.fields import Fields, SparseRows
 from kgai_tui.core.recall.scoring import (
     ABOUT_WEIGHT,
     DECISION_WEIGHT,
@@ -46,6 +46,10 @@ __all__ = [
 DELTA_MAX: Final = 512
 #: Beyond this many segments, all but the largest are merged into one.
 SEGMENTS_MAX: Final = 6
+#: A query scores a segment's decisions sparsely while its postings hold at most
+#: max(_SPARSE_MIN, decisions / _SPARSE_SHARE) entries; past that, dense arrays.
+_SPARSE_MIN: Final = 4096
+_SPARSE_SHARE: Final = 16
 
 
 @dataclass(slots=True)
@@ -59,6 +63,11 @@ class SegmentPart:
     el_decs: I32
     placeholders: list[int]
     fields: Fields
+    shape_total: int | None = None  # sum(shape_lens), kept so a load need not sum
+    # Each decision's shaped element positions, in decision order (``dec_els[
+    # dec_ptr[k]:dec_ptr[k + 1]]``); files written before them have neither.
+    dec_ptr: I64 | None = None
+    dec_els: I32 | None = None
 
 
 @dataclass(slots=True)
@@ -94,6 +103,9 @@ class _Segment:
             dtype=np.int64,
             count=self.shape_total,
         )
+        self.dec_ptr: I64 | None = np.zeros(len(idx) + 1, dtype=np.int64)
+        np.cumsum(lens, out=self.dec_ptr[1:])
+        self.dec_els: I32 | None = flat.astype(np.int32)
         local = np.repeat(np.arange(len(idx), dtype=np.int64), lens)
         order = np.argsort(flat, kind="stable")
         flat, local = flat[order], local[order]
@@ -120,6 +132,8 @@ class _Segment:
             + self.el_ids.nbytes
             + self.el_starts.nbytes
             + self.el_decs.nbytes
+            + (0 if self.dec_ptr is None else self.dec_ptr.nbytes)
+            + (0 if self.dec_els is None else self.dec_els.nbytes)
         )
 
     def decisions_of(self, k: int) -> I32:
@@ -140,6 +154,9 @@ class _Segment:
             self.el_decs,
             list(self.placeholders),
             self.fields,
+            self.shape_total,
+            self.dec_ptr,
+            self.dec_els,
         )
 
     @classmethod
@@ -148,12 +165,18 @@ class _Segment:
         seg = cls.__new__(cls)
         seg.decs, seg.fields = part.decs, part.fields
         seg.shape_lens = part.shape_lens
-        seg.shape_total = int(part.shape_lens.sum())
+        # Summing reads the whole array (80 MB of a mapped file at 10M decisions).
+        seg.shape_total = (
+            int(part.shape_lens.sum())
+            if part.shape_total is None
+            else int(part.shape_total)
+        )
         seg.el_ids, seg.el_starts, seg.el_decs = (
             part.el_ids,
             part.el_starts,
             part.el_decs,
         )
+        seg.dec_ptr, seg.dec_els = part.dec_ptr, part.dec_els
         seg.dead = None
         seg.n_dead = 0
         seg.placeholders = list(part.placeholders)
@@ -172,20 +195,51 @@ class _Segment:
         """The global indices of the decisions this segment still answers for."""
         return self.decs if self.dead is None else self.decs[~self.dead]
 
-    def decision_scores(self, q_toks: Sequence[str]) -> F64 | None:
-        """Every decision's score by local position (0 for dead ones; None: all 0)."""
+    def decision_scores(self, q_toks: Sequence[str]) -> F64 | SparseRows | None:
+        """Every decision's score by local position (0 for dead ones; None: all 0).
+
+        When the query's postings are few (a name, an id), only the decisions they
+        hold are scored (:class:`SparseRows`): the same values, without arrays as
+        long as the segment (80 MB each at 10M decisions) or a pass over it.
+        """
+        if self.dec_ptr is not None:
+            budget = max(_SPARSE_MIN, len(self.decs) // _SPARSE_SHARE)
+            sparse = self.fields.sparse_score(q_toks, budget)
+            if sparse is not None:
+                if self.dead is not None and len(sparse.rows):
+                    alive = ~self.dead[sparse.rows]
+                    sparse = SparseRows(sparse.rows[alive], sparse.vals[alive])
+                return sparse
         score = self.fields.score(q_toks)
         if score is not None and self.dead is not None:
             score[self.dead] = 0.0
         return score
 
-    def boost_into(self, score: F64 | None, out: F64) -> None:
+    def boost_into(self, score: F64 | SparseRows | None, out: F64) -> None:
         """Raise ``out[element]`` to this segment's best decision score."""
         if score is None or not len(self.el_ids):
+            return
+        if isinstance(score, SparseRows):
+            self._boost_sparse(score, out)
             return
         per_el = np.maximum.reduceat(score[self.el_decs], self.el_starts)
         np.maximum(out[self.el_ids], per_el, out=per_el)
         out[self.el_ids] = per_el
+
+    def _boost_sparse(self, score: SparseRows, out: F64) -> None:
+        """Each scored decision raises the elements it shapes: the same maximum
+        as the dense walk over every element's decisions (a decision scoring 0
+        cannot raise ``out``, which starts at 0 and only grows)."""
+        if self.dec_ptr is None or self.dec_els is None or not len(score.rows):
+            return
+        starts = self.dec_ptr[score.rows]
+        counts = self.dec_ptr[score.rows + 1] - starts
+        n = int(counts.sum())
+        if not n:
+            return
+        first = np.repeat(starts - (np.cumsum(counts) - counts), counts)
+        els = self.dec_els[first + np.arange(n)]
+        np.maximum.at(out, els, np.repeat(score.vals, counts))
 
 
 class _Elements:
@@ -266,7 +320,7 @@ class RecallIndex:
     """
 
     #: The per-decision scores of the last query, for :meth:`best_decision`.
-    _last_scores: tuple[tuple[object, ...], list[F64 | None]] | None = None
+    _last_scores: tuple[tuple[object, ...], list[F64 | SparseRows | None]] | None = None
     #: Element id -> position, for a stored index built on first use.
     _el_map: dict[str, int] | None = None
 
@@ -301,9 +355,14 @@ class RecallIndex:
         covered = sum(len(part.decs) for part in segments)
         index._n_dec = len(p.dec_id)
         stale_set = set(stale)
-        for seg in index._segments:
-            for k in np.flatnonzero(np.isin(seg.decs, list(stale_set))).tolist():
-                seg.kill(k)
+        if stale_set:  # a segment's decisions ascend: look each one up, no scan
+            wanted = np.asarray(sorted(stale_set), dtype=np.int64)
+            for seg in index._segments:
+                at = np.searchsorted(seg.decs, wanted)
+                hit = at < len(seg.decs)
+                hit[hit] = seg.decs[at[hit]] == wanted[hit]
+                for k in at[hit].tolist():
+                    seg.kill(k)
         index._delta = sorted(stale_set | set(range(covered, index._n_dec)))
         return index
 
@@ -491,7 +550,7 @@ class RecallIndex:
             return None
         last = self._last_scores
         if last is not None and last[0] == self._scores_key(q_toks):
-            scores: list[F64 | None] = last[1]
+            scores: list[F64 | SparseRows | None] = last[1]
         else:
             scores = [seg.decision_scores(q_toks) for seg in self._segments]
         found: list[tuple[float, int]] = []
@@ -501,7 +560,7 @@ class RecallIndex:
             local = seg.decisions_of(k)
             if not len(local):
                 continue
-            got = score[local]
+            got = score.at(local) if isinstance(score, SparseRows) else score[local]
             top = float(got.max())
             if top > 0:
                 found += [(top, int(i)) for i in seg.decs[local[got == top]].tolist()]

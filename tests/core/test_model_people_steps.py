@@ -248,3 +248,23 @@ def test_one_read_answers_every_later_cut_from_the_steps_it_stored(
     for stamp in stamps:
         assert _from_model(model, stamp) == _reference(root, stamp), stamp
     model.close()
+
+
+def test_the_writes_a_read_makes_leave_no_log_behind(tmp_path: Path) -> None:
+    """The moments and the steps a read stores are folded into the model file: a
+    log left as long as the write made it is looked through by every later read
+    (readers never checkpoint)."""
+    root, cache = tmp_path / "store", tmp_path / "cache"
+    _team(root, 40)
+    wal = model_path(root, cache).with_name(model_path(root, cache).name + "-wal")
+
+    def log_bytes() -> int:
+        return wal.stat().st_size if wal.exists() else 0
+
+    assert _keep(root, cache)
+    assert log_bytes() == 0
+    model = open_model(root, cache)
+    assert _from_model(model, START + 5 * DAY) is not None  # stores the steps
+    assert _bound(root, cache) == 2**63 - 1
+    assert log_bytes() == 0
+    model.close()

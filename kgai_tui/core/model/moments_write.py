@@ -22,7 +22,7 @@ from kgai_tui.core.model.disk import read_meta
 from kgai_tui.core.model.moments import MOMENTS_KEY, steps_blob
 from kgai_tui.core.model.people_steps import drop_people_steps
 from kgai_tui.core.model.rows import ModelCorruptError
-from kgai_tui.core.model.seal import model_lock, sealed, write_seal
+from kgai_tui.core.model.seal import fold_log, model_lock, sealed, write_seal
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
@@ -156,7 +156,7 @@ def _save(
         if read_meta(db, "counts")["decisions"] != meta["decisions"]:
             return False
         _write(db, rows, meta)
-        db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        fold_log(db)
     except (sqlite3.Error, ModelCorruptError, KeyError, TypeError):
         return False
     finally:

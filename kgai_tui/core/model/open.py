@@ -29,6 +29,7 @@ from kgai_tui.core.model.recall_files import check_recall
 from kgai_tui.core.model.rows import ModelCorruptError
 from kgai_tui.core.model.schema import header, model_path
 from kgai_tui.core.model.seal import (
+    fold_log,
     model_lock,
     remove_stale_temporaries,
     sealed,
@@ -351,7 +352,7 @@ def _bring_up_to_date(
                 ):
                     # Fold the log into the file when no reader holds it back
                     # (never waiting for one), then seal both as they are.
-                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    fold_log(db)
                     db.close()
                     write_seal(path)
                     return "append"

@@ -38,7 +38,7 @@ from kgai_tui.core.model.disk import read_meta
 from kgai_tui.core.model.moments import FOREVER
 from kgai_tui.core.model.people_rows import PersonTotals
 from kgai_tui.core.model.rows import ModelCorruptError
-from kgai_tui.core.model.seal import model_lock, sealed, write_seal
+from kgai_tui.core.model.seal import fold_log, model_lock, sealed, write_seal
 from kgai_tui.core.model.sorted_times import InMemory, OnDisk, SortedTimes, encode
 from kgai_tui.core.store.decision_fields import ZERO_TIME
 
@@ -293,7 +293,7 @@ def _save(path: Path, shards: list[dict[str, Any]], steps: list[PersonSteps]) ->
             with contextlib.suppress(sqlite3.Error):
                 db.execute("ROLLBACK")
             raise
-        db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        fold_log(db)
         return True
     except (sqlite3.Error, ModelCorruptError, KeyError, TypeError):
         return False

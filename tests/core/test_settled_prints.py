@@ -172,3 +172,19 @@ def test_two_real_processes(log_dir: Path, tmp_path: Path) -> None:
     first = child("hash")
     assert settled_path(log_dir).is_file()
     assert child("refuse") == first
+
+
+def test_a_caller_with_its_own_cache_directory_keeps_them_there(
+    log_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Benchmarks and tests open stores with private caches: nothing of theirs may
+    land in the user's cache directory."""
+    monkeypatch.setattr(shard_print, "SETTLE_NS", 0)
+    _new_process(monkeypatch)
+    private = tmp_path / "private"
+    prints_from_disk(log_dir, NAMES, private)
+    assert settled_path(log_dir, private).is_file()
+    assert not settled_path(log_dir).exists()
+    hashed = _new_process(monkeypatch)
+    prints_from_disk(log_dir, NAMES, private)
+    assert hashed == []

@@ -183,7 +183,7 @@ def _open_cached(
     cached = load(root, path)
     if cached is not None:
         scans, projection = cached
-        now = prints_from_disk(log_dir, listing.names)
+        now = prints_from_disk(log_dir, listing.names, base)
         change = compare_prints(_prints(scans), now, log_dir)
         if change == "same":
             return Engine(
@@ -225,7 +225,7 @@ def refresh(engine: Engine, base: Path | None = None) -> Engine:
     log_dir = engine.root / "log"
     with GcPaused():
         listing = list_log(log_dir)
-        now = prints_from_disk(log_dir, listing.names)
+        now = prints_from_disk(log_dir, listing.names, base)
         change = compare_prints(_prints(engine.scans), now, log_dir)
         if change == "same":
             return engine.with_refused(listing.refused)

@@ -258,7 +258,7 @@ def peek_model(root: Path, cache_base: Path | None = None) -> ModelEngine | None
         return None
     try:
         listing = list_log(log_dir)
-        now = prints_from_disk(log_dir, listing.names)
+        now = prints_from_disk(log_dir, listing.names, cache_base)
         return _read(root, path, listing.refused, now, "warm", any_thread=True)
     except (OSError, UnicodeError):
         return None
@@ -302,7 +302,7 @@ def _open_model(
     how = "warm"
     for round_ in range(_ROUNDS + 1):
         listing = list_log(log_dir)
-        now = prints_from_disk(log_dir, listing.names)
+        now = prints_from_disk(log_dir, listing.names, cache_base)
         read = _read(root, path, listing.refused, now, how, as_it_is=round_ == _ROUNDS)
         if read is not None:
             return read
@@ -335,7 +335,8 @@ def _bring_up_to_date(
         # a log that shrank, and rebuild for nothing).
         listing = list_log(log_dir)
         names, refused = listing.names, list(listing.refused)
-        now = prints_from_disk(log_dir, names)
+        # The model lives in <cache base>/model/: its prints keep beside it.
+        now = prints_from_disk(log_dir, names, path.parent.parent)
         remove_stale_temporaries(path)
         if sealed(path):
             db = None

@@ -74,10 +74,11 @@ def cache_dir_for(root: Path, base: Path | None = None) -> Path:
     return base / "search" / key
 
 
-def prints_from_disk(root: Path) -> tuple[ShardPrint, ...]:
-    """Fingerprint every shard as it is on disk now (line counts unknown)."""
+def prints_from_disk(root: Path, base: Path | None = None) -> tuple[ShardPrint, ...]:
+    """Fingerprint every shard as it is on disk now (line counts unknown); ``base``
+    is the cache directory (its settled prints are kept there)."""
     log = root / "log"
-    return tuple(_prints_in(log, shard_names(log)))
+    return tuple(_prints_in(log, shard_names(log), base))
 
 
 def dir_manifest(path: Path) -> dict[str, int]:

@@ -196,7 +196,7 @@ class SearchIndex:
         state = load_state(cache, STAMP, str(root))
         if state is None:
             return None
-        now = prints_from_disk(root)
+        now = prints_from_disk(root, cache_base)
         if len(now) != len(state.shards) or not all(
             a.same_file(b) for a, b in zip(state.shards, now, strict=True)
         ):

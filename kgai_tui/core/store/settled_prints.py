@@ -37,19 +37,20 @@ _VERSION: Final = 1
 _MAX_BYTES: Final = 8 << 20
 
 
-def settled_path(log_dir: Path) -> Path:
-    """Where the settled prints of the store holding ``log_dir`` are kept."""
-    return cache_base() / "prints" / f"{store_key(log_dir.parent)}.json"
+def settled_path(log_dir: Path, base: Path | None = None) -> Path:
+    """Where the settled prints of the store holding ``log_dir`` are kept
+    (``base``: the cache directory, ``None`` the user's)."""
+    return cache_base(base) / "prints" / f"{store_key(log_dir.parent)}.json"
 
 
 def _digest(rows: Sequence[Row]) -> str:
     return hashlib.sha256(orjson.dumps(list(rows))).hexdigest()
 
 
-def load_settled(log_dir: Path) -> list[Row]:
+def load_settled(log_dir: Path, base: Path | None = None) -> list[Row]:
     """The rows kept for this store (empty when none, or not trusted)."""
     try:
-        with open_regular(settled_path(log_dir)) as f:
+        with open_regular(settled_path(log_dir, base)) as f:
             if f.size > _MAX_BYTES:
                 return []
             doc = orjson.loads(f.read(0, f.size))
@@ -79,9 +80,9 @@ def _row(raw: object) -> Row:
     return (name, size, ino, mtime, ctime, head, tail)
 
 
-def save_settled(log_dir: Path, rows: Sequence[Row]) -> None:
+def save_settled(log_dir: Path, rows: Sequence[Row], base: Path | None = None) -> None:
     """Keep ``rows`` for this store (atomically; silently not when it cannot)."""
-    path = settled_path(log_dir)
+    path = settled_path(log_dir, base)
     try:
         doc = {"v": _VERSION, "digest": _digest(rows), "rows": list(rows)}
         data = orjson.dumps(doc)

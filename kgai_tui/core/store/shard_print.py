@@ -164,7 +164,9 @@ SETTLE_NS: Final = 3_000_000_000
 _SETTLED: dict[str, tuple[tuple[int, int, int, int], str, str]] = {}
 
 
-def prints_from_disk(log_dir: Path, names: Sequence[str]) -> list[ShardPrint]:
+def prints_from_disk(
+    log_dir: Path, names: Sequence[str], base: Path | None = None
+) -> list[ShardPrint]:
     """The print of every named shard as it is now; unreadable ones are left out.
 
     A process prints the log many times (a write session four times, the explorer
@@ -175,9 +177,11 @@ def prints_from_disk(log_dir: Path, names: Sequence[str]) -> list[ShardPrint]:
     would have moved the change time (it cannot be set back), so the same edges
     are there. Those prints are kept in this process and, for the next one, in the
     user cache directory (:mod:`kgai_tui.core.store.settled_prints`). A shard just
-    appended to is always hashed again.
+    appended to is always hashed again. ``base`` is the cache directory the
+    caller's caches live in (``None``: the user's, see
+    :func:`~kgai_tui.core.store.cache_file.cache_base`).
     """
-    _seed(log_dir)
+    _seed(log_dir, base)
     out = []
     fresh = False
     for name in names:
@@ -209,30 +213,31 @@ def prints_from_disk(log_dir: Path, names: Sequence[str]) -> list[ShardPrint]:
             _SETTLED.pop(path, None)
         out.append(shard)
     if fresh:
-        _keep(log_dir, names)
+        _keep(log_dir, names, base)
     return out
 
 
-#: The log directories whose kept settled prints this process has read.
-_SEEDED: set[str] = set()
+#: The (log directory, cache directory) pairs whose kept settled prints this
+#: process has read.
+_SEEDED: set[tuple[str, str]] = set()
 
 
-def _seed(log_dir: Path) -> None:
+def _seed(log_dir: Path, base: Path | None) -> None:
     """Read the settled prints kept for this store, once per process."""
     from kgai_tui.core.store.settled_prints import load_settled
 
-    where = os.fsdecode(log_dir)
+    where = (os.fsdecode(log_dir), "" if base is None else os.fsdecode(base))
     if where in _SEEDED:
         return
     _SEEDED.add(where)
-    for name, size, ino, mtime, ctime, head, tail in load_settled(log_dir):
+    for name, size, ino, mtime, ctime, head, tail in load_settled(log_dir, base):
         if os.path.basename(name) != name or name in ("", ".", ".."):
             continue  # only a shard of this log/
         path = os.fsdecode(log_dir / name)
         _SETTLED.setdefault(path, ((size, ino, mtime, ctime), head, tail))
 
 
-def _keep(log_dir: Path, names: Sequence[str]) -> None:
+def _keep(log_dir: Path, names: Sequence[str], base: Path | None) -> None:
     """Keep this log's settled prints for the next process."""
     from kgai_tui.core.store.settled_prints import save_settled
 
@@ -241,7 +246,7 @@ def _keep(log_dir: Path, names: Sequence[str]) -> None:
         known = _SETTLED.get(os.fsdecode(log_dir / name))
         if known is not None:
             rows.append((name, *known[0], known[1], known[2]))
-    save_settled(log_dir, rows)
+    save_settled(log_dir, rows, base)
 
 
 #: The whole log's fingerprint: every shard's, and the refused entries' reports.

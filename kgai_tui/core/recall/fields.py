@@ -43,6 +43,14 @@ class SparseRows:
 _EMPTY_ROWS: Final = np.zeros(0, dtype=np.int64)
 
 
+def _postings(csr: Csr, starts: I64, counts: I64, values: F64) -> tuple[I32, F64]:
+    """The members of the postings ``starts``/``counts`` (all non-empty), each
+    with its posting's value."""
+    total = int(counts.sum())
+    first = np.repeat(starts - (np.cumsum(counts) - counts), counts)
+    return csr.members[first + np.arange(total)], np.repeat(values, counts)
+
+
 @dataclass(slots=True)
 class Csr:
     """Rows -> int32 members: ``members[ptr[r]:ptr[r + 1]]``."""
@@ -107,12 +115,8 @@ class Fields:
         csr = self.fields[field][1]
         return csr.members[int(csr.ptr[tid]) : int(csr.ptr[tid + 1])]
 
-    def best(self, qb: bytes) -> F64 | None:
-        """Per row, the best ``strength * weight`` of one query token (None: all 0).
-
-        Big postings are assigned in ascending value order (the last write is the
-        max); the many small ones go through one ``maximum.at``. Max is exact.
-        """
+    def _matched(self, qb: bytes) -> tuple[I64, F64] | None:
+        """The vocabulary tokens ``qb`` matches and their strengths (None: none)."""
         found = self.vocab.matches(qb)
         if not found:
             return None
@@ -120,6 +124,18 @@ class Fields:
         strengths = np.fromiter(
             (s for _, s in found), dtype=np.float64, count=len(found)
         )
+        return tids, strengths
+
+    def best(self, qb: bytes) -> F64 | None:
+        """Per row, the best ``strength * weight`` of one query token (None: all 0).
+
+        Big postings are assigned in ascending value order (the last write is the
+        max); the many small ones go through one ``maximum.at``. Max is exact.
+        """
+        matched = self._matched(qb)
+        if matched is None:
+            return None
+        tids, strengths = matched
         big: list[tuple[float, int, int]] = []
         small_idx: list[I32] = []
         small_val: list[F64] = []
@@ -132,11 +148,9 @@ class Fields:
                 big.append((float(values[k]), f, int(tids[k])))
             take = ~large & (counts > 0)
             if take.any():
-                st, ct = starts[take], counts[take]
-                total = int(ct.sum())
-                first = np.repeat(st - (np.cumsum(ct) - ct), ct)
-                small_idx.append(csr.members[first + np.arange(total)])
-                small_val.append(np.repeat(values[take], ct))
+                rows, vals = _postings(csr, starts[take], counts[take], values[take])
+                small_idx.append(rows)
+                small_val.append(vals)
         if not big and not small_idx:
             return None
         best = np.zeros(self.n, dtype=np.float64)
@@ -156,13 +170,10 @@ class Fields:
         """:meth:`best` as ``(rows, values)`` for the rows it does not leave at 0;
         ``None`` when no token matches, ``False`` when its postings pass
         ``budget`` entries (a dense array is cheaper then)."""
-        found = self.vocab.matches(qb)
-        if not found:
+        matched = self._matched(qb)
+        if matched is None:
             return None
-        tids = np.fromiter((t for t, _ in found), dtype=np.int64, count=len(found))
-        strengths = np.fromiter(
-            (s for _, s in found), dtype=np.float64, count=len(found)
-        )
+        tids, strengths = matched
         idx: list[I32] = []
         val: list[F64] = []
         total = 0
@@ -175,11 +186,9 @@ class Fields:
             values = strengths * weight  # the same product as best()
             take = counts > 0
             if take.any():
-                st, ct = starts[take], counts[take]
-                n = int(ct.sum())
-                first = np.repeat(st - (np.cumsum(ct) - ct), ct)
-                idx.append(csr.members[first + np.arange(n)])
-                val.append(np.repeat(values[take], ct))
+                rows, vals = _postings(csr, starts[take], counts[take], values[take])
+                idx.append(rows)
+                val.append(vals)
         if not idx:
             return _EMPTY_ROWS, np.zeros(0, dtype=np.float64)
         rows, inverse = np.unique(np.concatenate(idx), return_inverse=True)

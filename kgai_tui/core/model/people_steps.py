@@ -162,16 +162,25 @@ def stored_people_steps(db: sqlite3.Connection, cut: int) -> list[PersonSteps] |
     Raises:
         ModelCorruptError: a stored value does not decode.
     """
+    below = _below(db)
+    if below is None or cut >= below:
+        return None
+    return list(_decoded(db))
+
+
+def _below(db: sqlite3.Connection) -> int | None:
+    """The cut below which the stored steps hold (``None``: none are stored).
+
+    Raises:
+        ModelCorruptError: the bound does not decode.
+    """
     row = db.execute("SELECT v FROM meta WHERE k = ?", (PEOPLE_STEPS_KEY,)).fetchone()
     if row is None:
         return None
     try:
-        below = int(marshal.loads(row[0])["below"])
+        return int(marshal.loads(row[0])["below"])
     except (ValueError, EOFError, TypeError, KeyError) as exc:
         raise ModelCorruptError("the people steps' bound does not decode") from exc
-    if cut >= below:
-        return None
-    return list(_decoded(db))
 
 
 def _decoded(db: sqlite3.Connection) -> Iterator[PersonSteps]:
@@ -236,15 +245,13 @@ def drop_people_steps(db: sqlite3.Connection) -> None:
 def lower_people_steps(db: sqlite3.Connection, low: int) -> None:
     """After an append recorded from ``low`` on that rewrote no decision's fields:
     the steps hold below ``low`` only (inside the caller's transaction)."""
-    row = db.execute("SELECT v FROM meta WHERE k = ?", (PEOPLE_STEPS_KEY,)).fetchone()
-    if row is None:
-        return
     try:
-        below = int(marshal.loads(row[0])["below"])
-    except (ValueError, EOFError, TypeError, KeyError):
+        below = _below(db)
+    except ModelCorruptError:
         drop_people_steps(db)
         return
-    _set_below(db, min(below, low))
+    if below is not None:
+        _set_below(db, min(below, low))
 
 
 def save_people_steps(

@@ -40,7 +40,8 @@ class Snapshot:
 
     def mutations_of(self, index: int) -> tuple[Mutation, ...]:
         """The mutations a decision's event carried (empty for a stub)."""
-        event = self.engine.event_for(self.view.decision(index).hash)
+        p = self.projection
+        event = self.engine.event_for(p.dec_hash[index], p.dec_install[index])
         if event is None or event.decision is None:
             return ()
         return event.decision.mutations or ()

@@ -43,7 +43,7 @@ from kgai_tui.core.model.people_rows import (
 from kgai_tui.core.model.schema import DDL, DEC_COLUMNS, model_path
 from kgai_tui.core.reads.context import context_obj
 from kgai_tui.core.reads.export import export_digest, export_parts
-from kgai_tui.core.reads.health import status_obj
+from kgai_tui.core.reads.health import doctor_problems, status_obj
 from kgai_tui.core.reads.kg import conflicts_obj, heads_obj, history_obj, resolve_obj
 from kgai_tui.core.reads.people import people_obj
 from kgai_tui.core.replay.projection import Projection
@@ -51,6 +51,7 @@ from kgai_tui.core.replay.projection_view import ProjectionView
 from kgai_tui.core.report.html import render_html
 from kgai_tui.core.report.markdown import render_markdown
 from kgai_tui.core.report.report import build_report
+from kgai_tui.core.wire.codec import event_obj
 from kgai_tui.demo import DEMO_STORE
 
 SETTINGS = settings(max_examples=25, deadline=None)
@@ -148,6 +149,17 @@ def reads(engine: Any, reports: tuple[int, ...] = REPORT_LASTS) -> bytes:
             for paths, about, limit in RECALLS
         ],
         "problems": [x.describe() for x in engine.problems],
+        # Broken chains from the model's shard states; each unknown op's place and
+        # each decision's full event read back from its line (event_lines).
+        "doctor": doctor_problems(engine),
+        "events": [
+            None if ev is None else event_obj(ev)
+            for ev in (
+                engine.event_for(h, i)
+                for h, i in zip(p.dec_hash, p.dec_install, strict=True)
+                if h
+            )
+        ],
         # The model answers from its per-author totals, the replay from every
         # decision (people_obj): the printed bytes must not differ.
         "people": encode(people_answer(lambda: engine)).decode(),

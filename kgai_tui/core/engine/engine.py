@@ -152,8 +152,11 @@ class Engine:
             self._events = canonical_events(self.shards)
         return self._events
 
-    def event_for(self, event_hash: str) -> Event | None:
-        """Return the applied event with this hash (for a decision's full record)."""
+    def event_for(self, event_hash: str, install: str = "") -> Event | None:
+        """Return the applied event with this hash (for a decision's full record).
+
+        ``install`` (its writer) is a hint a store read through its model uses;
+        the columns here find the line without it."""
         for si, scan in enumerate(self.scans):
             try:
                 i = scan.hashes.index(event_hash)
@@ -167,6 +170,15 @@ class Engine:
                 except ValueError:
                     break
         return None
+
+    def chain_break_lines(self) -> list[tuple[str, int, int]]:
+        """``(shard, line, lamport)`` of each line whose first parent is not the
+        line before it, in shard then line order."""
+        return [
+            (scan.name, scan.lines[i], scan.lamports[i])
+            for scan in self.scans
+            for i in scan.chain_breaks
+        ]
 
     def where(self, event_hash: str) -> str:
         """``log/<shard>:<line>`` of the last parsed line with this hash, or ``?``."""

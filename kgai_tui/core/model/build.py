@@ -170,7 +170,14 @@ def shard_state(scan: ShardScan) -> dict[str, Any]:
         "last_lamport": scan.lamports[-1] if n else 0,
         "torn": bool(scan.torn_tail),
         "problems": [[p.line, p.reason, p.hash] for p in scan.problems],
+        "breaks": chain_breaks(scan, 0),
     }
+
+
+def chain_breaks(scan: ShardScan, shift: int) -> list[list[int]]:
+    """``[line, lamport]`` of each line whose first parent is not the line before
+    (doctor's "broken hash-chain"), lines shifted by ``shift`` (an appended tail)."""
+    return [[scan.lines[i] + shift, scan.lamports[i]] for i in scan.chain_breaks]
 
 
 def last_key(scans: Sequence[ShardScan]) -> list[Any] | None:

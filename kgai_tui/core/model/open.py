@@ -44,8 +44,15 @@ if TYPE_CHECKING:
     from kgai_tui.core.model.people_at import PeopleParts
     from kgai_tui.core.model.people_steps import PersonSteps
     from kgai_tui.core.model.update import Staged
+    from kgai_tui.core.wire.model import Event
 
-__all__ = ["ModelEngine", "ModelUnavailableError", "open_model", "peek_model"]
+__all__ = [
+    "ModelEngine",
+    "ModelUnavailableError",
+    "open_model",
+    "open_model_if_current",
+    "peek_model",
+]
 
 # Seconds a writer waits for readers to finish (and a reader for a writer's commit).
 _BUSY: Final = 60.0
@@ -102,6 +109,36 @@ class ModelEngine:
             self.refused + found,
             key=lambda p: p.shard.encode("utf-8", "surrogateescape"),
         )
+
+    def chain_break_lines(self) -> list[tuple[str, int, int]]:
+        """``(shard, line, lamport)`` of each broken hash chain, as the whole
+        store's :meth:`Engine.chain_break_lines` lists them."""
+        return [
+            (str(s["print"][0]), int(line), int(lamport))
+            for s in self.shard_states
+            for line, lamport in s["breaks"]
+        ]
+
+    def _shard_names(self) -> list[str]:
+        return [str(s["print"][0]) for s in self.shard_states]
+
+    def event_for(self, event_hash: str, install: str = "") -> Event | None:
+        """The applied event with this hash, read from its line (a decision's full
+        record); ``install``, its writer, names the shard to search first (see
+        :mod:`kgai_tui.core.model.event_lines`)."""
+        from kgai_tui.core.model.event_lines import find_event
+
+        if self.log_dir is None:
+            return None
+        return find_event(self.log_dir, self._shard_names(), event_hash, install)
+
+    def where(self, event_hash: str) -> str:
+        """``log/<shard>:<line>`` of the last parsed line with this hash, or ``?``."""
+        from kgai_tui.core.model.event_lines import event_place
+
+        if self.log_dir is None:
+            return "?"
+        return event_place(self.log_dir, self._shard_names(), event_hash)
 
     def summary(self) -> LogSummary:
         """Count shards, parsed events and skipped lines."""
@@ -264,6 +301,32 @@ def peek_model(root: Path, cache_base: Path | None = None) -> ModelEngine | None
         return None
 
 
+def open_model_if_current(
+    root: Path, cache_base: Path | None = None
+) -> ModelEngine | None:
+    """The model when it holds the log as it is, extended in place first when the
+    shards only grew (a few lines another writer appended); ``None`` when only a
+    rebuild would bring it up to date, or it cannot be read. Never replays the
+    log: the explorer reads the whole store instead then, as it did before the
+    model existed. The connection may be read from any thread (see
+    :func:`peek_model`)."""
+    found = peek_model(root, cache_base)
+    if found is not None:
+        return found
+    path = model_path(root, cache_base)
+    if not sealed(path):
+        return None
+    try:
+        listing = list_log(root / "log")
+        now = prints_from_disk(root / "log", listing.names, cache_base)
+        done = _bring_up_to_date(
+            root, path, listing.names, list(listing.refused), now, rebuild=False
+        )
+    except (OSError, UnicodeError, *_FAILURES):
+        return None
+    return peek_model(root, cache_base) if done in ("warm", "append") else None
+
+
 def _read(
     root: Path,
     path: Path,
@@ -325,9 +388,12 @@ def _bring_up_to_date(
     now: list[ShardPrint],
     background: bool = False,
     staged: Staged | None = None,
+    *,
+    rebuild: bool = True,
 ) -> str | Engine:
     """Under the model lock: extend the model if it can be, else rebuild it (or
-    return the replay and rebuild it in the background, see :func:`open_model`)."""
+    return the replay and rebuild it in the background, see :func:`open_model`);
+    without ``rebuild``, "stale" instead of a rebuild."""
     log_dir = root / "log"
     with model_lock(path):
         # The log as it is now: another process may have extended the model past
@@ -362,6 +428,8 @@ def _bring_up_to_date(
             finally:
                 if db is not None:
                     db.close()
+        if not rebuild:
+            return "stale"
         engine = _replay(root, names, refused)
         if background and _build_detached(engine, path):
             return engine

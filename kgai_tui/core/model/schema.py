@@ -14,8 +14,9 @@ from kgai_tui.core.store.cache_file import cache_base, store_key
 FORMAT: Final = (
     # 4: the people tables; 5: the moments (at_el, at_link, at_dec, at_multi);
     # 6: ``meta`` a rowid table, the ``el_names`` index; 7: recorded times read with
-    # ASCII digits only (Go's time.Parse); 8: per-author step arrays (at_person)
-    8
+    # ASCII digits only (Go's time.Parse); 8: per-author step arrays (at_person);
+    # 9: each shard's broken hash chains (``breaks`` in the shard states)
+    9
 )
 
 # One row per decision index: the projection's decision columns. Lists are JSON

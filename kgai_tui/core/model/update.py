@@ -21,6 +21,7 @@ from kgai_tui.core.model.build import (
     INSERT_DEC,
     INSERT_EL,
     INSERT_LINK,
+    chain_breaks,
     dec_rows,
     el_row,
     graph_state,
@@ -311,6 +312,8 @@ def extend_model(
                 "torn": bool(fresh.torn_tail),
                 "problems": ([] if old is None else old["problems"])
                 + _problems(fresh, newlines),
+                "breaks": ([] if old is None else old["breaks"])
+                + chain_breaks(fresh, newlines),
             }
         )
     if stored:

@@ -76,12 +76,8 @@ def status_obj(engine: Engine) -> dict[str, Any]:
 def doctor_problems(engine: Engine) -> list[str]:
     """List every problem in every shard, each with shard and line."""
     problems = [prob.describe() for prob in engine.problems]
-    for scan in engine.scans:
-        for i in scan.chain_breaks:
-            problems.append(
-                f"log/{scan.name}:{scan.lines[i]}: broken hash-chain at lamport "
-                f"{scan.lamports[i]}"
-            )
+    for name, line, lamport in engine.chain_break_lines():
+        problems.append(f"log/{name}:{line}: broken hash-chain at lamport {lamport}")
     for ev_hash, op in engine.projection.unknown_ops:
         problems.append(
             f"{engine.where(ev_hash)}: unknown mutation op {json.dumps(op)} (ignored)"
@@ -94,16 +90,15 @@ def doctor_problems(engine: Engine) -> list[str]:
 
 
 def problem_count(engine: Engine) -> int:
-    """How many problems :func:`doctor_problems` lists, from what the read model
-    keeps too: a model holds no scans, so its count leaves broken hash chains out
-    (the explorer's first view shows it until the whole store has loaded)."""
+    """How many problems :func:`doctor_problems` lists, without finding where
+    each unknown op is (a store read through its model searches the shards for
+    that)."""
     from kgai_tui.core.store.config_file import config_problems
 
-    scans = getattr(engine, "scans", ())
     config = config_problems(engine.root) if engine.root is not None else []
     return (
         len(engine.problems)
-        + sum(len(scan.chain_breaks) for scan in scans)
+        + len(engine.chain_break_lines())
         + len(engine.projection.unknown_ops)
         + len(config)
     )

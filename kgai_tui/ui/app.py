@@ -40,7 +40,6 @@ from kgai_tui.ui.snapshot import (
 )
 from kgai_tui.ui.theme import Palette, palette_of
 from kgai_tui.ui.views.agent import AgentScreen
-from kgai_tui.ui.views.elements import ElementsView
 from kgai_tui.ui.views.switcher import ViewSwitcher
 from kgai_tui.ui.widgets.footer import QuietFooter
 from kgai_tui.ui.widgets.header import MomentBanner, StoreHeader
@@ -94,8 +93,11 @@ class KgaiApp(App[None]):
         self._projections_asked = 0
         self.diff_mark = DiffMark()
         self._history_pending: tuple[Engine, bool] | None = None
-        # The read model the first view was painted from, until the store is loaded.
-        self._preview: ModelEngine | None = None
+        # Whether the slider's history was asked for: the whole store is read from
+        # then on (the present comes from the read model until then); and what
+        # the key that asked for it does once the moments are there.
+        self._history_wanted = False
+        self._after_history: str | None = None
         theme = saved_theme()
         if theme is not None and theme in self.available_themes:
             self.theme = theme
@@ -131,20 +133,30 @@ class KgaiApp(App[None]):
     # ------------------------------------------------------------------ loading
 
     def _load(self, keep_moment: bool) -> None:
-        """Read the store again in a worker; ``keep_moment`` keeps the slider's place."""
+        """Read the store again in a worker; ``keep_moment`` keeps the slider's place.
+
+        The present is read through the read model when it holds the log (extended
+        in place when the shards only grew): rows fetched from disk, no replay, no
+        decision held in memory. The whole store is read once the history is
+        wanted (the slider moved back), or when there is no model to read (none
+        built yet, ``KGAI_TUI_READ_MODEL=off``, a log rewritten); from then on
+        every reload reads it whole, so the slider keeps its moments."""
         self._loads_asked += 1
-        self._load_in_worker(keep_moment, self._loads_asked)
+        self._load_in_worker(keep_moment, self._history_wanted, self._loads_asked)
 
     @work(thread=True, exclusive=True, group="open", exit_on_error=False)
-    def _load_in_worker(self, keep_moment: bool, asked: int) -> None:
-        # The present first. The time index (built once per log, then cached) is
-        # read only after the first view is on screen (see _present): threads share
-        # one GIL, so reading it now would slow the first paint down.
-        from kgai_tui.core.engine.open import open_engine
+    def _load_in_worker(self, keep_moment: bool, whole: bool, asked: int) -> None:
         from kgai_tui.core.reads.health import doctor_problems
 
-        if self.snapshot is None and not keep_moment:
-            self._paint_preview()
+        if not whole:
+            model = self._open_model()
+            if model is not None:
+                self.call_from_thread(
+                    self._model_loaded, *model, _read_sync_status(self.root), asked
+                )
+                return
+        from kgai_tui.core.engine.open import open_engine
+
         engine = open_engine(self.root)
         problems = doctor_problems(engine)
         status = _read_sync_status(self.root)
@@ -152,52 +164,70 @@ class KgaiApp(App[None]):
             self._loaded, engine, problems, keep_moment, status, asked=asked
         )
 
-    def _paint_preview(self) -> None:
-        """Paint the header and the Elements view from the read model, when it holds
-        the log as it is: rows fetched from disk, no replay, so the first view
-        comes in a fraction of a second even at a million decisions. The other
-        views, the slider and a decision's full record wait for the whole store."""
+    def _open_model(self) -> tuple[ModelEngine, Prepared, list[str]] | None:
+        """The read model, with the present's first paint and doctor's list, when
+        it holds the log as it is (see :func:`open_model_if_current`)."""
         import sqlite3
 
-        from kgai_tui.core.model.open import peek_model
+        from kgai_tui.core.model.open import open_model_if_current
         from kgai_tui.core.model.rows import ModelCorruptError
         from kgai_tui.core.model.schema import model_enabled
-        from kgai_tui.core.reads.health import problem_count
+        from kgai_tui.core.reads.health import doctor_problems
 
-        model = peek_model(self.root) if model_enabled() else None
+        model = open_model_if_current(self.root) if model_enabled() else None
         if model is None:
-            return
+            return None
         try:
             prepared = prepare_preview(model.projection, self.palette)
-            problems = problem_count(cast("Engine", model))
+            problems = doctor_problems(cast("Engine", model))
         except (sqlite3.Error, ModelCorruptError, OSError, ValueError, KeyError):
-            model.close()  # the whole store's first view comes as before
-            return
-        self.call_from_thread(self._previewed, model, prepared, problems)
+            model.close()  # the whole store answers instead, as without a model
+            return None
+        return model, prepared, problems
 
-    def _previewed(self, model: ModelEngine, prepared: Prepared, problems: int) -> None:
-        if self.snapshot is not None:  # the whole store was quicker
-            model.close()
+    def _model_loaded(
+        self,
+        model: ModelEngine,
+        prepared: Prepared,
+        problems: list[str],
+        status: SyncStatus | None,
+        asked: int,
+    ) -> None:
+        """Show the present from the read model; the slider's history waits until
+        it is asked for (:class:`TimeSlider.HistoryWanted`)."""
+        if asked != self._loads_asked or self._history_wanted:
+            model.close()  # a newer load was asked for, or the whole store is
             return
-        self._preview = model
-        snapshot = Snapshot(
-            cast("Engine", model),
-            cast("ProjectionView", model.projection),
-            None,
-            None,
-            0,
-            prepared.palette,
+        engine = cast("Engine", model)
+        self.engine, self.cursor, self.problems = engine, None, problems
+        if status is not None:
+            self.sync_status = status
+            self._show_remote()
+        self._history_pending = None
+        self._live.loaded()
+        self.query_one(StoreHeader).opened()
+        slider = self.query_one(TimeSlider)
+        slider.loading = False
+        slider.set_moments([], keep=False)
+        slider.on_demand = True
+        projection = cast("ProjectionView", model.projection)
+        self._present(engine, projection, None, None, prepared)
+
+    @on(TimeSlider.HistoryWanted)
+    def _history_asked(self, event: TimeSlider.HistoryWanted) -> None:
+        """Read the whole store once, for the slider; then do what the key asked."""
+        event.stop()
+        self._after_history = event.then
+        if self._history_wanted:
+            return  # on its way
+        self._history_wanted = True
+        self.query_one(TimeSlider).loading = True
+        self.notify(
+            "Reading the whole store for the time slider…",
+            title="History",
+            markup=False,
         )
-        header = self.query_one(StoreHeader)
-        header.opened()
-        header.show_snapshot(
-            self.label,
-            snapshot,
-            decisions=prepared.decisions,
-            writers=prepared.writers,
-            problems=problems,
-        )
-        self.query_one(ElementsView).show(snapshot, prepared.elements)
+        self._load(keep_moment=True)
 
     def _loaded(
         self,
@@ -210,6 +240,8 @@ class KgaiApp(App[None]):
     ) -> None:
         if asked != self._loads_asked:
             return  # a newer load was asked for; its engine comes next
+        # The whole store is read from now on: its slider has moments to keep.
+        self._history_wanted = True
         self.engine, self.cursor, self.problems = engine, None, problems
         if status is not None:
             self.sync_status = status
@@ -257,6 +289,13 @@ class KgaiApp(App[None]):
         slider = self.query_one(TimeSlider)
         slider.loading = False
         slider.set_moments(cursor.moments, keep=keep_moment)
+        then, self._after_history = self._after_history, None
+        if then == "step":
+            slider.action_step(-1)
+        elif then == "month":
+            slider.step_month(-1)
+        elif then == "start":
+            slider.jump(to_start=True)
         if not slider.at_now:  # the present is on screen already
             self._project(slider.moment)
 
@@ -332,6 +371,7 @@ class KgaiApp(App[None]):
         if revision is None:
             self._revision += 1
             revision = self._revision
+        previous = self.snapshot.engine if self.snapshot is not None else None
         self.snapshot = Snapshot(
             engine, projection, moment, delta, revision, prepared.palette
         )
@@ -347,9 +387,8 @@ class KgaiApp(App[None]):
         self.selected_element = views.present(
             self.snapshot, prepared.elements, self.selected_element
         )
-        if self._preview is not None:  # no view holds its rows any more
-            self._preview.close()
-            self._preview = None
+        if previous is not None and previous is not engine:
+            _close_model(previous)  # no view holds its rows any more
         # O(decisions) work waits until this view is painted: the timeline (ordering
         # every decision), then, once per load, the time index for the slider.
         self.call_after_refresh(views.show_timeline, self.snapshot)
@@ -545,8 +584,6 @@ class KgaiApp(App[None]):
         self.selected_element = element_id
         if self.snapshot is not None:
             self.query_one(ViewSwitcher).select_element(self.snapshot, element_id)
-        elif self._preview is not None:  # the first view, from the read model
-            self.query_one(ElementsView).select(element_id)
         self.show_view(view)
 
     def open_decision(self, index: int) -> None:
@@ -579,6 +616,14 @@ class KgaiApp(App[None]):
     @on(DecisionRequested)
     def _decision_requested(self, event: DecisionRequested) -> None:
         self.open_decision(event.decision_index)
+
+
+def _close_model(engine: Engine) -> None:
+    """Close a store read through its model (a whole store holds no connection)."""
+    from kgai_tui.core.model.open import ModelEngine
+
+    if isinstance(engine, ModelEngine):
+        engine.close()
 
 
 def _read_sync_status(root: Path) -> SyncStatus | None:

@@ -39,8 +39,13 @@ def prepare(
     """Do a snapshot's O(decisions) work for the header and the Elements view.
 
     Also builds the projection's lazy per-element index here, which the details
-    pane would otherwise build on the UI thread on first use.
+    pane would otherwise build on the UI thread on first use. The read model's
+    present has its counts stored: no pass over its decisions then.
     """
+    from kgai_tui.core.model.disk import DiskProjection
+
+    if isinstance(projection, DiskProjection):
+        return prepare_preview(projection, palette)
     view = KgView(projection)
     view.prepare()
     return Prepared(
@@ -54,9 +59,9 @@ def prepare(
 
 
 def prepare_preview(projection: DiskProjection, palette: Palette) -> Prepared:
-    """The first paint from the read model: counts from its people tables, the
-    tree from its element rows; no pass over the decisions (that is what makes it
-    quick at a million of them)."""
+    """The present from the read model: counts from its people tables, the tree
+    from its element rows; no pass over the decisions (that is what makes it quick
+    at a million of them)."""
     return Prepared(
         decisions=projection.recorded_count(),
         writers=projection.writer_count(),

@@ -51,9 +51,24 @@ def index_for(engine: Engine) -> SearchIndex:
     with _LOCK:
         index = _INDEXES.get(engine)
         if index is None:
-            index = SearchIndex.for_engine(engine)
+            index = _opened(engine)
             _INDEXES[engine] = index
         return index
+
+
+def _opened(engine: Engine) -> SearchIndex:
+    """A store read through its model opens the cached index as it is; only when
+    there is none for the log as it is now is the whole store read to build it."""
+    from kgai_tui.core.model.open import ModelEngine
+
+    if not isinstance(engine, ModelEngine) or engine.root is None:
+        return SearchIndex.for_engine(engine)
+    cached = SearchIndex.open_cached(engine.root)
+    if cached is not None:
+        return cached
+    from kgai_tui.core.engine.open import open_engine
+
+    return SearchIndex.for_engine(open_engine(engine.root))
 
 
 def run_search(

@@ -21,6 +21,7 @@ from textual.widgets import Button, ContentSwitcher, Input, OptionList, Static, 
 from kgai_tui.core.engine import open as engine_open
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.model.open import open_model
 from kgai_tui.core.reads.as_of import project_as_of
 from kgai_tui.core.reads.export import export_parts
 from kgai_tui.core.reads.kg import conflicts_obj
@@ -241,7 +242,9 @@ def test_a_reload_begun_before_a_write_never_replaces_the_one_after_it(
     demo_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two reloads in flight: the older one, slower, lands last and is dropped, so
-    the explorer holds the store as it is after the write."""
+    the explorer holds the store as it is after the write (the whole store read:
+    the write's model is not used; the model's twin is the next test)."""
+    monkeypatch.setenv("KGAI_TUI_READ_MODEL", "off")
     real_open = engine_open.open_engine
     opened: list[int] = []
     first_reload_read, second_reload_read = threading.Event(), threading.Event()
@@ -273,6 +276,51 @@ def test_a_reload_begun_before_a_write_never_replaces_the_one_after_it(
         assert app.engine is not None and app.snapshot is not None
         assert "Written between two reloads" in app.engine.projection.dec_title
         assert "Written between two reloads" in app.snapshot.projection.dec_title
+
+    _drive(app, steps)
+
+
+def test_two_model_reads_in_flight_keep_the_one_after_the_write(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same race through the read model: a reload that read the model before
+    another process's write lands last and is dropped."""
+    from kgai_tui.core.model import open as model_open
+    from kgai_tui.core.model.open import ModelEngine
+
+    open_model(demo_store).close()  # built, so every load reads it
+    real = model_open.open_model_if_current
+    opened: list[int] = []
+    first_reload_read, second_reload_read = threading.Event(), threading.Event()
+
+    def open_slowly_once(root: Path) -> ModelEngine | None:
+        model = real(root)
+        opened.append(len(opened))
+        if len(opened) == 2:
+            first_reload_read.set()
+            second_reload_read.wait(10)
+            time.sleep(0.3)
+        elif len(opened) == 3:
+            second_reload_read.set()
+        return model
+
+    monkeypatch.setattr(model_open, "open_model_if_current", open_slowly_once)
+    app = make_app(demo_store, live=False)
+    payload = '{"decision": {"title": "Written between two model reads", "mutations": [{"op": "upsert_element", "kind": "feature", "name": "Between"}]}}'
+
+    async def steps(pilot: Pilot[None]) -> None:
+        app.action_reload()
+        await asyncio.to_thread(first_reload_read.wait, 10)
+        _record_in_another_process(demo_store, payload)
+        app.action_reload()
+        await asyncio.sleep(1.0)
+        await _settle(pilot)
+        assert len(opened) == 3
+        assert isinstance(app.engine, ModelEngine)
+        assert app.snapshot is not None
+        assert "Written between two model reads" in list(
+            app.snapshot.projection.dec_title
+        )
 
     _drive(app, steps)
 

@@ -1,26 +1,29 @@
-"""The explorer's first view from the read model: the same view the whole store
-gives, painted before the whole store has loaded, and never from a stale model."""
+"""The explorer on the read model: the present of every view read through the
+model, the same screens the whole store gives; the whole store read only once
+the slider's history is asked for, or when no current model exists."""
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 from builders import ShardWriter, decision, link, upsert, write_store
 from textual.pilot import Pilot
-from textual.widgets import Static, Tree
+from textual.widgets import Static
 
+from kgai_tui.core.engine import open as engine_open
+from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
-from kgai_tui.core.model.open import open_model, peek_model
+from kgai_tui.core.model.open import ModelEngine, open_model, peek_model
 from kgai_tui.core.model.schema import model_path
+from kgai_tui.core.reads.moments import TimeCursor
 from kgai_tui.core.wire.ids import element_id
-from kgai_tui.ui import app as app_module
 from kgai_tui.ui.app import KgaiApp
 from kgai_tui.ui.prepare import prepare, prepare_preview
 from kgai_tui.ui.theme import ANSI
-from kgai_tui.ui.widgets.header import StoreHeader
 
 SIZE = (120, 40)
 
@@ -109,42 +112,36 @@ def test_a_model_behind_the_log_is_not_peeked_at_nor_touched(
     assert model_path(demo_store, cache).is_file()
 
 
-class _Watching(KgaiApp):
-    """The explorer, noting what the screen showed when the whole store arrived."""
+def _screen(app: KgaiApp) -> str:
+    """The text of every line each visible widget draws, in DOM order, but the
+    slider's (the model's present reads the history on demand)."""
+    from kgai_tui.ui.widgets.time_slider import TimeSlider
 
-    CSS_PATH = str(Path(app_module.__file__).parent / KgaiApp.CSS_PATH)
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(root, live=False)
-        self.at_load: list[dict[str, Any]] = []
-
-    def _loaded(self, engine: Any, *args: Any, **kwargs: Any) -> None:
-        if not self.at_load:
-            tree = self.query_one("#element-tree", Tree)
-            self.at_load.append(
-                {
-                    "header": str(self.query_one(StoreHeader).render()),
-                    "leaves": sum(len(b.children) for b in tree.root.children),
-                    "details": str(self.query_one("#element-details", Static).render()),
-                    "preview": self._preview is not None,
-                }
-            )
-        super()._loaded(engine, *args, **kwargs)
+    out = []
+    for w in app.screen.query("*"):
+        if isinstance(w, TimeSlider) or not w.display or not w.size.area:
+            continue
+        out += [w.render_line(y).text for y in range(w.size.height)]
+    assert app.screen.query(TimeSlider)
+    return "\n".join(out)
 
 
-def _run(app: _Watching) -> dict[str, Any]:
-    async def main() -> dict[str, Any]:
+def _views(root: Path) -> tuple[list[str], KgaiApp]:
+    """Each view's screen (Elements, Graph, Timeline, Conflicts, People), and the
+    app, still holding what it read (its engine, its slider)."""
+    app = KgaiApp(root, live=False)
+
+    async def main() -> list[str]:
         async with app.run_test(size=SIZE) as pilot:
             await _settle(pilot)
-            tree = app.query_one("#element-tree", Tree)
-            return {
-                "header": str(app.query_one(StoreHeader).render()),
-                "leaves": sum(len(b.children) for b in tree.root.children),
-                "details": str(app.query_one("#element-details", Static).render()),
-                "preview": app._preview is not None,
-            }
+            out = []
+            for key in ("1", "2", "3", "4", "7", "1"):
+                await pilot.press(key)
+                await _settle(pilot)
+                out.append(_screen(app))
+            return out
 
-    return asyncio.run(main())
+    return asyncio.run(main()), app
 
 
 async def _settle(pilot: Pilot[None]) -> None:
@@ -154,32 +151,108 @@ async def _settle(pilot: Pilot[None]) -> None:
     await pilot.pause()
 
 
-def test_the_explorer_paints_from_the_model_before_the_store_loads(
-    store: Path,
-) -> None:
-    open_model(store).close()
-    app = _Watching(store)
-    loaded = _run(app)
-    (first,) = app.at_load
-    assert first["preview"], "the first view came from the model"
-    # What the user saw before the whole store loaded is what it then showed.
-    assert first["header"] == loaded["header"]
-    assert first["leaves"] == loaded["leaves"] > 0
-    assert first["details"] == loaded["details"]
-    assert not loaded["preview"], "the model is let go once the store is loaded"
-
-
-def test_without_a_current_model_the_explorer_opens_as_before(
+def test_the_explorer_reads_the_present_through_the_model(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No model yet, or the model switched off: the whole store's view only."""
-    app = _Watching(store)
-    loaded = _run(app)
-    assert not app.at_load[0]["preview"]
-    assert app.at_load[0]["leaves"] == 0
-    assert loaded["leaves"] > 0
+    """With a model, the explorer never reads the whole store for the present,
+    and every view shows what the whole store shows, screen for screen."""
     open_model(store).close()
+    opened: list[Path] = []
+    real = engine_open.open_engine
+
+    def counted(root: Path) -> Any:
+        opened.append(root)
+        return real(root)
+
+    monkeypatch.setattr(engine_open, "open_engine", counted)
+    on_model, app = _views(store)
+    assert isinstance(app.engine, ModelEngine)
+    assert opened == [], "the present came from the model alone"
     monkeypatch.setenv("KGAI_TUI_READ_MODEL", "off")
-    off = _Watching(store)
-    assert _run(off) == loaded
-    assert not off.at_load[0]["preview"]
+    whole, whole_app = _views(store)
+    assert isinstance(whole_app.engine, Engine) and opened
+    assert on_model == whole
+
+
+def test_the_history_is_read_once_the_slider_moves_back(demo_store: Path) -> None:
+    """``[`` on the model's present reads the whole store, then steps back once:
+    the slider holds every moment and shows the one before now; the model's
+    connection is let go."""
+    from kgai_tui.ui.widgets.time_slider import TimeSlider
+
+    open_model(demo_store).close()
+    app = KgaiApp(demo_store, live=False)
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await _settle(pilot)
+            model = app.engine
+            slider = app.query_one(TimeSlider)
+            assert isinstance(model, ModelEngine)
+            assert slider.on_demand and not slider.moments
+            assert "read the history" in str(slider.render())
+            await pilot.press("left_square_bracket")
+            await _settle(pilot)
+            whole = open_engine(demo_store, cache=False)
+            assert isinstance(app.engine, Engine)
+            assert slider.moments == TimeCursor.of_engine(whole).moments
+            assert slider.position == len(slider.moments) - 1
+            assert app.snapshot is not None
+            assert app.snapshot.moment == slider.moments[-1]
+            banner = str(app.query_one("#banner", Static).render())
+            assert banner.startswith("as of "), banner
+            with pytest.raises(sqlite3.ProgrammingError):
+                model.db.execute("SELECT 1")  # closed
+
+    asyncio.run(main())
+
+
+def test_a_model_behind_the_log_by_appends_is_extended_and_read(
+    demo_store: Path,
+) -> None:
+    open_model(demo_store).close()
+    w = ShardWriter("i-late", "late")
+    w.add(
+        decision("Written after the model", [upsert("feature", "Late")]),
+        lamport=10_000,
+        recorded_at="2027-01-01T00:00:00Z",
+    )
+    (demo_store / "log" / "i-late.ndjson").write_bytes(w.to_bytes())
+    _, app = _views(demo_store)
+    assert isinstance(app.engine, ModelEngine) and app.engine.how == "warm"
+    assert "Written after the model" in list(app.engine.projection.dec_title)
+
+
+def test_without_a_current_model_the_explorer_reads_the_whole_store(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No model yet, or one only a rebuild would bring up to date: the whole
+    store, and no model built or rebuilt by the explorer."""
+    _, app = _views(store)
+    assert isinstance(app.engine, Engine)
+    assert not model_path(store).exists(), "the explorer built no model"
+    open_model(store).close()
+    shard = sorted((store / "log").glob("*.ndjson"))[0]
+    data = shard.read_bytes()
+    shard.write_bytes(data[: data.rindex(b"\n", 0, len(data) - 1) + 1])  # rewritten
+    before = model_path(store).stat().st_mtime_ns
+    _, app = _views(store)
+    assert isinstance(app.engine, Engine)
+    assert model_path(store).stat().st_mtime_ns == before
+
+
+def test_a_decisions_full_record_reads_its_event_from_the_shard(
+    store: Path,
+) -> None:
+    """The record's mutations, on the model's present, are the whole store's."""
+    open_model(store).close()
+    _, app = _views(store)
+    assert isinstance(app.engine, ModelEngine) and app.snapshot is not None
+    whole = open_engine(store, cache=False)
+    snapshot, p = app.snapshot, whole.projection
+    indices = [i for i, h in enumerate(p.dec_hash) if h]
+    assert indices
+    for idx in indices:
+        want = whole.event_for(p.dec_hash[idx])
+        assert want is not None and want.decision is not None
+        assert snapshot.mutations_of(idx) == (want.decision.mutations or ())

@@ -86,6 +86,10 @@ class Tmux:
 @pytest.fixture
 def tmux_app(demo_store: Path, tmp_path: Path) -> Iterator[Tmux]:
     """The installed console script on a demo copy, in tmux at 120x40."""
+    yield from _session(demo_store, tmp_path)
+
+
+def _session(demo_store: Path, tmp_path: Path) -> Iterator[Tmux]:
     if shutil.which("tmux") is None:
         pytest.fail("tmux is not installed (.ci/run installs it with apt-get)")
     assert KGAI_TUI.exists(), "install the package first (pip install -e .)"
@@ -102,6 +106,15 @@ def tmux_app(demo_store: Path, tmp_path: Path) -> Iterator[Tmux]:
         yield session
     finally:
         session.close()
+
+
+@pytest.fixture
+def tmux_model_app(demo_store: Path, tmp_path: Path) -> Iterator[Tmux]:
+    """The same, on a demo copy whose read model is built."""
+    from kgai_tui.core.model.open import open_model
+
+    open_model(demo_store).close()
+    yield from _session(demo_store, tmp_path)
 
 
 def test_conflicts_search_and_slider_in_tmux(tmux_app: Tmux, demo_store: Path) -> None:
@@ -129,3 +142,21 @@ def test_conflicts_search_and_slider_in_tmux(tmux_app: Tmux, demo_store: Path) -
     tmux_app.keys("End")
     tmux_app.wait_for("now · End returns here")
     tmux_app.keys("q")
+
+
+def test_the_model_present_then_the_history_in_tmux(
+    tmux_model_app: Tmux,
+) -> None:
+    """On a built model the explorer opens on the present and says how to read
+    the history; ``[`` reads it and steps back one moment."""
+    screen = tmux_model_app.wait_for("2 open conflicts")
+    tmux_model_app.wait_for("read the history")
+    tmux_model_app.keys("4")
+    screen = tmux_model_app.wait_for("decided two ways")
+    assert "feature:ProductSearch" in screen
+    tmux_model_app.keys("1", "[")
+    screen = tmux_model_app.wait_for("as of 2026-")
+    assert "read the history" not in screen
+    tmux_model_app.keys("End")
+    tmux_model_app.wait_for("now · End returns here")
+    tmux_model_app.keys("q")

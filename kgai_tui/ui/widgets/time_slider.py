@@ -3,6 +3,10 @@
 Position ``len(moments)`` (the right end) means "now": the full replay. Any other
 position ``i`` means "as of moments[i]". Keys step by decision or by month; the mouse
 can click or drag anywhere on the track.
+
+A store read through its model has no moments until the history is asked for
+(``on_demand``): the first step back, month back, Home or click asks the app for
+it (:class:`TimeSlider.HistoryWanted`), which then reads the whole store once.
 """
 
 from __future__ import annotations
@@ -46,12 +50,24 @@ class TimeSlider(Widget, can_focus=True):
             """A newer move replaces a pending one while the user drags."""
             return isinstance(message, TimeSlider.Changed)
 
+    class HistoryWanted(Message):
+        """The user moved an on-demand slider: read the history, then do ``then``.
+
+        ``then`` is ``"step"``, ``"month"`` or ``"start"``: one moment back, about
+        a month back, or the first moment."""
+
+        def __init__(self, then: str) -> None:
+            """Carry what to do once the moments are there."""
+            super().__init__()
+            self.then = then
+
     def __init__(self, *, id: str | None = None) -> None:
         """Start with no moments, at now."""
         super().__init__(id=id)
         self.moments: list[datetime] = []
         self._dragging = False
         self._loading = False
+        self._on_demand = False
 
     @property
     def loading(self) -> bool:
@@ -63,11 +79,29 @@ class TimeSlider(Widget, can_focus=True):
         self._loading = value
         self.refresh()
 
+    @property
+    def on_demand(self) -> bool:
+        """Whether the history is read only when the user first moves the slider."""
+        return self._on_demand
+
+    @on_demand.setter
+    def on_demand(self, value: bool) -> None:
+        self._on_demand = value
+        self.refresh()
+
+    def _wants_history(self, then: str) -> bool:
+        """Ask for the history instead of moving, when there is none yet to move in."""
+        if self.moments or not self._on_demand or self._loading:
+            return False
+        self.post_message(self.HistoryWanted(then))
+        return True
+
     def set_moments(self, moments: list[datetime], *, keep: bool = True) -> None:
         """Replace the moments; stay at now unless ``keep`` and a past moment is set."""
         at_now = self.position >= len(self.moments)
         current = None if at_now else self.moments[self.position]
         self.moments = moments
+        self._on_demand = False
         if keep and current is not None and current in moments:
             self.set_reactive(TimeSlider.position, moments.index(current))
         else:
@@ -96,14 +130,20 @@ class TimeSlider(Widget, can_focus=True):
 
     def jump(self, *, to_start: bool) -> None:
         """Jump to the first recorded moment, or to now."""
+        if to_start and self._wants_history("start"):
+            return
         self.move_to(0 if to_start else len(self.moments))
 
     def action_step(self, delta: int) -> None:
         """Step to the previous or next recorded moment."""
+        if delta < 0 and self._wants_history("step"):
+            return
         self.move_to(self.position + delta)
 
     def step_month(self, direction: int) -> None:
         """Jump about a month back or forward."""
+        if direction < 0 and self._wants_history("month"):
+            return
         if not self.moments:
             return
         base = self.moment or self.moments[-1]
@@ -121,6 +161,8 @@ class TimeSlider(Widget, can_focus=True):
         if not self.moments:
             if self._loading:
                 return Text("reading the history…", style="dim")
+            if self._on_demand:
+                return Text("now · press [ or Home to read the history", style="dim")
             return Text("no history yet", style="dim")
         first = self.moments[0].strftime("%Y-%m-%d")
         last = "now"
@@ -142,6 +184,7 @@ class TimeSlider(Widget, can_focus=True):
     def on_mouse_down(self, event: events.MouseDown) -> None:
         """Jump to the clicked spot and start dragging."""
         if not self.moments:
+            self._wants_history("step")
             return
         self._dragging = True
         self.capture_mouse()

@@ -5,7 +5,12 @@ has a kind branch with leaves, and the details pane shows the selected element. 
 screen is captured every 100 ms; the script prints each run and the median.
 
     python benchmarks/app_first_view.py STORE [--runs N] [--cache-dir DIR] [--src DIR]
-        [--env NAME=VALUE ...]
+        [--env NAME=VALUE ...] [--resident-after SECONDS]
+
+With ``--resident-after``, each run then waits that long (the timeline and the
+other views compute in the background), prints the app process's resident and
+peak memory (``VmRSS``, ``VmHWM``), presses ``[`` (the slider's first step back)
+and prints how long until the banner says "as of".
 
 Run it with warm caches (open the store once before) to measure the promise "the
 first view is usable within 3 seconds with warm caches".
@@ -41,7 +46,36 @@ def _usable(screen: str) -> bool:
     return has_branch and has_details
 
 
-def _run_once(command: str, timeout_s: float) -> float:
+def _memory_mb(session: str) -> tuple[float, float]:
+    """``(VmRSS, VmHWM)`` in MB of the app: the pane's process (``env`` execs it)."""
+    pid = subprocess.run(
+        ["tmux", "display-message", "-p", "-t", session, "#{pane_pid}"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        fields[key] = value.strip()
+    return (
+        int(fields["VmRSS"].split()[0]) / 1024,
+        int(fields["VmHWM"].split()[0]) / 1024,
+    )
+
+
+def _history(session: str, timeout_s: float) -> float:
+    """Seconds from ``[`` until the banner shows a past moment."""
+    start = time.monotonic()
+    subprocess.run(["tmux", "send-keys", "-t", session, "["], check=True)
+    while time.monotonic() - start < timeout_s:
+        lines = _screen(session).splitlines()
+        if len(lines) > 1 and lines[1].lstrip().startswith("as of "):
+            return time.monotonic() - start
+        time.sleep(0.1)
+    return float("nan")
+
+
+def _run_once(command: str, timeout_s: float, resident_after: float | None) -> float:
     session = f"kgai-first-view-{os.getpid()}"
     subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
     start = time.monotonic()
@@ -50,11 +84,28 @@ def _run_once(command: str, timeout_s: float) -> float:
         check=True,
     )
     try:
+        seconds = float("nan")
         while time.monotonic() - start < timeout_s:
             if _usable(_screen(session)):
-                return time.monotonic() - start
+                seconds = time.monotonic() - start
+                break
             time.sleep(0.1)
-        return float("nan")
+        if resident_after is not None and seconds == seconds:
+            time.sleep(resident_after)
+            rss, peak = _memory_mb(session)
+            print(
+                f"  after {resident_after:.0f} s: {rss:.0f} MB resident, "
+                f"{peak:.0f} MB peak",
+                flush=True,
+            )
+            back = _history(session, timeout_s)
+            rss, peak = _memory_mb(session)
+            print(
+                f"  [ -> as of: {back:.2f} s; then {rss:.0f} MB resident, "
+                f"{peak:.0f} MB peak",
+                flush=True,
+            )
+        return seconds
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
 
@@ -73,6 +124,11 @@ def main() -> None:
     parser.add_argument(
         "--env", action="append", default=[], help="NAME=VALUE for the app (repeat)"
     )
+    parser.add_argument(
+        "--resident-after",
+        type=float,
+        help="then wait this many seconds, print the memory, press [ and time it",
+    )
     args = parser.parse_args()
     exe = Path(sys.executable).with_name("kgai-tui")
     command = f"{shlex.quote(str(exe))} open --store {shlex.quote(str(args.store))}"
@@ -81,11 +137,11 @@ def main() -> None:
         env.append(f"KGAI_TUI_CACHE_DIR={args.cache_dir}")
     if args.src:
         env.append(f"PYTHONPATH={args.src.resolve()}")
-    if env:
-        command = f"env {' '.join(shlex.quote(e) for e in env)} {command}"
+    prefix = f"env {' '.join(shlex.quote(e) for e in env)} " if env else ""
+    command = f"exec {prefix}{command}"  # exec'd: the pane's process is the app
     times = []
     for n in range(args.runs):
-        seconds = _run_once(command, timeout_s=60)
+        seconds = _run_once(command, 60, args.resident_after)
         load = os.getloadavg()[0]
         print(f"run {n}: {seconds:.2f} s (load {load:.1f})", flush=True)
         times.append(seconds)

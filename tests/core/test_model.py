@@ -46,6 +46,8 @@ from kgai_tui.core.reads.export import export_digest, export_parts
 from kgai_tui.core.reads.health import doctor_problems, status_obj
 from kgai_tui.core.reads.kg import conflicts_obj, heads_obj, history_obj, resolve_obj
 from kgai_tui.core.reads.people import people_obj
+from kgai_tui.core.reads.timeline import Filters, timeline_columns, timeline_select
+from kgai_tui.core.reads.view import KgView
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.replay.projection_view import ProjectionView
 from kgai_tui.core.report.html import render_html
@@ -163,8 +165,34 @@ def reads(engine: Any, reports: tuple[int, ...] = REPORT_LASTS) -> bytes:
         # The model answers from its per-author totals, the replay from every
         # decision (people_obj): the printed bytes must not differ.
         "people": encode(people_answer(lambda: engine)).decode(),
+        # The explorer's timeline (the model: streamed queries, no row kept).
+        "timeline": _timeline(p),
     }
     return orjson.dumps(out, option=orjson.OPT_SORT_KEYS)
+
+
+def _timeline(p: ProjectionView) -> list[Any]:
+    """The timeline's order and choices, and its rows and stamps under each writer,
+    author, kind and status alone, a few combinations, and names held by nobody."""
+    v = KgView(p)
+    columns = timeline_columns(v)
+    w, a, k = columns.writers, columns.authors, columns.kinds
+    filters: list[Filters] = [
+        (None, None, None, None),
+        *((x, None, None, None) for x in w),
+        *((None, x, None, None) for x in a),
+        *((None, None, x, None) for x in k),
+        *((None, None, None, x) for x in ("head", "superseded", "dead", "other")),
+        (w[0] if w else None, None, k[0] if k else None, "superseded"),
+        (None, a[-1] if a else None, k[-1] if k else None, "dead"),
+        (w[-1] if w else None, a[0] if a else None, None, "head"),
+        ("nobody", None, None, None),
+        (None, "nobody", "nothing", None),
+    ]
+    return [
+        [columns.order, sorted(columns.heads), w, a, k],
+        *(timeline_select(v, columns, f) for f in filters),
+    ]
 
 
 @contextmanager

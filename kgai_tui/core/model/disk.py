@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import marshal
 import sqlite3
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
@@ -87,6 +88,7 @@ class DiskProjection:
         self._unknown: list[tuple[str, str]] | None = None
         self._index: dict[str, int] = {}
         self._max_auth: dict[str, int] | None = None
+        self._times: array[int] | None = None
         col = self._decs.column
         self.dec_id: DecColumn = col("id")
         self.dec_title = col("title")
@@ -266,6 +268,39 @@ class DiskProjection:
         story = [ix for ix, _ in newest[: max(last, 0)]][::-1]
         latest = next((ix for ix, time in newest if time is not None), None)
         return count, story, latest, days
+
+    def timeline_columns(
+        self,
+    ) -> tuple[list[int], frozenset[int], list[str], list[str], list[str]]:
+        """The explorer timeline's order, heads and filter choices, streamed from
+        SQLite with no decision row kept (:mod:`kgai_tui.core.model.timeline_rows`);
+        the times stay here for :meth:`timeline_stamps`."""
+        from kgai_tui.core.model.timeline_rows import timeline_columns
+
+        order, self._times, heads, writers, authors, kinds = timeline_columns(
+            self.db, self._decs.base
+        )
+        return order, heads, writers, authors, kinds
+
+    def timeline_keep(
+        self,
+        order: list[int],
+        heads: frozenset[int],
+        filters: tuple[str | None, str | None, str | None, str | None],
+    ) -> list[int]:
+        """The decisions of ``order`` by writer, author, element kind and status."""
+        from kgai_tui.core.model.timeline_rows import timeline_keep
+
+        return timeline_keep(self.db, order, heads, *filters)
+
+    def timeline_stamps(self, rows: Iterable[int]) -> list[int]:
+        """The recorded times of ``rows`` (after :meth:`timeline_columns`)."""
+        from kgai_tui.core.model.timeline_rows import stamps_of
+
+        if self._times is None:
+            self.timeline_columns()
+        assert self._times is not None
+        return stamps_of(self._times, rows)
 
     def all_heads(self) -> list[tuple[str, set[int]]]:
         """Every element's heads (``heads.items()``), their rows fetched in batches."""

@@ -17,6 +17,12 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Select, Sparkline, Static
 from textual.worker import get_current_worker
 
+from kgai_tui.core.reads.timeline import (
+    Filters,
+    TimelineColumns,
+    timeline_columns,
+    timeline_select,
+)
 from kgai_tui.core.reads.view import KgView
 from kgai_tui.ui.render import DIM, day
 from kgai_tui.ui.safe_text import one_line, plain
@@ -27,20 +33,18 @@ from kgai_tui.ui.widgets.decision_list import DecisionList
 _ALL = "__all__"
 _WEEK = 7 * 24 * 3600
 
-Filters = tuple[str | None, str | None, str | None, str | None]
-"""Writer, author, element kind and status (``None``: any)."""
-
 
 @dataclass(frozen=True, slots=True)
 class TimelineBase:
     """What every filter of one snapshot starts from (one pass over all decisions)."""
 
     revision: int
-    order: list[int]  # every real decision, oldest first
-    head_set: frozenset[int]
-    writers: list[str]
-    authors: list[str]
-    kinds: list[str]
+    columns: TimelineColumns
+
+    @property
+    def head_set(self) -> frozenset[int]:
+        """Every decision in force on some element."""
+        return self.columns.heads
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,33 +59,14 @@ class TimelineRows:
 
 
 def timeline_base(v: KgView, revision: int) -> TimelineBase:
-    """Order and filter choices over every decision (O(decisions): run in a worker)."""
-    real = v.recorded()
-    return TimelineBase(
-        revision=revision,
-        order=v.oldest_first(real),
-        head_set=v.all_heads(),
-        writers=v.writers(real),
-        authors=v.authors(real),
-        kinds=v.shaped_kinds(real),
-    )
+    """Order and filter choices over every decision (run in a worker)."""
+    return TimelineBase(revision, timeline_columns(v))
 
 
 def timeline_rows(v: KgView, base: TimelineBase, filters: Filters) -> TimelineRows:
     """Filter the base order and count decisions over time (run in a worker)."""
-    writer, author, kind, status = filters
-    if filters == (None, None, None, None):
-        rows = list(base.order)
-    else:
-        rows = v.select(
-            base.order,
-            writer=writer,
-            author=author,
-            kind=kind,
-            status=status,
-            heads=base.head_set,
-        )
-    counts, unit = _histogram(v.stamps(rows))
+    rows, stamps = timeline_select(v, base.columns, filters)
+    counts, unit = _histogram(stamps)
     return TimelineRows(base, filters, rows, counts, unit)
 
 
@@ -191,9 +176,9 @@ class TimelineView(Vertical):
         base = result.base
         if base is not self._base:
             self._base = base
-            self._set_options("#filter-writer", base.writers)
-            self._set_options("#filter-author", base.authors)
-            self._set_options("#filter-kind", base.kinds)
+            self._set_options("#filter-writer", base.columns.writers)
+            self._set_options("#filter-author", base.columns.authors)
+            self._set_options("#filter-kind", base.columns.kinds)
         self._shown = (snapshot.revision, snapshot.palette, result.filters)
         v = snapshot.view
         rows = result.rows

@@ -1,0 +1,71 @@
+"""Every recorded decision in time order, filtered: what the explorer's timeline reads.
+
+Over a replayed projection this is a pass over the decision columns. A projection
+that can answer from its own rows (the read model on disk: ``timeline_columns``,
+``timeline_keep``, ``timeline_stamps``) does, without holding a million decision
+rows to compute a list of integers. Both give the same answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kgai_tui.core.reads.view import KgView
+
+__all__ = ["Filters", "TimelineColumns", "timeline_columns", "timeline_select"]
+
+Filters = tuple[str | None, str | None, str | None, str | None]
+"""Writer, author, element kind and status (``None``: any)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineColumns:
+    """What every filter of one projection starts from."""
+
+    order: list[int]  # every recorded decision: time (none last), lamport, id
+    heads: frozenset[int]  # every decision in force on some element
+    writers: list[str]
+    authors: list[str]
+    kinds: list[str]
+
+
+def timeline_columns(v: KgView) -> TimelineColumns:
+    """Order and filter choices over every decision (O(decisions): run in a worker)."""
+    from_model = getattr(v.projection, "timeline_columns", None)
+    if from_model is not None:
+        return TimelineColumns(*from_model())
+    real = v.recorded()
+    return TimelineColumns(
+        order=v.oldest_first(real),
+        heads=v.all_heads(),
+        writers=v.writers(real),
+        authors=v.authors(real),
+        kinds=v.shaped_kinds(real),
+    )
+
+
+def timeline_select(
+    v: KgView, columns: TimelineColumns, filters: Filters
+) -> tuple[list[int], list[int]]:
+    """The decisions of ``columns.order`` passing ``filters`` (order kept), and
+    their recorded times (for a histogram; decisions with none are skipped)."""
+    p = v.projection
+    from_model = getattr(p, "timeline_keep", None)
+    if filters == (None, None, None, None):
+        rows = list(columns.order)
+    elif from_model is not None:
+        rows = from_model(columns.order, columns.heads, filters)
+    else:
+        writer, author, kind, status = filters
+        rows = v.select(
+            columns.order,
+            writer=writer,
+            author=author,
+            kind=kind,
+            status=status,
+            heads=columns.heads,
+        )
+    stamps_from_model = getattr(p, "timeline_stamps", None)
+    if stamps_from_model is not None:
+        return rows, stamps_from_model(rows)
+    return rows, v.stamps(rows)

@@ -16,6 +16,7 @@ import random
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -40,6 +41,7 @@ from kgai_tui.core.gosem.gotext import (
 from kgai_tui.core.model.moments import MOMENTS_KEY
 from kgai_tui.core.model.open import ModelEngine, open_model
 from kgai_tui.core.model.schema import model_path
+from kgai_tui.core.model.seal import let_go_held_locks, model_lock
 from kgai_tui.core.reads.as_of import as_of_obj, project_as_of
 from kgai_tui.core.wire.ids import element_id
 from kgai_tui.demo import DEMO_STORE
@@ -454,3 +456,75 @@ def test_moments_of_an_earlier_layout_are_written_again(tmp_path: Path) -> None:
     model = open_model(DEMO_STORE, cache)
     assert _from_model(model, stamp) == _reference(DEMO_STORE, stamp)
     model.close()
+
+
+def _moments_written(path: Path, timeout_s: float = 60.0) -> dict[str, Any] | None:
+    """The moments' state once the detached build has written it (polled read-only)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if path.exists():
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                hit = db.execute(
+                    "SELECT v FROM meta WHERE k = ?", (MOMENTS_KEY,)
+                ).fetchone()
+            except sqlite3.Error:
+                hit = None
+            finally:
+                db.close()
+            if hit is not None:
+                state: dict[str, Any] = marshal.loads(hit[0])
+                return state
+        time.sleep(0.1)
+    return None
+
+
+def test_the_first_read_leaves_moments_so_the_first_as_of_reads_the_model(
+    tmp_path: Path,
+) -> None:
+    """The detached build that follows a first read (empty cache) writes the moments
+    too, from the replay it already holds: the first ``as-of`` after it answers from
+    the model instead of opening the whole store again."""
+    cache = tmp_path / "cache"
+    first = _cli(["status", "--store", str(DEMO_STORE), "--json"], cache)
+    assert first.returncode == 0, first.stderr
+    path = model_path(DEMO_STORE, cache)
+    state = _moments_written(path)
+    assert state is not None, "the detached build wrote no moments"
+    assert state["gaps"] == [] and state["clean"]
+    model = open_model(DEMO_STORE, cache)
+    try:
+        assert model.how == "warm"
+        for stamp in _stamps(DEMO_STORE)[::5]:
+            assert _from_model(model, stamp) == _reference(DEMO_STORE, stamp), stamp
+    finally:
+        model.close()
+    off = _cli(
+        ["as-of", "2026-02-01", "--store", str(DEMO_STORE), "--json"],
+        tmp_path / "off",
+        KGAI_TUI_READ_MODEL="off",
+    )
+    on = _cli(["as-of", "2026-02-01", "--store", str(DEMO_STORE), "--json"], cache)
+    assert on.returncode == 0 and on.stdout == off.stdout
+
+
+def test_a_lock_let_go_is_free_for_another_process(tmp_path: Path) -> None:
+    """After :func:`let_go_held_locks` (a detached build, its model sealed) another
+    process takes the model's lock without waiting."""
+    path = tmp_path / "m.sqlite"
+    probe = (
+        "import sys; from pathlib import Path\n"
+        "from kgai_tui.core.model.seal import model_lock\n"
+        "try:\n"
+        "    with model_lock(Path(sys.argv[1]), wait=False): print('took')\n"
+        "except BlockingIOError: print('held')\n"
+    )
+
+    def other() -> str:
+        run = [sys.executable, "-c", probe, str(path)]
+        return subprocess.run(run, capture_output=True, text=True, check=True).stdout
+
+    with model_lock(path):
+        assert other().strip() == "held"
+        let_go_held_locks()
+        assert other().strip() == "took"

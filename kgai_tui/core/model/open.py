@@ -498,4 +498,23 @@ def _build_detached(engine: Engine, path: Path) -> bool:
     """
     from kgai_tui.core.detached import run_detached
 
-    return run_detached(lambda: _build(engine, path))
+    return run_detached(lambda: _build_then_moments(engine, path))
+
+
+def _build_then_moments(engine: Engine, path: Path) -> None:
+    """The model, then (its lock let go, at a lower priority) the moments from the
+    same replay: without them the first ``as-of`` replays the whole store again and
+    builds the time index (34 s and 1.4 GB at 1M decisions) to store them."""
+    import os
+
+    from kgai_tui.core.heap import GcPaused
+    from kgai_tui.core.model.moments_write import save_moments
+    from kgai_tui.core.model.seal import let_go_held_locks
+    from kgai_tui.core.timeindex.cache import build_engine_time_index
+
+    _build(engine, path)
+    let_go_held_locks()
+    with contextlib.suppress(OSError):
+        os.nice(10)
+    with GcPaused():
+        save_moments(path, engine, build_engine_time_index(engine))

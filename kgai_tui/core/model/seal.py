@@ -116,6 +116,18 @@ class _Held:
 _HELD: weakref.WeakSet[_Held] = weakref.WeakSet()
 
 
+def let_go_held_locks() -> None:
+    """Unlock every model lock held in this process (through inherited descriptors).
+
+    A detached build inherits the lock of the read that forked it. Once its model is
+    sealed it lets the lock go, so what it does after (writing the moments) keeps no
+    writer waiting; that work takes the lock again, without waiting, to write.
+    """
+    for held in list(_HELD):
+        with contextlib.suppress(OSError):
+            fcntl.flock(held.fd, fcntl.LOCK_UN)
+
+
 def _close_in_worker(held: _Held) -> None:
     with contextlib.suppress(OSError):
         os.close(held.fd)

@@ -189,9 +189,10 @@ def _timeline(p: ProjectionView) -> list[Any]:
         ("nobody", None, None, None),
         (None, "nobody", "nothing", None),
     ]
+    selected = [timeline_select(v, columns, f) for f in filters]
     return [
-        [columns.order, sorted(columns.heads), w, a, k],
-        *(timeline_select(v, columns, f) for f in filters),
+        [list(columns.order), sorted(columns.heads), w, a, k],
+        *([list(rows), list(stamps)] for rows, stamps in selected),
     ]
 
 

@@ -271,7 +271,7 @@ class DiskProjection:
 
     def timeline_columns(
         self,
-    ) -> tuple[list[int], frozenset[int], list[str], list[str], list[str]]:
+    ) -> tuple[array[int], frozenset[int], list[str], list[str], list[str]]:
         """The explorer timeline's order, heads and filter choices, streamed from
         SQLite with no decision row kept (:mod:`kgai_tui.core.model.timeline_rows`);
         the times stay here for :meth:`timeline_stamps`."""
@@ -284,17 +284,18 @@ class DiskProjection:
 
     def timeline_keep(
         self,
-        order: list[int],
+        order: Sequence[int],
         heads: frozenset[int],
         filters: tuple[str | None, str | None, str | None, str | None],
-    ) -> list[int]:
+    ) -> array[int]:
         """The decisions of ``order`` by writer, author, element kind and status."""
         from kgai_tui.core.model.timeline_rows import timeline_keep
 
-        return timeline_keep(self.db, order, heads, *filters)
+        return timeline_keep(self.db, self._decs.base, order, heads, filters)
 
-    def timeline_stamps(self, rows: Iterable[int]) -> list[int]:
-        """The recorded times of ``rows`` (after :meth:`timeline_columns`)."""
+    def timeline_stamps(self, rows: Iterable[int]) -> array[int]:
+        """The recorded times of ``rows`` (after :meth:`timeline_columns`), skipping
+        those with none: ascending, as rows in timeline order are."""
         from kgai_tui.core.model.timeline_rows import stamps_of
 
         if self._times is None:

@@ -8,6 +8,7 @@ rows to compute a list of integers. Both give the same answer.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kgai_tui.core.reads.view import KgView
@@ -22,7 +23,7 @@ Filters = tuple[str | None, str | None, str | None, str | None]
 class TimelineColumns:
     """What every filter of one projection starts from."""
 
-    order: list[int]  # every recorded decision: time (none last), lamport, id
+    order: Sequence[int]  # every recorded decision: time (none last), lamport, id
     heads: frozenset[int]  # every decision in force on some element
     writers: list[str]
     authors: list[str]
@@ -46,13 +47,15 @@ def timeline_columns(v: KgView) -> TimelineColumns:
 
 def timeline_select(
     v: KgView, columns: TimelineColumns, filters: Filters
-) -> tuple[list[int], list[int]]:
+) -> tuple[Sequence[int], Sequence[int]]:
     """The decisions of ``columns.order`` passing ``filters`` (order kept), and
-    their recorded times (for a histogram; decisions with none are skipped)."""
+    their recorded times, ascending (for a histogram; decisions with none are
+    skipped). Neither is changed by its reader."""
     p = v.projection
     from_model = getattr(p, "timeline_keep", None)
+    rows: Sequence[int]
     if filters == (None, None, None, None):
-        rows = list(columns.order)
+        rows = columns.order
     elif from_model is not None:
         rows = from_model(columns.order, columns.heads, filters)
     else:
@@ -67,5 +70,5 @@ def timeline_select(
         )
     stamps_from_model = getattr(p, "timeline_stamps", None)
     if stamps_from_model is not None:
-        return rows, stamps_from_model(rows)
-    return rows, v.stamps(rows)
+        return rows, stamps_from_model(rows)  # in timeline order: ascending
+    return rows, sorted(v.stamps(rows))

@@ -6,7 +6,7 @@ list of integers, not a million widgets.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -52,10 +52,12 @@ class DecisionList(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         """Start empty."""
         super().__init__(id=id)
-        self.rows: list[int] = []
+        self.rows: Sequence[int] = []
         self.render_row: Callable[[int, int], Text] = lambda idx, width: Text(str(idx))
 
-    def set_rows(self, rows: list[int], render_row: Callable[[int, int], Text]) -> None:
+    def set_rows(
+        self, rows: Sequence[int], render_row: Callable[[int, int], Text]
+    ) -> None:
         """Show new rows; keep the cursor in range."""
         self.rows = rows
         self.render_row = render_row

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import subprocess
 import sys
 import threading
@@ -11,6 +12,7 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from builders import ShardWriter, decision, link, upsert, write_store
@@ -238,32 +240,41 @@ def test_a_slow_past_projection_never_takes_the_screen_back_from_now(
     _drive(app, steps)
 
 
-def test_a_reload_begun_before_a_write_never_replaces_the_one_after_it(
-    demo_store: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Two reloads in flight: the older one, slower, lands last and is dropped, so
-    the explorer holds the store as it is after the write (the whole store read:
-    the write's model is not used; the model's twin is the next test)."""
-    monkeypatch.setenv("KGAI_TUI_READ_MODEL", "off")
-    real_open = engine_open.open_engine
+def _second_read_lands_last(
+    read: Callable[[Path], Any],
+) -> tuple[Callable[[Path], Any], list[int], threading.Event]:
+    """``read`` made slow once: the second open (the first reload) waits until the
+    third (the reload after a write) has read, then lands after it. Returns the
+    slow read, the opens so far and the event set when the second one has read."""
     opened: list[int] = []
     first_reload_read, second_reload_read = threading.Event(), threading.Event()
 
-    def open_engine_slowly_once(root: Path) -> Engine:
-        engine = real_open(root)
-        engine.projection  # noqa: B018  (read the whole log now: an engine is lazy)
+    def slowly_once(root: Path) -> Any:
+        got = read(root)
         opened.append(len(opened))
-        if len(opened) == 2:  # the first reload read the store before the write,
-            first_reload_read.set()  # and lands after the second one
+        if len(opened) == 2:
+            first_reload_read.set()
             second_reload_read.wait(10)
             time.sleep(0.3)
         elif len(opened) == 3:
             second_reload_read.set()
-        return engine
+        return got
 
-    monkeypatch.setattr(engine_open, "open_engine", open_engine_slowly_once)
+    return slowly_once, opened, first_reload_read
+
+
+def _race_two_reloads(
+    demo_store: Path,
+    opened: list[int],
+    first_reload_read: threading.Event,
+    title: str,
+    check: Callable[[KgaiApp], None],
+) -> None:
+    """Reload, record ``title`` in another process once that reload has read,
+    reload again; then ``check`` the app, three opens later."""
     app = make_app(demo_store, live=False)
-    payload = '{"decision": {"title": "Written between two reloads", "mutations": [{"op": "upsert_element", "kind": "feature", "name": "Between"}]}}'
+    mutation = {"op": "upsert_element", "kind": "feature", "name": "Between"}
+    payload = json.dumps({"decision": {"title": title, "mutations": [mutation]}})
 
     async def steps(pilot: Pilot[None]) -> None:
         app.action_reload()
@@ -273,11 +284,36 @@ def test_a_reload_begun_before_a_write_never_replaces_the_one_after_it(
         await asyncio.sleep(1.0)  # the first reload's worker runs on to its end
         await _settle(pilot)
         assert len(opened) == 3
+        check(app)
+
+    _drive(app, steps)
+
+
+def test_a_reload_begun_before_a_write_never_replaces_the_one_after_it(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two reloads in flight: the older one, slower, lands last and is dropped, so
+    the explorer holds the store as it is after the write (the whole store read:
+    the write's model is not used; the model's twin is the next test)."""
+    monkeypatch.setenv("KGAI_TUI_READ_MODEL", "off")
+    real_open = engine_open.open_engine
+
+    def read_whole(root: Path) -> Engine:
+        engine = real_open(root)
+        engine.projection  # noqa: B018  (read the whole log now: an engine is lazy)
+        return engine
+
+    slow, opened, first_read = _second_read_lands_last(read_whole)
+    monkeypatch.setattr(engine_open, "open_engine", slow)
+
+    def check(app: KgaiApp) -> None:
         assert app.engine is not None and app.snapshot is not None
         assert "Written between two reloads" in app.engine.projection.dec_title
         assert "Written between two reloads" in app.snapshot.projection.dec_title
 
-    _drive(app, steps)
+    _race_two_reloads(
+        demo_store, opened, first_read, "Written between two reloads", check
+    )
 
 
 def test_two_model_reads_in_flight_keep_the_one_after_the_write(
@@ -289,40 +325,19 @@ def test_two_model_reads_in_flight_keep_the_one_after_the_write(
     from kgai_tui.core.model.open import ModelEngine
 
     open_model(demo_store).close()  # built, so every load reads it
-    real = model_open.open_model_if_current
-    opened: list[int] = []
-    first_reload_read, second_reload_read = threading.Event(), threading.Event()
+    slow, opened, first_read = _second_read_lands_last(model_open.open_model_if_current)
+    monkeypatch.setattr(model_open, "open_model_if_current", slow)
 
-    def open_slowly_once(root: Path) -> ModelEngine | None:
-        model = real(root)
-        opened.append(len(opened))
-        if len(opened) == 2:
-            first_reload_read.set()
-            second_reload_read.wait(10)
-            time.sleep(0.3)
-        elif len(opened) == 3:
-            second_reload_read.set()
-        return model
-
-    monkeypatch.setattr(model_open, "open_model_if_current", open_slowly_once)
-    app = make_app(demo_store, live=False)
-    payload = '{"decision": {"title": "Written between two model reads", "mutations": [{"op": "upsert_element", "kind": "feature", "name": "Between"}]}}'
-
-    async def steps(pilot: Pilot[None]) -> None:
-        app.action_reload()
-        await asyncio.to_thread(first_reload_read.wait, 10)
-        _record_in_another_process(demo_store, payload)
-        app.action_reload()
-        await asyncio.sleep(1.0)
-        await _settle(pilot)
-        assert len(opened) == 3
+    def check(app: KgaiApp) -> None:
         assert isinstance(app.engine, ModelEngine)
         assert app.snapshot is not None
         assert "Written between two model reads" in list(
             app.snapshot.projection.dec_title
         )
 
-    _drive(app, steps)
+    _race_two_reloads(
+        demo_store, opened, first_read, "Written between two model reads", check
+    )
 
 
 def test_live_pickup_of_an_event_recorded_by_another_process(demo_store: Path) -> None:

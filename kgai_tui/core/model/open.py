@@ -17,6 +17,7 @@ changes what it sees, so the answer is the replay of one prefix of the log.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -505,8 +506,6 @@ def _build_then_moments(engine: Engine, path: Path) -> None:
     """The model, then (its lock let go, at a lower priority) the moments from the
     same replay: without them the first ``as-of`` replays the whole store again and
     builds the time index (34 s and 1.4 GB at 1M decisions) to store them."""
-    import os
-
     from kgai_tui.core.heap import GcPaused
     from kgai_tui.core.model.moments_write import save_moments
     from kgai_tui.core.model.seal import let_go_held_locks

@@ -42,11 +42,6 @@ class TimelineBase:
     revision: int
     columns: TimelineColumns
 
-    @property
-    def head_set(self) -> frozenset[int]:
-        """Every decision in force on some element."""
-        return self.columns.heads
-
 
 @dataclass(frozen=True, slots=True)
 class TimelineRows:
@@ -192,7 +187,7 @@ class TimelineView(Vertical):
                 "dim",
             )
         )
-        head_set, palette = base.head_set, snapshot.palette
+        head_set, palette = base.columns.heads, snapshot.palette
 
         def render(idx: int, width: int) -> Text:
             return _row(v, idx, head_set, width, palette)

@@ -359,7 +359,7 @@ def test_damaged_moments_fall_back_to_the_whole_store(tmp_path: Path) -> None:
     assert stamp is not None
     want = _reference(DEMO_STORE, stamp)
     for sql, args in (
-        ("UPDATE at_el SET steps = ? WHERE n = 3", (b"\x01\x02\x03",)),
+        ("UPDATE at_block SET t = ?", (b"\x01\x02\x03",)),
         ("UPDATE at_el SET touch = ? WHERE n = 2", (b"not marshal",)),
         ("UPDATE meta SET v = ? WHERE k = ?", (marshal.dumps([1]), MOMENTS_KEY)),
         ("DELETE FROM dec WHERE ix = 0", ()),
@@ -383,9 +383,12 @@ def test_corrupt_rows_behind_an_intact_seal_are_never_believed(tmp_path: Path) -
     stamp = rfc3339_epoch("2026-03-01T00:00:00Z")
     assert stamp is not None
     for sql in (
-        "UPDATE at_el SET steps = x'010203'",
+        "UPDATE at_block SET t = x'010203'",
+        "UPDATE at_state SET state = x'0102'",
+        "DELETE FROM at_state",
+        "UPDATE at_block SET e = v",
+        "UPDATE at_block SET first = -first",
         "UPDATE at_el SET touch = x'00'",
-        "UPDATE at_link SET steps = x'0102'",
         "UPDATE at_multi SET gs = x'ff'",
     ):
         db = sqlite3.connect(path, isolation_level=None)

@@ -7,7 +7,9 @@ moments for next time, :mod:`kgai_tui.core.model.moments_write`):
 
 * **the moments**: per element its record-low touches and its heads as a step
   function of time; per link when it is alive; the few decisions whose fields
-  change with time. A read bisects each and fetches the head decisions' rows. An
+  change with time. The heads and links at a cut come from a checkpoint and one
+  block of changes (:mod:`kgai_tui.core.model.frames`), the touches from each
+  element's short list; a read then fetches the head decisions' rows. An
   append moves them along (:mod:`kgai_tui.core.model.moments_append`): cuts before
   the earliest time it added stay exact; when everything it added was recorded at
   or after the latest time before, the state after it is a new step at its latest
@@ -23,11 +25,10 @@ from __future__ import annotations
 
 import marshal
 import sqlite3
-from array import array
-from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
+from kgai_tui.core.model.frames import HEADS, LINKS, UNSET, values_at
 from kgai_tui.core.model.rows import ModelCorruptError
 
 __all__ = [
@@ -36,10 +37,10 @@ __all__ = [
     "cut_source",
     "elements_at",
     "fields_of",
+    "heads_at",
     "moment_keys",
     "moments_meta",
     "moments_obj",
-    "steps_blob",
     "touch_at",
 ]
 
@@ -252,33 +253,22 @@ def touch_at(lows: list[Any], cut: int) -> tuple[str, str] | None:
     return lows[i + 2], lows[i + 3]
 
 
-def steps_blob(times: Sequence[int], values: Sequence[int]) -> bytes:
-    """A step function as one blob: its times, then its values (int64 each)."""
-    return array("q", times).tobytes() + array("q", values).tobytes()
-
-
-def _step_at(blob: bytes, cut: int) -> int | None:
-    """The value of a stored step function at ``cut`` (``None`` before its first)."""
-    steps = memoryview(blob).cast("q")
-    n = len(steps) >> 1
-    i = bisect_right(steps[:n], cut) - 1
-    return None if i < 0 else steps[n + i]
-
-
 def elements_at(
     db: sqlite3.Connection, cut: int
 ) -> tuple[dict[int, tuple[str, str, str]], list[tuple[str, str, str, Sequence[int]]]]:
     """The elements touched by ``cut`` (by element number: id, kind, name) and those
     holding heads then, in id order, with their head decision rows."""
+    heads = values_at(db, HEADS, cut)
+    known = len(heads)
     present: dict[int, tuple[str, str, str]] = {}
     held: list[tuple[str, str, str, int]] = []
-    for n, eid, touch, steps in db.execute("SELECT n, eid, touch, steps FROM at_el"):
+    for n, eid, touch in db.execute("SELECT n, eid, touch FROM at_el"):
         got = touch_at(marshal.loads(touch), cut)
         if got is None:
             continue
         present[n] = (eid, *got)
-        val = _step_at(steps, cut)
-        if val is not None and val != -1:
+        val = heads[n] if n < known else UNSET
+        if val != UNSET and val != -1:
             held.append((eid, got[0], got[1], val))
     held.sort(key=lambda e: e[0])
     multi = _multi(db, [-2 - v for *_, v in held if v < -1])
@@ -289,14 +279,24 @@ def elements_at(
     return present, entries
 
 
+def heads_at(db: sqlite3.Connection, cut: int) -> list[tuple[int, Sequence[int]]]:
+    """``(element number, head decision rows)`` of each element holding heads at
+    ``cut``, in number order: what :func:`elements_at` gives without reading the
+    elements (an element holds a head only once touched)."""
+    heads = values_at(db, HEADS, cut)
+    held = [(n, v) for n, v in enumerate(heads) if v != UNSET and v != -1]
+    multi = _multi(db, [-2 - v for _, v in held if v < -1])
+    return [(n, (v,) if v >= 0 else multi[-2 - v]) for n, v in held]
+
+
 def _at(db: sqlite3.Connection, cut: int) -> Parts:
     """The store at a past cut, from the moments."""
     present, entries = elements_at(db, cut)
+    alive = values_at(db, LINKS, cut)
+    known = len(alive)
     rows = []
-    for src, dst, kind, steps in db.execute(
-        "SELECT src, dst, kind, steps FROM at_link"
-    ):
-        if _step_at(steps, cut):
+    for i, src, dst, kind in db.execute("SELECT id, src, dst, kind FROM at_link"):
+        if i < known and alive[i] == 1:
             if src not in present or dst not in present:
                 raise ModelCorruptError("a link alive before its ends were touched")
             rows.append((present[src][2], kind, present[dst][2]))

@@ -25,19 +25,18 @@ from __future__ import annotations
 
 import marshal
 import sqlite3
-from array import array
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import orjson
 
+from kgai_tui.core.model.frames import HEADS, LINKS, Change, append_changes
 from kgai_tui.core.model.moments import (
     FOREVER,
     MOMENTS_KEY,
     fields_of,
     moments_meta,
-    steps_blob,
     touch_at,
 )
 from kgai_tui.core.model.people_rows import batches
@@ -54,9 +53,12 @@ class MomentsAppend:
     """What an append changes in the moments: rows to write and the new state."""
 
     meta: dict[str, Any]
-    els: list[tuple[int, str, bytes, bytes]] = field(default_factory=list)
-    links: list[tuple[int, int, str, bytes]] = field(default_factory=list)
-    link_steps: list[tuple[bytes, int]] = field(default_factory=list)
+    # New elements and links (their steps are changes below).
+    els: list[tuple[int, str, bytes]] = field(default_factory=list)
+    links: list[tuple[int, int, int, str]] = field(default_factory=list)
+    # One step each at the append's latest time: element heads, link liveness.
+    head_changes: list[Change] = field(default_factory=list)
+    link_changes: list[Change] = field(default_factory=list)
     multi: list[tuple[int, bytes]] = field(default_factory=list)
     decs: list[tuple[int, int, bytes]] = field(default_factory=list)
     # The earliest appended time, when the per-author people steps still hold
@@ -69,12 +71,10 @@ class MomentsAppend:
             drop_people_steps(db)
         else:
             lower_people_steps(db, self.people_low)
-        db.executemany("INSERT OR REPLACE INTO at_el VALUES (?, ?, ?, ?)", self.els)
-        db.executemany(
-            "INSERT INTO at_link (src, dst, kind, steps) VALUES (?, ?, ?, ?)",
-            self.links,
-        )
-        db.executemany("UPDATE at_link SET steps = ? WHERE rowid = ?", self.link_steps)
+        db.executemany("INSERT INTO at_el VALUES (?, ?, ?)", self.els)
+        db.executemany("INSERT INTO at_link VALUES (?, ?, ?, ?)", self.links)
+        append_changes(db, HEADS, self.head_changes)
+        append_changes(db, LINKS, self.link_changes)
         db.executemany("INSERT INTO at_multi VALUES (?, ?)", self.multi)
         db.executemany("INSERT OR REPLACE INTO at_dec VALUES (?, ?, ?)", self.decs)
         db.execute(
@@ -135,7 +135,8 @@ def plan_append(
     try:
         _steps_at(db, plan, high, list(els), added, removed)
     except _Refused:
-        plan.els, plan.links, plan.link_steps, plan.multi = [], [], [], []
+        plan.els, plan.links, plan.multi = [], [], []
+        plan.head_changes, plan.link_changes = [], []
         meta["gaps"].append([low, FOREVER])
         return plan
     # The new steps describe every cut from ``high`` on: open gaps end there.
@@ -218,14 +219,6 @@ def _heads_value(
     return -2 - i
 
 
-def _with_step(blob: bytes, t: int, value: int) -> bytes:
-    """A stored step function with one more step at its end."""
-    steps = array("q")
-    steps.frombytes(blob)
-    n = len(steps) >> 1
-    return steps_blob([*steps[:n], t], [*steps[n:], value])
-
-
 def _steps_at(
     db: sqlite3.Connection,
     plan: MomentsAppend,
@@ -234,26 +227,31 @@ def _steps_at(
     added: Collection[Link],
     removed: Collection[Link],
 ) -> None:
-    """One step at ``high`` per rewritten element and changed link (the state now)."""
+    """One step at ``high`` per rewritten element and changed link (the state now).
+
+    ``high`` is at or after every stored step (the caller checked that nothing was
+    appended before the latest time), so the steps are changes at the end of the
+    frames (:func:`~kgai_tui.core.model.frames.append_changes`).
+    """
     next_n = db.execute("SELECT coalesce(max(n), -1) + 1 FROM at_el").fetchone()[0]
+    next_link = db.execute("SELECT coalesce(max(id), -1) + 1 FROM at_link").fetchone()[
+        0
+    ]
     next_multi = db.execute("SELECT coalesce(max(i), -1) + 1 FROM at_multi").fetchone()[
         0
     ]
     number: dict[str, int] = {}
     for eid, _seq, kind, name, _props, _ss, _shapes, _hs, heads, _auth in els:
         value = _heads_value(heads, plan.multi, next_multi)
-        hit = db.execute(
-            "SELECT n, touch, steps FROM at_el WHERE eid = ?", (eid,)
-        ).fetchone()
+        hit = db.execute("SELECT n, touch FROM at_el WHERE eid = ?", (eid,)).fetchone()
         if hit is None:
             n, next_n = next_n, next_n + 1
-            touch = marshal.dumps([high, 0, kind, name])
-            plan.els.append((n, eid, touch, _with_step(b"", high, value)))
+            plan.els.append((n, eid, marshal.dumps([high, 0, kind, name])))
         else:
-            n, touch, steps = hit
+            n, touch = hit
             if touch_at(marshal.loads(touch), high) != (kind, name):
                 raise _Refused  # a kind or name the record lows do not give
-            plan.els.append((n, eid, touch, _with_step(steps, high, value)))
+        plan.head_changes.append((high, n, value))
         number[eid] = n
     for links, alive in ((added, 1), (removed, 0)):
         for src, dst, kind in sorted(links):
@@ -267,14 +265,14 @@ def _steps_at(
                         raise _Refused
                     ends[k] = number[e] = hit[0]
             row = db.execute(
-                "SELECT rowid, steps FROM at_link WHERE src = ? AND dst = ?"
-                " AND kind = ?",
+                "SELECT id FROM at_link WHERE src = ? AND dst = ? AND kind = ?",
                 (ends[0], ends[1], kind),
             ).fetchone()
             if row is not None:
-                plan.link_steps.append((_with_step(row[1], high, alive), row[0]))
+                plan.link_changes.append((high, row[0], alive))
             elif alive:
-                step = _with_step(b"", high, 1)
-                plan.links.append((ends[0], ends[1], kind, step))  # type: ignore[arg-type]
+                plan.links.append((next_link, ends[0], ends[1], kind))  # type: ignore[arg-type]
+                plan.link_changes.append((high, next_link, 1))
+                next_link += 1
             else:
                 raise _Refused  # a link removed that the moments never saw

@@ -15,11 +15,20 @@ import contextlib
 import marshal
 import sqlite3
 from array import array
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgai_tui.core.model.disk import read_meta
-from kgai_tui.core.model.moments import MOMENTS_KEY, steps_blob
+from kgai_tui.core.model.frames import (
+    HEADS,
+    LINKS,
+    Block,
+    build_frames,
+    drop_frames,
+    write_frames,
+)
+from kgai_tui.core.model.moments import MOMENTS_KEY
 from kgai_tui.core.model.people_steps import drop_people_steps
 from kgai_tui.core.model.rows import ModelCorruptError
 from kgai_tui.core.model.seal import fold_log, model_lock, sealed, write_seal
@@ -28,16 +37,16 @@ if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.timeindex.index import TimeIndex
 
-__all__ = ["moment_rows", "save_moments"]
+__all__ = ["MomentRows", "moment_rows", "save_moments"]
 
 
-def _link_steps(ops: list[Any]) -> bytes:
+def _link_steps(ops: list[Any]) -> tuple[list[int], list[int]]:
     """When a link is alive: the last included op in replay order decides.
 
     ``ops`` is the index's ``[run_is_add, run_min, (time, pos, add, by)...]``; at a
     cut the included ops are those timed at or before it, and the link is alive when
     the latest of them in list (replay) order is an add. Swept by time, that is a
-    step function; only its changes are kept.
+    step function; only its changes are kept, as (times, values).
     """
     found = sorted(
         (ops[i], (i - 2) >> 2, bool(ops[i + 2])) for i in range(2, len(ops), 4)
@@ -54,7 +63,7 @@ def _link_steps(ops: list[Any]) -> bytes:
         if state != (alive[-1] if alive else 0):
             times.append(t)
             alive.append(state)
-    return steps_blob(times, alive)
+    return times, alive
 
 
 def _exception_steps(ix: TimeIndex, g: int) -> bytes:
@@ -83,31 +92,52 @@ def _exception_steps(ix: TimeIndex, g: int) -> bytes:
     return marshal.dumps(steps)
 
 
-def moment_rows(
-    ix: TimeIndex,
-) -> tuple[
-    list[tuple[int, str, bytes, bytes]],
-    list[tuple[int, int, str, bytes]],
-    list[tuple[int, int, bytes]],
-    list[tuple[int, bytes]],
-]:
-    """Element, link, changing-decision and multi-head rows of a refreshed index."""
+@dataclass
+class MomentRows:
+    """The rows of the moments of one time index, ready to insert."""
+
+    els: list[tuple[int, str, bytes]]
+    links: list[tuple[int, int, int, str]]
+    decs: list[tuple[int, int, bytes]]
+    multi: list[tuple[int, bytes]]
+    blocks: list[Block]
+
+
+def _steps_blocks(
+    channel: int, entities: int, steps: list[tuple[Any, Any]]
+) -> list[Block]:
+    """The frames of one channel from each entity's (times, values), in entity
+    order (:func:`~kgai_tui.core.model.frames.build_frames`)."""
+    import numpy as np
+
+    sizes = np.fromiter((len(t) for t, _ in steps), dtype=np.int64, count=len(steps))
+    if not sizes.sum():
+        return []
+    owners = np.repeat(np.arange(len(steps), dtype=np.int64), sizes)
+    times = np.concatenate([np.asarray(t, dtype=np.int64) for t, _ in steps])
+    values = np.concatenate([np.asarray(v, dtype=np.int64) for _, v in steps])
+    return build_frames(channel, entities, times, owners, values)
+
+
+def moment_rows(ix: TimeIndex) -> MomentRows:
+    """Element, link, changing-decision and multi-head rows of a refreshed index,
+    and the heads and links at any cut as frames."""
     eids = sorted(ix.touch)
     number = {e: n for n, e in enumerate(eids)}
     empty = array("q")
-    els = []
-    for n, eid in enumerate(eids):
-        times, vals = ix.versions.get(eid, (empty, empty))
-        els.append(
-            (n, eid, marshal.dumps(list(ix.touch[eid])), steps_blob(times, vals))
-        )
-    links = [
-        (number.get(f, -1), number.get(t, -1), kind, _link_steps(ops))
-        for (f, t, kind), ops in ix.links.items()
-    ]
+    els = [(n, eid, marshal.dumps(list(ix.touch[eid]))) for n, eid in enumerate(eids)]
+    heads = [ix.versions.get(eid, (empty, empty)) for eid in eids]
+    links = []
+    alive = []
+    for i, ((f, t, kind), ops) in enumerate(ix.links.items()):
+        links.append((i, number.get(f, -1), number.get(t, -1), kind))
+        alive.append(_link_steps(ops))
     decs = [(g, ix.d_stable[g], _exception_steps(ix, g)) for g in ix.exceptions]
     multi = [(i, marshal.dumps(tuple(gs))) for i, gs in enumerate(ix.vmulti)]
-    return els, links, decs, multi
+    blocks = _steps_blocks(HEADS, len(eids), heads) + _steps_blocks(
+        LINKS, len(links), alive
+    )
+    return MomentRows(els, links, decs, multi, blocks)
 
 
 def _shard_prints(engine: Engine) -> list[Any]:
@@ -140,12 +170,7 @@ def save_moments(path: Path, engine: Engine, ix: TimeIndex) -> bool:
         return False
 
 
-def _save(
-    path: Path,
-    engine: Engine,
-    rows: tuple[list[Any], list[Any], list[Any], list[Any]],
-    meta: dict[str, Any],
-) -> bool:
+def _save(path: Path, engine: Engine, rows: MomentRows, meta: dict[str, Any]) -> bool:
     if not sealed(path):
         return False
     db = sqlite3.connect(path, isolation_level=None, timeout=60.0)
@@ -165,22 +190,17 @@ def _save(
     return True
 
 
-def _write(
-    db: sqlite3.Connection,
-    rows: tuple[list[Any], list[Any], list[Any], list[Any]],
-    meta: dict[str, Any],
-) -> None:
-    els, links, decs, multi = rows
+def _write(db: sqlite3.Connection, rows: MomentRows, meta: dict[str, Any]) -> None:
     db.execute("BEGIN IMMEDIATE")
     try:
         for table in ("at_el", "at_link", "at_dec", "at_multi"):
             db.execute(f"DELETE FROM {table}")
-        db.executemany("INSERT INTO at_el VALUES (?, ?, ?, ?)", els)
-        db.executemany(
-            "INSERT INTO at_link (src, dst, kind, steps) VALUES (?, ?, ?, ?)", links
-        )
-        db.executemany("INSERT INTO at_dec VALUES (?, ?, ?)", decs)
-        db.executemany("INSERT INTO at_multi VALUES (?, ?)", multi)
+        drop_frames(db)
+        db.executemany("INSERT INTO at_el VALUES (?, ?, ?)", rows.els)
+        db.executemany("INSERT INTO at_link VALUES (?, ?, ?, ?)", rows.links)
+        db.executemany("INSERT INTO at_dec VALUES (?, ?, ?)", rows.decs)
+        db.executemany("INSERT INTO at_multi VALUES (?, ?)", rows.multi)
+        write_frames(db, rows.blocks)
         db.execute(
             "INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)",
             (MOMENTS_KEY, marshal.dumps(meta)),

@@ -15,8 +15,9 @@ FORMAT: Final = (
     # 4: the people tables; 5: the moments (at_el, at_link, at_dec, at_multi);
     # 6: ``meta`` a rowid table, the ``el_names`` index; 7: recorded times read with
     # ASCII digits only (Go's time.Parse); 8: per-author step arrays (at_person);
-    # 9: each shard's broken hash chains (``breaks`` in the shard states)
-    9
+    # 9: each shard's broken hash chains (``breaks`` in the shard states);
+    # 10: heads and links at a cut from checkpointed change logs (at_block, at_state)
+    10
 )
 
 # One row per decision index: the projection's decision columns. Lists are JSON
@@ -35,10 +36,10 @@ FORMAT: Final = (
 # carry the long shapes lists). See :mod:`kgai_tui.core.model.people_rows`.
 # The moments (what ``as-of`` reads, :mod:`kgai_tui.core.model.moments`), empty until
 # the first ``as-of`` that opened the whole store writes them: per element in id
-# order its record-low touches (marshal) and its heads as a step function (int64
-# times, then values: a decision index, -1 for none, -2 - i for ``at_multi`` i);
-# per link (ends by element number, -1 never touched) when it is alive, as a step
-# function; the decisions whose title or lamport change with time. Per author, the
+# order its record-low touches (marshal); per link its ends (by element number, -1
+# never touched); the element heads and link liveness as step functions, kept as
+# checkpointed logs of changes (:mod:`kgai_tui.core.model.frames`); the decisions
+# whose title or lamport change with time. Per author, the
 # sorted times ``people --as-of`` bisects (int64 arrays; the writers marshal),
 # empty until the first of those reads (:mod:`kgai_tui.core.model.people_steps`).
 # ``meta`` holds everything small: counts, the fingerprint, shard states, the
@@ -112,15 +113,22 @@ CREATE TABLE head (
 CREATE TABLE at_el (
     n INTEGER PRIMARY KEY,
     eid TEXT NOT NULL,
-    touch BLOB NOT NULL,
-    steps BLOB NOT NULL
+    touch BLOB NOT NULL
 );
 CREATE TABLE at_link (
+    id INTEGER PRIMARY KEY,
     src INTEGER NOT NULL,
     dst INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    steps BLOB NOT NULL
+    kind TEXT NOT NULL
 );
+CREATE TABLE at_block (
+    id INTEGER PRIMARY KEY,
+    first INTEGER NOT NULL,
+    t BLOB NOT NULL,
+    e BLOB NOT NULL,
+    v BLOB NOT NULL
+);
+CREATE TABLE at_state (id INTEGER PRIMARY KEY, state BLOB NOT NULL);
 CREATE UNIQUE INDEX at_el_eid ON at_el (eid);
 CREATE INDEX at_link_ends ON at_link (src, dst, kind);
 CREATE TABLE at_dec (g INTEGER PRIMARY KEY, stable INTEGER NOT NULL, steps BLOB NOT NULL);

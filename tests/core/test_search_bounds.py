@@ -190,7 +190,7 @@ def test_a_plan_limited_to_a_subset_scores_as_the_whole_plan(
         filters = index._filter_clauses(pq)
         if filters is None:
             continue
-        for src in index._sources(pq, True, None, filters.clauses):
+        for src in index._sources(pq, True, None, None, filters.clauses):
             searcher = src.index.searcher()
             plan = search_plan.plan_query(
                 a, searcher, src.doctypes, src.clauses, False, src.typed, filters.subset

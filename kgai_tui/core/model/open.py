@@ -42,6 +42,7 @@ from kgai_tui.core.store.shards import LineProblem, LogSummary, list_log
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.model.export import ModelExportRows
+    from kgai_tui.core.model.moment_probe import MomentProbe
     from kgai_tui.core.model.people_at import PeopleParts
     from kgai_tui.core.model.people_steps import PersonSteps
     from kgai_tui.core.model.update import Staged
@@ -66,6 +67,8 @@ _FAILURES: Final = (
     ValueError,
     TypeError,
     KeyError,
+    IndexError,  # a stored list shorter than its layout
+    EOFError,  # a marshal value cut short
 )
 
 
@@ -206,6 +209,17 @@ class ModelEngine:
 
         try:
             return moment_keys(self.db, cut)
+        except _FAILURES:
+            return None
+
+    def moment_probe(self, cut: int) -> MomentProbe | None:
+        """Point questions about ``cut`` (a decision in force, an element present),
+        or ``None`` when the moments do not cover it (see
+        :mod:`kgai_tui.core.model.moment_probe`)."""
+        from kgai_tui.core.model.moment_probe import moment_probe
+
+        try:
+            return moment_probe(self.db, cut)
         except _FAILURES:
             return None
 

@@ -5,7 +5,7 @@ the common words can reach (BM25 as tantivy computes it) settles the ranking.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from typing import Final
 
 import tantivy
@@ -80,7 +80,7 @@ def bounded_top(
     backend: Backend,
     plan: Plan,
     k: int,
-    allowed: frozenset[int] | None,
+    allowed: Container[int] | None,
     expect: int | None,
     doc_freq: Freqs,
 ) -> list[Cand] | None:

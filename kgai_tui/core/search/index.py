@@ -7,7 +7,7 @@ in force) or the history index (every decision event). docs/search.md has the de
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,8 +43,15 @@ from kgai_tui.core.search.cache import (
     prints_from_disk,
     write_lock,
 )
-from kgai_tui.core.search.docs import LIVE_KEYS, decision_key, live_key
+from kgai_tui.core.search.docs import LIVE_KEYS
 from kgai_tui.core.search.model import SearchHit, hit_order
+from kgai_tui.core.search.moment import (
+    Keys,
+    Moment,
+    listed_keys,
+    listed_moment,
+    probed_moment,
+)
 from kgai_tui.core.search.plan import Filters, plan_query
 from kgai_tui.core.search.query import ParsedQuery, parse_query
 from kgai_tui.core.search.rank import Cand, top_k
@@ -82,16 +89,10 @@ class _Source:
     index: tantivy.Index
     doctypes: tuple[DocType, ...]
     clauses: tuple[tuple[tantivy.Occur, tantivy.Query], ...] = ()
-    allowed: frozenset[int] | None = None
+    allowed: Container[int] | None = None
     keys: tuple[int, int] = (0, 1 << 64)
     #: Whether the index mixes document types (has a ``doctype`` field to filter on).
     typed: bool = True
-
-
-@dataclass(slots=True)
-class _Moment:
-    head_keys: frozenset[int]
-    element_keys: frozenset[int]
 
 
 class SearchIndex:
@@ -117,7 +118,7 @@ class SearchIndex:
         self.info = info
         self._root = root
         self._engine = engine
-        self._moments: dict[datetime, _Moment] = {}
+        self._moments: dict[datetime, Moment] = {}
 
     # ------------------------------------------------------------ opening
 
@@ -268,9 +269,16 @@ class SearchIndex:
             as_of = as_of.replace(tzinfo=UTC)
         if as_of is not None and projection_at is not None:
             self._remember(as_of, projection_at)
-        hits = self._run(pq, analysed, limit, include_all, as_of, fuzzy=False)
-        if not hits and analysed.words:
-            hits = self._run(pq, analysed, limit, include_all, as_of, fuzzy=True)
+        moment = None if as_of is None else self._moment(as_of)
+        try:
+            hits = self._run(pq, analysed, limit, include_all, as_of, moment)
+            if not hits and analysed.words:
+                hits = self._run(
+                    pq, analysed, limit, include_all, as_of, moment, fuzzy=True
+                )
+        finally:
+            if moment is not None:
+                moment.close()
         return hits
 
     def _run(
@@ -280,13 +288,14 @@ class SearchIndex:
         limit: int,
         include_all: bool,
         as_of: datetime | None,
+        moment: Moment | None,
         *,
-        fuzzy: bool,
+        fuzzy: bool = False,
     ) -> list[SearchHit]:
         filters = self._filter_clauses(pq)
         if filters is None:
             return []
-        sources = self._sources(pq, include_all, as_of, filters.clauses)
+        sources = self._sources(pq, include_all, as_of, moment, filters.clauses)
         exact = () if fuzzy else a.exact
         if not exact:
             cut = self._ranked(sources, a, limit, fuzzy, filters, (), {})[:limit]
@@ -398,12 +407,12 @@ class SearchIndex:
         pq: ParsedQuery,
         include_all: bool,
         as_of: datetime | None,
+        moment: Moment | None,
         common: list[tuple[tantivy.Occur, tantivy.Query]],
     ) -> list[_Source]:
         want = set(pq.hit_kinds) or {"decision", "element"}
         if pq.authors:
             want.discard("element")
-        moment = None if as_of is None else self._moment(as_of)
         out = []
         if as_of is None and not include_all:
             doctypes: tuple[DocType, ...] = tuple(
@@ -563,24 +572,24 @@ class SearchIndex:
 
     # ------------------------------------------------------------ as-of
 
-    def _moment(self, cut: datetime) -> _Moment:
-        """Heads and elements at ``cut``: from the read model's moments when it holds
-        the log as it is and covers the cut, else from the time index (cached)."""
+    def _moment(self, cut: datetime) -> Moment:
+        """Heads and elements at ``cut``: probed in the read model when it holds the
+        log as it is and covers the cut, else listed from the time index (cached).
+        The caller closes it after its search."""
         found = self._moments.get(cut)
         if found is not None:
             return found
-        keys = self._model_keys(cut)
-        if keys is not None:
-            elements, heads = keys
-            return self._keep(cut, heads, elements)
+        probed = self._probed(cut)
+        if probed is not None:
+            return probed
         from kgai_tui.core.reads.as_of import as_of_view
 
         engine = self._ensure_engine()
         return self._remember(cut, as_of_view(engine, cut))
 
-    def _model_keys(self, cut: datetime) -> tuple[list[str], list[str]] | None:
-        """The element and head decision ids at ``cut`` from a current read model
-        (never built or written here), or ``None``."""
+    def _probed(self, cut: datetime) -> Moment | None:
+        """A moment asking a current read model about each candidate (never built
+        or written here), or ``None``."""
         from kgai_tui.core.model.schema import model_enabled
 
         if self._root is None or self._engine is not None or not model_enabled():
@@ -590,26 +599,29 @@ class SearchIndex:
         model = peek_model(self._root)
         if model is None:
             return None
-        try:
-            return model.moment_keys(int(cut.timestamp()))
-        finally:
+        stamp = int(cut.timestamp())
+        probe = model.moment_probe(stamp)
+        if probe is None:
             model.close()
+            return None
 
-    def _remember(self, cut: datetime, then: ProjectionView) -> _Moment:
+        def listing() -> Keys:
+            keys = model.moment_keys(stamp)
+            if keys is not None:
+                return listed_keys(keys[1], keys[0])
+            from kgai_tui.core.reads.as_of import as_of_view
+
+            then = as_of_view(self._ensure_engine(), cut)
+            return listed_keys(_heads_of(then), then.graph.nodes)
+
+        return probed_moment(probe, listing, model.close)
+
+    def _remember(self, cut: datetime, then: ProjectionView) -> Moment:
         """Cache the decisions in force and the elements of the projection at ``cut``."""
         found = self._moments.get(cut)
         if found is not None:
             return found
-        heads = {then.dec_id[i] for hs in then.heads.values() for i in hs}
-        return self._keep(cut, heads, then.graph.nodes)
-
-    def _keep(
-        self, cut: datetime, heads: Iterable[str], elements: Iterable[str]
-    ) -> _Moment:
-        moment = _Moment(
-            frozenset(decision_key(d) for d in heads),
-            frozenset(live_key("element", e) for e in elements),
-        )
+        moment = listed_moment(_heads_of(then), then.graph.nodes)
         if len(self._moments) >= 16:
             self._moments.pop(next(iter(self._moments)))
         self._moments[cut] = moment
@@ -623,3 +635,8 @@ class SearchIndex:
 
             self._engine = open_engine(self._root)
         return self._engine
+
+
+def _heads_of(then: ProjectionView) -> set[str]:
+    """The ids of the decisions in force in a projection."""
+    return {then.dec_id[i] for hs in then.heads.values() for i in hs}

@@ -34,7 +34,7 @@ small :class:`Backend` protocol (so the tie logic is also testable on its own).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from typing import Any, Final, Protocol
 
 from kgai_tui.core.search.model import SCORE_DIGITS, round_score
@@ -93,7 +93,7 @@ class Backend(Protocol):
 def _collect(
     backend: Backend,
     hits: Sequence[tuple[float, Any]],
-    allowed: frozenset[int] | None,
+    allowed: Container[int] | None,
     seen: set[int],
     out: list[Cand],
 ) -> None:
@@ -115,7 +115,7 @@ def top_k(
     k: int,
     *,
     scored: bool = True,
-    allowed: frozenset[int] | None = None,
+    allowed: Container[int] | None = None,
     expect: int | None = None,
 ) -> list[Cand]:
     """Return the first ``k`` matches by (rounded score desc, key asc), exactly.
@@ -190,7 +190,7 @@ def top_k_bounded(
     narrow: Any | None,
     rest_max: float,
     *,
-    allowed: frozenset[int] | None = None,
+    allowed: Container[int] | None = None,
     expect: int | None = None,
 ) -> list[Cand] | None:
     """The first ``k`` matches, exactly as :func:`top_k` orders them, from a bound.
@@ -253,7 +253,7 @@ def _walk(
     backend: Backend,
     query: Any,
     need: int,
-    allowed: frozenset[int] | None,
+    allowed: Container[int] | None,
     bound: float,
     done: set[int],
     sparse_at: int | None,
@@ -283,7 +283,7 @@ def _key_pages(
     backend: Backend,
     query: Any,
     need: int,
-    allowed: frozenset[int] | None,
+    allowed: Container[int] | None,
     bound: float,
     done: set[int],
 ) -> list[Cand]:
@@ -324,7 +324,7 @@ def _range_walk(
     backend: Backend,
     query: Any,
     need: int,
-    allowed: frozenset[int] | None,
+    allowed: Container[int] | None,
     bound: float,
     done: set[int],
     sparse_at: int | None,
@@ -375,7 +375,7 @@ def _group_in_range(
     high: int,
     bound: float,
     done: set[int],
-    allowed: frozenset[int] | None,
+    allowed: Container[int] | None,
     limit: int = _RANGE_FETCH,
 ) -> list[Cand]:
     """Matches with ``low <= key <= high`` whose best rounded score is ``bound``.

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Final
 import tantivy
 
 from kgai_tui.core.search.backend import SCHEMA, STAMP, register, tantivy_failure
-from kgai_tui.core.search.build import history_items
 from kgai_tui.core.search.cache import (
     IndexState,
     PartState,
@@ -265,6 +264,10 @@ def build_persisted(
     and remove every other directory (the caller holds the write lock)."""
     gen = uuid.uuid4().hex[:12]
     history = new_index(cache / f"history-{gen}")
+    # The helper process (and NumPy under it) loads only when an index is built,
+    # not with every search that opens one.
+    from kgai_tui.core.search.build import history_items
+
     added = write(history, history_items(engine, all_history_docs), _BUILD_HEAP)
     live_docs = live_set(engine.projection)
     live = new_index(cache / f"live-{gen}")

@@ -1,0 +1,140 @@
+"""What a search as of a moment may return: the decisions in force and the elements then.
+
+A search ranks candidates by their keys (:func:`~kgai_tui.core.search.docs.decision_key`
+for history documents, :func:`~kgai_tui.core.search.docs.live_key` for elements) and
+drops those a moment does not allow. Two ways to know which are allowed:
+
+* **listed**: every allowed key, from a projection at the cut (the explorer's slider
+  or the whole store's time index): a set, built once and kept for that cut;
+* **probed**: each candidate asked about when ranked, from the read model
+  (:class:`~kgai_tui.core.model.moment_probe.MomentProbe`), so a search costs what
+  it ranks rather than what the store holds. A key is a prefix of an id, so it is
+  looked up by that prefix; after :data:`PROBE_BUDGET` distinct keys (a broad query
+  at an early cut) the whole list is built once instead, as the listed way would.
+
+Both give the same answer for every key: a key is allowed when some decision in
+force (some element present) at the cut has that key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container, Iterable
+from typing import TYPE_CHECKING, Final
+
+from kgai_tui.core.model.moment_probe import PROBE_FAILURES
+from kgai_tui.core.search.docs import decision_key, live_key
+
+if TYPE_CHECKING:
+    from kgai_tui.core.model.moment_probe import MomentProbe
+
+__all__ = [
+    "PROBE_BUDGET",
+    "Keys",
+    "Moment",
+    "listed_keys",
+    "listed_moment",
+    "probed_moment",
+]
+
+#: Distinct keys asked about one moment before it lists them all.
+PROBE_BUDGET: Final = 4096
+_HIGH: Final = 1 << 63
+
+
+class Moment:
+    """The allowed keys of a cut, for one search or kept for many."""
+
+    def __init__(
+        self,
+        head_keys: Container[int],
+        element_keys: Container[int],
+        close: Callable[[], None] = lambda: None,
+    ) -> None:
+        """Wrap the two key containers; ``close`` lets go of what they read from."""
+        self.head_keys = head_keys
+        self.element_keys = element_keys
+        self._close = close
+
+    def close(self) -> None:
+        """Let go of the model read a probed moment holds (a listed one holds none)."""
+        self._close()
+
+
+Keys = tuple[frozenset[int], frozenset[int]]
+
+
+def listed_keys(heads: Iterable[str], elements: Iterable[str]) -> Keys:
+    """The keys of the decisions in force and of the elements then, from their ids."""
+    return (
+        frozenset(decision_key(d) for d in heads),
+        frozenset(live_key("element", e) for e in elements),
+    )
+
+
+def listed_moment(heads: Iterable[str], elements: Iterable[str]) -> Moment:
+    """A moment from the ids of the decisions in force and of the elements then."""
+    return Moment(*listed_keys(heads, elements))
+
+
+class _Probed:
+    """Keys asked about one at a time, remembered; listed whole past the budget,
+    or when a question cannot be answered (a damaged model row)."""
+
+    def __init__(
+        self, ask: Callable[[int], bool], listing: Callable[[], frozenset[int]]
+    ) -> None:
+        self._ask = ask
+        self._listing = listing
+        self._known: dict[int, bool] = {}
+        self._all: frozenset[int] | None = None
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, int):
+            return False
+        if self._all is not None:
+            return key in self._all
+        known = self._known.get(key)
+        if known is None:
+            if len(self._known) < PROBE_BUDGET:
+                try:
+                    known = self._known[key] = self._ask(key)
+                    return known
+                except PROBE_FAILURES:
+                    pass
+            self._all = self._listing()
+            return key in self._all
+        return known
+
+
+def probed_moment(
+    probe: MomentProbe, listing: Callable[[], Keys], close: Callable[[], None]
+) -> Moment:
+    """A moment answering each key from ``probe``; ``listing`` gives every key of
+    the same cut when a search asks about too many (or the model fails it)."""
+    listed: list[Keys] = []
+
+    def whole() -> Keys:
+        if not listed:
+            listed.append(listing())
+        return listed[0]
+
+    def in_force(key: int) -> bool:
+        return probe.decision_in_force(f"{key:016x}")
+
+    odd: list[frozenset[int]] = []
+
+    def present(key: int) -> bool:
+        if key < _HIGH:
+            return False  # a decision's live key: never an element
+        if not odd:  # elements whose ids the key does not spell: by their hash
+            odd.append(frozenset(live_key("element", e) for e in probe.odd_elements()))
+        if key in odd[0]:
+            return True
+        prefix = (key - _HIGH) << 1  # the key keeps the prefix's 63 high bits
+        return probe.element_present(f"{prefix:016x}", f"{prefix + 1:016x}")
+
+    return Moment(
+        _Probed(in_force, lambda: whole()[0]),
+        _Probed(present, lambda: whole()[1]),
+        close,
+    )

@@ -7,6 +7,8 @@ for the MCP SDK, git or boto3 at start-up.
 
 from __future__ import annotations
 
+import gc
+
 import click
 
 from kgai_tui.cli.support import (
@@ -47,6 +49,7 @@ def mcp_command(store: str | None, allow_write: bool) -> None:
     """
     from kgai_tui.mcp.server import serve
 
+    gc.enable()  # a session, not one answer (see cli.main.entry)
     serve(store, allow_write=allow_write)
 
 

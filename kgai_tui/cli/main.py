@@ -9,6 +9,7 @@ imported only when it is opened, so scripted reads never pay for Textual.
 from __future__ import annotations
 
 import copy
+import gc
 import os
 import sys
 from collections.abc import Collection, Iterator
@@ -324,6 +325,7 @@ def open_command(store_path: str | None, store: str | None, demo: bool) -> None:
         root, label = Path(location.root), str(location.root)
     from kgai_tui.ui.app import make_app
 
+    gc.enable()  # a session, not one answer (see entry)
     make_app(root, label=label).run()
 
 
@@ -568,8 +570,15 @@ def entry() -> None:
     Nothing is left to clean up by then (files are closed, temporary directories
     removed by their context managers), so the process ends directly. Text output
     is guarded first (:func:`~kgai_tui.cli.support.guard_terminal_streams`).
+
+    The cyclic collector is off for the same reason: a command answers once and
+    ends, and what it builds (an answer's 100k rows at 10M decisions) is acyclic,
+    so the young collections it would trigger only walk it again (a third of an
+    ``as-of`` at 10M). The explorer and the MCP server run for a session and turn
+    it back on.
     """
     code: int = 0
+    gc.disable()
     guard_terminal_streams()
     try:
         main()

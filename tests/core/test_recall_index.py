@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import mmap
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -149,11 +151,50 @@ def test_bucket_containing_finds_no_match_across_tokens(
     stored = Vocab.from_buckets(
         len(v), [Bucket.from_parts(*b.parts()) for b in v.buckets.values()]
     )
+    # Files written before the byte sets were kept: the scan rules buckets out.
+    older = Vocab.from_buckets(
+        len(v), [Bucket.from_parts(*b.parts()[:5]) for b in v.buckets.values()]
+    )
     qb = query.encode()
-    for vocab in (v, stored):
+    for vocab in (v, stored, older, _mapped(v)):
         for bucket in vocab.buckets.values():
             toks = [bytes(t) for t in bucket.toks]
             assert bucket.containing(qb) == [k for k, t in enumerate(toks) if qb in t]
+
+
+def _mapped(v: Vocab) -> Vocab:
+    """``v`` with every bucket's tokens a view of a mapped buffer, scanned in place."""
+    buckets = []
+    for b in v.buckets.values():
+        length, first, toks, rev, pos, present = b.parts()
+        room = mmap.mmap(-1, 64 + max(toks.nbytes, 1))
+        room[64 : 64 + toks.nbytes] = toks.tobytes()
+        view = np.frombuffer(room, dtype=toks.dtype, count=len(toks), offset=64)
+        mapped = Bucket.from_parts(length, first, view, rev, pos, present)
+        assert mapped.blob.held == 0  # searched where it lies, not copied
+        buckets.append(mapped)
+    return Vocab.from_buckets(len(v), buckets)
+
+
+@PROPS
+@given(
+    words=st.lists(st.text(st.sampled_from("ab9é"), min_size=1), max_size=30),
+    query=st.binary(min_size=1, max_size=3),
+)
+def test_a_bucket_knows_which_bytes_its_tokens_hold(
+    words: list[str], query: bytes
+) -> None:
+    """The byte set rules a bucket out exactly when some byte of the query is in
+    none of its tokens (no token is read then)."""
+    v = Vocab({w.encode(): i for i, w in enumerate(dict.fromkeys(words))})
+    for bucket in v.buckets.values():
+        held = set(b"".join(bytes(t) for t in bucket.toks))
+        assert bucket.present is not None
+        got = {c for c in range(256) if bucket.present[c >> 3] >> (c & 7) & 1}
+        assert got == held
+        if not set(query) <= held:
+            assert bucket.containing(query) == []
+            assert bucket._blob is None  # never read
 
 
 # --------------------------------------------------------------------------- synthetic projections

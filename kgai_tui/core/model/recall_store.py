@@ -48,10 +48,10 @@ SEGMENTS_MAX: Final = 6
 def _fields_out(prefix: str, f: Fields, arrays: dict[str, npt.NDArray[Any]]) -> Any:
     buckets = []
     for k, b in enumerate(f.vocab.buckets.values()):
-        length, first, toks, rev, rev_pos = b.parts()
+        length, first, toks, rev, rev_pos, present = b.parts()
         arrays[f"{prefix}b{k}t"], arrays[f"{prefix}b{k}r"] = toks, rev
         arrays[f"{prefix}b{k}p"] = rev_pos
-        buckets.append((length, first))
+        buckets.append((length, first, present))
     weights = []
     for k, (w, csr) in enumerate(f.fields):
         arrays[f"{prefix}f{k}p"], arrays[f"{prefix}f{k}m"] = csr.ptr, csr.members
@@ -63,15 +63,17 @@ def _fields_in(prefix: str, vals: Any, arrays: dict[str, npt.NDArray[Any]]) -> F
     from kgai_tui.core.recall.fields import Csr, Fields
     from kgai_tui.core.recall.vocab import Bucket, Vocab
 
+    # A bucket is (length, first) in files written before its byte set was kept.
     buckets = [
         Bucket.from_parts(
-            int(length),
-            int(first),
+            int(entry[0]),
+            int(entry[1]),
             arrays[f"{prefix}b{k}t"],
             arrays[f"{prefix}b{k}r"],
             arrays[f"{prefix}b{k}p"],
+            entry[2] if len(entry) > 2 else None,
         )
-        for k, (length, first) in enumerate(vals["buckets"])
+        for k, entry in enumerate(vals["buckets"])
     ]
     fields = [
         (float(w), Csr(arrays[f"{prefix}f{k}p"], arrays[f"{prefix}f{k}m"]))

@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from kgai_tui.core.heap import settle_heap
 from kgai_tui.core.recall.fields import Fields, SparseRows
+from kgai_tui.core.recall.mapped import let_go
 from kgai_tui.core.recall.scoring import (
     ABOUT_WEIGHT,
     DECISION_WEIGHT,
@@ -50,6 +51,8 @@ SEGMENTS_MAX: Final = 6
 #: max(_SPARSE_MIN, decisions / _SPARSE_SHARE) entries; past that, dense arrays.
 _SPARSE_MIN: Final = 4096
 _SPARSE_SHARE: Final = 16
+#: Scored rows whose shaped elements are gathered (and let go of) at a time.
+_GATHER: Final = 8192
 
 
 @dataclass(slots=True)
@@ -230,16 +233,24 @@ class _Segment:
         """Each scored decision raises the elements it shapes: the same maximum
         as the dense walk over every element's decisions (a decision scoring 0
         cannot raise ``out``, which starts at 0 and only grows)."""
-        if self.dec_ptr is None or self.dec_els is None or not len(score.rows):
+        ptr, dec_els = self.dec_ptr, self.dec_els
+        if ptr is None or dec_els is None or not len(score.rows):
             return
-        starts = self.dec_ptr[score.rows]
-        counts = self.dec_ptr[score.rows + 1] - starts
-        n = int(counts.sum())
-        if not n:
-            return
-        first = np.repeat(starts - (np.cumsum(counts) - counts), counts)
-        els = self.dec_els[first + np.arange(n)]
-        np.maximum.at(out, els, np.repeat(score.vals, counts))
+        # The rows ascend: a chunk reads one stretch of each array, let go once
+        # read (:mod:`kgai_tui.core.recall.mapped`), so a query scoring rows
+        # spread over the whole segment holds one stretch at a time.
+        for at in range(0, len(score.rows), _GATHER):
+            rows = score.rows[at : at + _GATHER]
+            starts = ptr[rows]
+            counts = ptr[rows + 1] - starts
+            n = int(counts.sum())
+            if n:
+                first = np.repeat(starts - (np.cumsum(counts) - counts), counts)
+                els = dec_els[first + np.arange(n)]
+                vals = score.vals[at : at + _GATHER]
+                np.maximum.at(out, els, np.repeat(vals, counts))
+                let_go(dec_els, int(starts[0]), int(starts[-1] + counts[-1]))
+            let_go(ptr, int(rows[0]), int(rows[-1]) + 2)
 
 
 class _Elements:

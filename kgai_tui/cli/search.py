@@ -50,12 +50,17 @@ def open_search_index(store: str | None) -> SearchIndex:
     cached = SearchIndex.open_cached(location.root)
     if cached is not None:
         return cached
+    with progress(lambda: _WAITING):
+        cached = SearchIndex.once_built(location.root)
+    if cached is not None:
+        return cached
     engine = open_engine(store)
     with progress(lambda: _BUILDING):
         return SearchIndex.for_engine(engine)
 
 
 _BUILDING = "kgai-tui: building the search index; later searches use it"
+_WAITING = "kgai-tui: waiting for the search index another kgai-tui process is building"
 
 
 @click.command("search")

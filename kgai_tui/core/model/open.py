@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
@@ -273,6 +273,7 @@ def open_model(
     *,
     background: bool = False,
     staged: Staged | None = None,
+    then: Callable[[Engine], object] | None = None,
 ) -> ModelEngine:
     """Open the store at ``root`` through its read model (built or extended if needed).
 
@@ -286,12 +287,16 @@ def open_model(
     ``staged``: a write session's overlay holding the lines it just appended (see
     :func:`~kgai_tui.core.model.update.extend_model`), written as the extension.
 
+    ``then``: more work for that detached child, with the replay, once the model
+    and its moments are written (the command line builds the search index there,
+    which would otherwise replay the whole store again on the first search).
+
     Raises:
         StoreNotFoundError: ``root/log`` is not a directory.
         OSError: the model cannot be written (the caller reads without it).
     """
     try:
-        return _open_model(root, cache_base, background, staged)
+        return _open_model(root, cache_base, background, staged, then)
     except (sqlite3.Error, UnicodeError) as exc:
         raise ModelUnavailableError(f"the read model is unavailable: {exc}") from exc
 
@@ -371,7 +376,11 @@ def _read(
 
 
 def _open_model(
-    root: Path, cache_base: Path | None, background: bool, staged: Staged | None
+    root: Path,
+    cache_base: Path | None,
+    background: bool,
+    staged: Staged | None,
+    then: Callable[[Engine], object] | None = None,
 ) -> ModelEngine:
     log_dir = root / "log"
     if not log_dir.is_dir():
@@ -385,7 +394,7 @@ def _open_model(
         if read is not None:
             return read
         done = _bring_up_to_date(
-            root, path, listing.names, listing.refused, now, background, staged
+            root, path, listing.names, listing.refused, now, background, staged, then
         )
         if not isinstance(done, str):
             return done  # type: ignore[return-value]  # the replay answers this once
@@ -403,6 +412,7 @@ def _bring_up_to_date(
     now: list[ShardPrint],
     background: bool = False,
     staged: Staged | None = None,
+    then: Callable[[Engine], object] | None = None,
     *,
     rebuild: bool = True,
 ) -> str | Engine:
@@ -446,7 +456,7 @@ def _bring_up_to_date(
         if not rebuild:
             return "stale"
         engine = _replay(root, names, refused)
-        if background and _build_detached(engine, path):
+        if background and _build_detached(engine, path, then):
             return engine
         _build(engine, path)
         return "cold"
@@ -504,7 +514,9 @@ def _build(engine: Engine, path: Path) -> None:
         build_model(engine, path)
 
 
-def _build_detached(engine: Engine, path: Path) -> bool:
+def _build_detached(
+    engine: Engine, path: Path, then: Callable[[Engine], object] | None = None
+) -> bool:
     """Build the model in a detached grandchild that inherits the model lock.
 
     The lock is an ``flock`` on an open file description the children share, so
@@ -513,13 +525,16 @@ def _build_detached(engine: Engine, path: Path) -> bool:
     """
     from kgai_tui.core.detached import run_detached
 
-    return run_detached(lambda: _build_then_moments(engine, path))
+    return run_detached(lambda: _build_then_moments(engine, path, then))
 
 
-def _build_then_moments(engine: Engine, path: Path) -> None:
+def _build_then_moments(
+    engine: Engine, path: Path, then: Callable[[Engine], object] | None = None
+) -> None:
     """The model, then (its lock let go, at a lower priority) the moments from the
     same replay: without them the first ``as-of`` replays the whole store again and
-    builds the time index (34 s and 1.4 GB at 1M decisions) to store them."""
+    builds the time index (34 s and 1.4 GB at 1M decisions) to store them; then
+    ``then`` with the replay (the command line builds the search index)."""
     from kgai_tui.core.heap import GcPaused
     from kgai_tui.core.model.moments_write import save_moments
     from kgai_tui.core.model.seal import let_go_held_locks
@@ -531,3 +546,5 @@ def _build_then_moments(engine: Engine, path: Path) -> None:
         os.nice(10)
     with GcPaused():
         save_moments(path, engine, build_engine_time_index(engine))
+    if then is not None:
+        then(engine)

@@ -48,6 +48,7 @@ __all__ = [
     "load_state",
     "prints_from_disk",
     "save_state",
+    "wait_for_writer",
     "write_lock",
 ]
 
@@ -210,6 +211,34 @@ def save_state(cache_dir: Path, state: IndexState) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, cache_dir / _STATE_NAME)
+
+
+def wait_for_writer(cache_dir: Path, timeout: float) -> bool:
+    """Wait until no process holds the write lock (at most ``timeout`` seconds);
+    whether one held it when called. Takes nothing: a reader that finds an index
+    being built waits for it instead of building a second one beside it."""
+    try:
+        fd = os.open(cache_dir / _LOCK_NAME, os.O_RDWR)
+    except OSError:
+        return False  # no lock file: no writer ever
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pass
+        else:
+            return False
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                continue
+        return True
+    finally:
+        os.close(fd)  # a shared lock taken goes with the descriptor
 
 
 @contextlib.contextmanager

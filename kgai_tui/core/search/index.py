@@ -41,6 +41,7 @@ from kgai_tui.core.search.cache import (
     cache_dir_for,
     load_state,
     prints_from_disk,
+    wait_for_writer,
     write_lock,
 )
 from kgai_tui.core.search.docs import LIVE_KEYS
@@ -203,6 +204,21 @@ class SearchIndex:
         ):
             return None
         return cls._open_state(cache, state, "cached", None, root)
+
+    @classmethod
+    def once_built(
+        cls, root: Path, *, cache_base: Path | None = None, timeout: float = 1800.0
+    ) -> SearchIndex | None:
+        """When another process is building the store's index now (it holds the
+        write lock: a first read's detached build does after the read model), wait
+        for it and open what it built; ``None`` when none was being built or it
+        does not match the log. Building a second one beside it would replay the
+        whole store again: at 10M decisions 16 GB while the builder holds as much.
+        """
+        cache = cache_dir_for(root.resolve(), cache_base)
+        if not wait_for_writer(cache, timeout):
+            return None
+        return cls.open_cached(root, cache_base=cache_base)
 
     @classmethod
     def _open_state(

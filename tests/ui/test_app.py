@@ -643,3 +643,42 @@ def _screen_lines(app: KgaiApp) -> list[str]:
     console = Console(width=app.size.width, record=True, file=io.StringIO())
     console.print(app.screen._compositor.render_update(full=True))
     return console.export_text().splitlines()
+
+
+def test_a_long_branch_shows_its_first_leaves_and_counts_the_rest(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kind with more elements than a branch shows lists its first ones and one
+    line counting the rest; typing narrows to the matches, all of them listed."""
+    from kgai_tui.ui.views import elements
+
+    monkeypatch.setattr(elements, "BRANCH_LEAVES", 2)
+    app = make_app(demo_store, live=False)
+    engine = open_engine(demo_store)
+    kinds: dict[str, list[str]] = {}
+    for node, attrs in engine.projection.graph.nodes(data=True):
+        kinds.setdefault(attrs["kind"] or "(stub)", []).append(attrs["name"] or node)
+    kind, names = max(kinds.items(), key=lambda kv: len(kv[1]))
+    assert len(names) > 2
+    seen: dict[str, list[str]] = {}
+
+    def branch(tree: Tree[str]) -> list[str]:
+        for node in tree.root.children:
+            if node.label.plain.startswith(f"{kind} ("):
+                return [child.label.plain for child in node.children]
+        return []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        tree = app.query_one("#element-tree", Tree)
+        seen["all"] = branch(tree)
+        target = sorted(names, key=str.lower)[-1]
+        app.query_one("#element-filter", Input).value = target.lower()
+        await _settle(pilot)
+        seen["narrow"] = [c.label.plain for n in tree.root.children for c in n.children]
+        seen["target"] = [target]
+
+    _drive(app, steps)
+    assert len(seen["all"]) == 3
+    assert seen["all"][-1] == f"… {len(names) - 2:,} more: type to filter"
+    assert seen["target"][0] in seen["narrow"]
+    assert not any(line.startswith("…") for line in seen["narrow"])

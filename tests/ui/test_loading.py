@@ -121,15 +121,21 @@ def test_element_rows_group_sort_and_filter(tmp_path: Path) -> None:
         write_store(tmp_path / "s", {"i1.ndjson": w.to_bytes()}), cache=False
     )
     rows = element_rows(KgView(engine.projection), palette=ANSI)
-    assert [(k, [r.label.plain for r in rs]) for k, rs in rows.groups] == [
+    assert [(k, [r.label(ANSI).plain for r in rs]) for k, rs in rows.groups] == [
         ("feature", ["Alpha", "beta"]),
         ("service", ["Billing"]),
     ]
     assert rows.first == element_id("feature", "Alpha")
-    assert [(b.plain, [x.plain for x, _ in ls]) for b, ls in rows.filtered("bil")] == [
-        ("service (1)", ["Billing"])
-    ]
-    assert [b.plain for b, _ in rows.filtered("feat")] == ["feature (2)"]
+    assert [
+        (b.plain, [x.plain for x, _ in ls], more)
+        for b, ls, more in rows.filtered("bil")
+    ] == [("service (1)", ["Billing"], 0)]
+    assert [b.plain for b, _, _ in rows.filtered("feat")] == ["feature (2)"]
+    # A branch shows its first leaves and counts the rest.
+    assert [
+        (b.plain, [x.plain for x, _ in ls], more)
+        for b, ls, more in rows.filtered("", cap=1)
+    ] == [("feature (2)", ["Alpha"], 1), ("service (1)", ["Billing"], 0)]
 
 
 def _old_histogram(times: list[int | None], rows: list[int]) -> tuple[list[float], str]:

@@ -25,45 +25,72 @@ if TYPE_CHECKING:
     from kgai_tui.core.reads.view import KgView
 
 
+#: Leaves a branch shows at most; the rest are one "more" line (type to narrow).
+#: A store of 100k elements drew every one of them: seconds on the UI thread
+#: before the first view, for a list nobody scrolls through.
+BRANCH_LEAVES = 2000
+
+
 @dataclass(frozen=True, slots=True)
 class ElementRow:
-    """One leaf of the tree: the element, its label, what the filter matches."""
+    """One leaf of the tree: the element, what it is listed as, what the filter
+    matches, and its marks (its label is made only when it is shown)."""
 
     eid: str
-    label: Text
+    listed: str  # the name, or "(unnamed <id>)"
     name: str  # lower case
     kind: str  # lower case
+    contested: bool = False
+    new: bool = False
+
+    def label(self, palette: Palette) -> Text:
+        """The leaf's label: the name on one line, shown, never markup."""
+        label = plain(one_line(self.listed, 60))
+        if self.contested:
+            label.stylize(palette.contested)
+            label.append(" ⚠", palette.contested)
+        if self.new:
+            label.append(" new", palette.new)
+        return label
+
+
+#: One branch to draw: its label, its first leaves, how many more match.
+Branch = tuple[Text, list[tuple[Text, str]], int]
 
 
 @dataclass(frozen=True, slots=True)
 class ElementRows:
     """The tree of one snapshot, ready to draw: built in a worker, not on the UI.
 
-    At 10,000 elements, looking every element up, sorting and labelling them takes
-    a good part of a second; the UI thread then only adds the prepared leaves.
+    At 10,000 elements, looking every element up and sorting them takes a good
+    part of a second; the UI thread then only adds the leaves it shows.
     """
 
     groups: tuple[tuple[str, tuple[ElementRow, ...]], ...]
     first: str | None  # the element shown when nothing is selected
+    palette: Palette
 
-    def filtered(self, needle: str) -> list[tuple[Text, list[tuple[Text, str]]]]:
-        """Branches and leaves whose name or kind contains ``needle`` (lower case)."""
-        out: list[tuple[Text, list[tuple[Text, str]]]] = []
+    def filtered(self, needle: str, cap: int | None = None) -> list[Branch]:
+        """Branches whose name or kind contains ``needle`` (lower case): each
+        with its count, its first ``cap`` leaves (:data:`BRANCH_LEAVES`) and how
+        many it leaves out."""
+        cap = BRANCH_LEAVES if cap is None else cap
+        out: list[Branch] = []
         for kind, rows in self.groups:
-            leaves = [
-                (r.label, r.eid)
-                for r in rows
-                if not needle or needle in r.name or needle in r.kind
+            match = [
+                r for r in rows if not needle or needle in r.name or needle in r.kind
             ]
-            if leaves:
-                out.append((plain(f"{kind} ({len(leaves)})", "bold"), leaves))
+            if match:
+                leaves = [(r.label(self.palette), r.eid) for r in match[:cap]]
+                count = plain(f"{kind} ({len(match)})", "bold")
+                out.append((count, leaves, len(match) - len(leaves)))
         return out
 
 
 def element_rows(
     v: KgView, added: Iterable[str] = (), *, palette: Palette
 ) -> ElementRows:
-    """Group the elements by kind, sorted by name, labelled (pure: run it in a worker).
+    """Group the elements by kind, sorted by name (pure: run it in a worker).
 
     ``added`` are elements new since the previous slider position (marked ``new``).
     """
@@ -79,17 +106,19 @@ def element_rows(
     groups = []
     for kind in sorted(by_kind):
         members = sorted(by_kind[kind], key=lambda m: (m[0], m[1]))
-        rows = []
-        for lower, eid, real_kind, name in members:
-            label = plain(one_line(name or f"(unnamed {eid})", 60))
-            if v.is_contested(eid):
-                label.stylize(palette.contested)
-                label.append(" ⚠", palette.contested)
-            if eid in new:
-                label.append(" new", palette.new)
-            rows.append(ElementRow(eid, label, lower, real_kind.lower()))
-        groups.append((kind, tuple(rows)))
-    return ElementRows(tuple(groups), None if first is None else first[1])
+        rows = tuple(
+            ElementRow(
+                eid,
+                name or f"(unnamed {eid})",
+                lower,
+                real_kind.lower(),
+                v.is_contested(eid),
+                eid in new,
+            )
+            for lower, eid, real_kind, name in members
+        )
+        groups.append((kind, rows))
+    return ElementRows(tuple(groups), None if first is None else first[1], palette)
 
 
 class ElementsView(Horizontal):

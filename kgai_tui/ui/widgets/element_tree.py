@@ -23,15 +23,20 @@ class ElementTree(Tree[str]):
         self._bulk = False
         super().__init__(label, id=id)
 
-    def fill(self, groups: Sequence[tuple[Text, Sequence[tuple[Text, str]]]]) -> None:
-        """Replace the tree by expanded branches of ``(label, element id)`` leaves."""
+    def fill(
+        self, groups: Sequence[tuple[Text, Sequence[tuple[Text, str]], int]]
+    ) -> None:
+        """Replace the tree by expanded branches of ``(label, element id)`` leaves,
+        each ending with a line saying how many more it leaves out, if any."""
         self.clear()
         self._bulk = True
         try:
-            for label, leaves in groups:
+            for label, leaves, more in groups:
                 branch = self.root.add(label, expand=True)
                 for leaf, eid in leaves:
                     branch.add_leaf(leaf, data=eid)
+                if more:
+                    branch.add_leaf(Text(f"… {more:,} more: type to filter", "dim"))
         finally:
             self._bulk = False
         self._invalidate()

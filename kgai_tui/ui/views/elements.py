@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from rich.text import Text
 from textual import on
@@ -31,10 +31,10 @@ if TYPE_CHECKING:
 BRANCH_LEAVES = 2000
 
 
-@dataclass(frozen=True, slots=True)
-class ElementRow:
+class ElementRow(NamedTuple):
     """One leaf of the tree: the element, what it is listed as, what the filter
-    matches, and its marks (its label is made only when it is shown)."""
+    matches, and its marks (its label is made only when it is shown). A tuple: a
+    store of 100k elements makes 100k of them before its first view."""
 
     eid: str
     listed: str  # the name, or "(unnamed <id>)"
@@ -77,9 +77,11 @@ class ElementRows:
         cap = BRANCH_LEAVES if cap is None else cap
         out: list[Branch] = []
         for kind, rows in self.groups:
-            match = [
-                r for r in rows if not needle or needle in r.name or needle in r.kind
-            ]
+            match = (
+                [r for r in rows if needle in r.name or needle in r.kind]
+                if needle
+                else rows
+            )
             if match:
                 leaves = [(r.label(self.palette), r.eid) for r in match[:cap]]
                 count = plain(f"{kind} ({len(match)})", "bold")
@@ -95,6 +97,7 @@ def element_rows(
     ``added`` are elements new since the previous slider position (marked ``new``).
     """
     new = set(added)
+    contested = v.conflicts()
     by_kind: dict[str, list[tuple[str, str, str, str]]] = {}
     first: tuple[str, str] | None = None
     for eid, kind, name in v.element_names():
@@ -112,7 +115,7 @@ def element_rows(
                 name or f"(unnamed {eid})",
                 lower,
                 real_kind.lower(),
-                v.is_contested(eid),
+                eid in contested,
                 eid in new,
             )
             for lower, eid, real_kind, name in members

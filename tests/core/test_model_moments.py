@@ -461,16 +461,17 @@ def test_moments_of_an_earlier_layout_are_written_again(tmp_path: Path) -> None:
     model.close()
 
 
-def _moments_written(path: Path, timeout_s: float = 60.0) -> dict[str, Any] | None:
-    """The moments' state once the detached build has written it (polled read-only)."""
+def _moments_written(
+    path: Path, timeout_s: float = 60.0, key: str = MOMENTS_KEY
+) -> dict[str, Any] | None:
+    """The moments' state (or another ``meta`` value, by ``key``) once the detached
+    build has written it (polled read-only)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if path.exists():
             db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
             try:
-                hit = db.execute(
-                    "SELECT v FROM meta WHERE k = ?", (MOMENTS_KEY,)
-                ).fetchone()
+                hit = db.execute("SELECT v FROM meta WHERE k = ?", (key,)).fetchone()
             except sqlite3.Error:
                 hit = None
             finally:

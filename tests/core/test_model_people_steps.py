@@ -8,7 +8,6 @@ Each test compares the model's answer with a fresh replay up to the cut
 from __future__ import annotations
 
 import marshal
-import os
 import sqlite3
 from pathlib import Path
 
@@ -16,7 +15,13 @@ import orjson
 import pytest
 from builders import ShardWriter, decision, upsert, write_store
 from test_model import append_files
-from test_model_moments import _keep, _stamps, compare_every_cut
+from test_model_moments import (
+    _cli,
+    _keep,
+    _moments_written,
+    _stamps,
+    compare_every_cut,
+)
 from test_model_people_at import _from_model, _reference
 from test_replay_properties import lines
 
@@ -275,55 +280,19 @@ def test_the_first_read_leaves_the_people_steps(tmp_path: Path) -> None:
     """The detached build that follows a first read (empty cache) stores the
     per-author steps after the moments, so the first ``people --as-of`` bisects
     them instead of building them (49 s at 10M decisions)."""
-    import subprocess
-    import sys
-    import time
-
     root = tmp_path / "store"
     _team(root, 9)
     cache = tmp_path / "cache"
-    env = {**os.environ, "KGAI_TUI_CACHE_DIR": str(cache)}
-    cmd = [sys.executable, "-m", "kgai_tui", "status", "--store", str(root), "--json"]
-    assert (
-        subprocess.run(cmd, env=env, capture_output=True, check=False).returncode == 0
-    )
-    path = model_path(root, cache)
-    deadline = time.monotonic() + 60
-    stored = None
-    while stored is None and time.monotonic() < deadline:
-        if path.exists():
-            db = _read(root, cache)
-            try:
-                stored = db.execute(
-                    "SELECT v FROM meta WHERE k = ?", (PEOPLE_STEPS_KEY,)
-                ).fetchone()
-            except sqlite3.Error:
-                stored = None
-            finally:
-                db.close()
-        time.sleep(0.1)
+    first = _cli(["status", "--store", str(root), "--json"], cache)
+    assert first.returncode == 0, first.stderr
+    stored = _moments_written(model_path(root, cache), key=PEOPLE_STEPS_KEY)
     assert stored is not None, "the detached build stored no people steps"
-    cut = format_epoch(START + 4 * DAY)
     model = open_model(root, cache)
     try:
         assert model.db.execute("SELECT count(*) FROM at_person").fetchone()[0] == 2
     finally:
         model.close()
-    reads = ["people", "--as-of", cut, "--store", str(root), "--json"]
-    on = subprocess.run(
-        [sys.executable, "-m", "kgai_tui", *reads],
-        env=env,
-        capture_output=True,
-        check=False,
-    )
-    off = subprocess.run(
-        [sys.executable, "-m", "kgai_tui", *reads],
-        env={
-            **env,
-            "KGAI_TUI_READ_MODEL": "off",
-            "KGAI_TUI_CACHE_DIR": str(tmp_path / "o"),
-        },
-        capture_output=True,
-        check=False,
-    )
+    reads = ["people", "--as-of", format_epoch(START + 4 * DAY), "--store", str(root)]
+    on = _cli([*reads, "--json"], cache)
+    off = _cli([*reads, "--json"], tmp_path / "off", KGAI_TUI_READ_MODEL="off")
     assert on.returncode == 0 and on.stdout == off.stdout

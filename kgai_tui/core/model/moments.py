@@ -258,24 +258,18 @@ def elements_at(
 ) -> tuple[dict[int, tuple[str, str, str]], list[tuple[str, str, str, Sequence[int]]]]:
     """The elements touched by ``cut`` (by element number: id, kind, name) and those
     holding heads then, in id order, with their head decision rows."""
-    heads = values_at(db, HEADS, cut)
-    known = len(heads)
+    heads = dict(heads_at(db, cut))
     present: dict[int, tuple[str, str, str]] = {}
-    held: list[tuple[str, str, str, int]] = []
+    entries: list[tuple[str, str, str, Sequence[int]]] = []
     for n, eid, touch in db.execute("SELECT n, eid, touch FROM at_el"):
         got = touch_at(marshal.loads(touch), cut)
         if got is None:
             continue
         present[n] = (eid, *got)
-        val = heads[n] if n < known else UNSET
-        if val != UNSET and val != -1:
-            held.append((eid, got[0], got[1], val))
-    held.sort(key=lambda e: e[0])
-    multi = _multi(db, [-2 - v for *_, v in held if v < -1])
-    entries: list[tuple[str, str, str, Sequence[int]]] = [
-        (eid, kind, name, (v,) if v >= 0 else multi[-2 - v])
-        for eid, kind, name, v in held
-    ]
+        gs = heads.get(n)
+        if gs is not None:
+            entries.append((eid, *got, gs))
+    entries.sort(key=lambda e: e[0])
     return present, entries
 
 

@@ -48,6 +48,7 @@ __all__ = [
     "drop_people_steps",
     "lower_people_steps",
     "people_steps_of",
+    "people_steps_stored",
     "save_people_steps",
     "stored_people_steps",
     "totals_at",
@@ -166,6 +167,15 @@ def stored_people_steps(db: sqlite3.Connection, cut: int) -> list[PersonSteps] |
     if below is None or cut >= below:
         return None
     return list(_decoded(db))
+
+
+def people_steps_stored(db: sqlite3.Connection) -> bool:
+    """Whether the model holds per-author steps (for some cuts).
+
+    Raises:
+        ModelCorruptError: their bound does not decode.
+    """
+    return _below(db) is not None
 
 
 def _below(db: sqlite3.Connection) -> int | None:

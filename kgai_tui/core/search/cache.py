@@ -213,6 +213,20 @@ def save_state(cache_dir: Path, state: IndexState) -> None:
     os.replace(tmp, cache_dir / _STATE_NAME)
 
 
+def _flock_within(fd: int, mode: int, timeout: float, step: float) -> bool:
+    """Take ``mode`` (``LOCK_EX`` or ``LOCK_SH``) on ``fd``, polling every ``step``
+    seconds for at most ``timeout``; whether it was taken."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(step)
+
+
 def wait_for_writer(cache_dir: Path, timeout: float) -> bool:
     """Wait until no process holds the write lock (at most ``timeout`` seconds);
     whether one held it when called. Takes nothing: a reader that finds an index
@@ -222,20 +236,9 @@ def wait_for_writer(cache_dir: Path, timeout: float) -> bool:
     except OSError:
         return False  # no lock file: no writer ever
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pass
-        else:
+        if _flock_within(fd, fcntl.LOCK_SH, 0.0, 0.0):
             return False
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            time.sleep(0.2)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                continue
+        _flock_within(fd, fcntl.LOCK_SH, timeout, 0.2)
         return True
     finally:
         os.close(fd)  # a shared lock taken goes with the descriptor
@@ -255,17 +258,10 @@ def write_lock(cache_dir: Path, timeout: float = 600.0) -> Iterator[None]:
     cache_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(cache_dir / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise WriteError(
-                        f"search index in {cache_dir} is locked by another process"
-                    ) from None
-                time.sleep(0.05)
+        if not _flock_within(fd, fcntl.LOCK_EX, timeout, 0.05):
+            raise WriteError(
+                f"search index in {cache_dir} is locked by another process"
+            )
         try:
             yield
         finally:

@@ -41,7 +41,9 @@ __all__ = [
     "NO_TIME",
     "DocRecord",
     "decision_key",
+    "decision_key_prefix",
     "element_attrs",
+    "element_key_prefixes",
     "epoch_of",
     "history_fields",
     "history_record",
@@ -386,6 +388,22 @@ def live_key(doctype: str, rid: str) -> int:
         return _HIGH | int(rid[3:19], 16) >> 1
     digest = hashlib.sha256(rid.encode("utf-8", "surrogatepass")).hexdigest()
     return _HIGH | int(digest[:16], 16) >> 1
+
+
+def decision_key_prefix(key: int) -> str:
+    """The 16 hex digits after ``d_`` that a well-formed id of this
+    :func:`decision_key` starts with (ids of another shape have hashed keys)."""
+    return f"{key:016x}"
+
+
+def element_key_prefixes(key: int) -> tuple[str, str] | None:
+    """The first and last 16-hex-digit prefix (after ``el_``) of the well-formed
+    element ids of this :func:`live_key` (the key keeps the prefix's 63 high bits),
+    or ``None`` for a key outside the elements' half."""
+    if key < _HIGH:
+        return None
+    prefix = (key - _HIGH) << 1
+    return f"{prefix:016x}", f"{prefix + 1:016x}"
 
 
 #: Key bounds ``[low, high)`` of live documents by type.

@@ -22,7 +22,12 @@ from collections.abc import Callable, Container, Iterable
 from typing import TYPE_CHECKING, Final
 
 from kgai_tui.core.model.moment_probe import PROBE_FAILURES
-from kgai_tui.core.search.docs import decision_key, live_key
+from kgai_tui.core.search.docs import (
+    decision_key,
+    decision_key_prefix,
+    element_key_prefixes,
+    live_key,
+)
 
 if TYPE_CHECKING:
     from kgai_tui.core.model.moment_probe import MomentProbe
@@ -38,7 +43,6 @@ __all__ = [
 
 #: Distinct keys asked about one moment before it lists them all.
 PROBE_BUDGET: Final = 4096
-_HIGH: Final = 1 << 63
 
 
 class Moment:
@@ -119,19 +123,17 @@ def probed_moment(
         return listed[0]
 
     def in_force(key: int) -> bool:
-        return probe.decision_in_force(f"{key:016x}")
+        return probe.decision_in_force(decision_key_prefix(key))
 
     odd: list[frozenset[int]] = []
 
     def present(key: int) -> bool:
-        if key < _HIGH:
+        span = element_key_prefixes(key)
+        if span is None:
             return False  # a decision's live key: never an element
         if not odd:  # elements whose ids the key does not spell: by their hash
             odd.append(frozenset(live_key("element", e) for e in probe.odd_elements()))
-        if key in odd[0]:
-            return True
-        prefix = (key - _HIGH) << 1  # the key keeps the prefix's 63 high bits
-        return probe.element_present(f"{prefix:016x}", f"{prefix + 1:016x}")
+        return key in odd[0] or probe.element_present(*span)
 
     return Moment(
         _Probed(in_force, lambda: whole()[0]),

@@ -9,12 +9,11 @@ second one beside it.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
+
+from test_model_moments import _cli
 
 from benchmarks.genlog import GenParams, write_store
 from kgai_tui.cli.support import SEARCH_IN_BACKGROUND_MIN
@@ -23,18 +22,6 @@ from kgai_tui.core.search.backend import STAMP
 from kgai_tui.core.search.cache import cache_dir_for, load_state, write_lock
 from kgai_tui.core.search.index import SearchIndex
 from kgai_tui.core.search.writer import build_persisted, engine_prints
-
-
-def _cli(args: list[str], cache: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "KGAI_TUI_CACHE_DIR": str(cache), **env}
-    return subprocess.run(
-        [sys.executable, "-m", "kgai_tui", *args],
-        capture_output=True,
-        text=True,
-        env=full,
-        check=False,
-        timeout=300,
-    )
 
 
 def _big_store(root: Path) -> Path:

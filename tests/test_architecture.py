@@ -147,3 +147,14 @@ def test_the_wheel_holds_no_benchmark_code() -> None:
     assert not names & {"engine_bench", "search_bench", "bench_run", "genlog"}
     text = (ROOT / "pyproject.toml").read_text("utf-8")
     assert 'include = ["kgai_tui*"]' in text
+
+
+def test_keybindings_doc_is_the_command_registry() -> None:
+    """docs/keybindings.md lists exactly the registry's keys and the legend."""
+    from kgai_tui.ui.commands import keybindings_markdown
+
+    doc = (ROOT / "docs" / "keybindings.md").read_text(encoding="utf-8")
+    begin, end = "<!-- keys: begin -->\n", "<!-- keys: end -->"
+    assert begin in doc and end in doc
+    generated = doc[doc.index(begin) + len(begin) : doc.index(end)]
+    assert generated == keybindings_markdown()

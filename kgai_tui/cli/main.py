@@ -389,7 +389,7 @@ def history(store: str | None, as_json: bool, element: tuple[str, ...]) -> None:
     Example: kgai-tui history feature:Invoice
     """
     answer = history_answer(model_source(store), " ".join(element))
-    show(answer, as_json, render_history)
+    show(answer, as_json, lambda obj: render_history(obj, answer.extra["statuses"]))
 
 
 @main.command()

@@ -216,6 +216,13 @@ def record_command(
 @click.option("--keep", default=None, metavar="DECISION_ID", help="The side that wins.")
 @click.option("--title", default=None, help="Title of a new deciding decision.")
 @click.option("--rationale", default="", help="Why (with --title).")
+@click.option(
+    "--set",
+    "settings",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="With --title: set a prop of the element (repeatable), e.g. the contested one.",
+)
 @handles_errors
 @stops_cleanly
 def resolve_conflict_command(
@@ -225,18 +232,27 @@ def resolve_conflict_command(
     keep: str | None,
     title: str | None,
     rationale: str,
+    settings: tuple[str, ...],
 ) -> None:
     """End a conflict with one decision superseding every side.
 
     --keep restates the kept decision (a unique id prefix is enough); --title
-    records a new decision instead. Both sides stay in history. Exit 1 when
-    ELEMENT has no conflict.
+    records a new decision instead, and --set KEY=VALUE makes it set the
+    element's props (the contested ones, so the element agrees with it). Both
+    sides stay in history. Exit 1 when ELEMENT has no conflict.
 
-    Example: kgai-tui resolve-conflict feature:Invoice --keep d_1f7c715a
+    Example: kgai-tui resolve-conflict feature:Refunds --title "30 days from
+    delivery" --rationale "…" --set "window=30 days, from delivery"
     """
     if rationale and title is None:
         raise UsageError("--rationale goes with --title (--keep restates the kept one)")
-    from kgai_tui.core.write.writes import resolve_conflict
+    props: dict[str, str] = {}
+    for setting in settings:
+        key, sep, value = setting.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set takes KEY=VALUE, not {setting!r}")
+        props[key.strip()] = value
+    from kgai_tui.core.write.resolve import resolve_conflict
 
     label = " ".join(element)
     obj = resolve_conflict(
@@ -245,6 +261,7 @@ def resolve_conflict_command(
         keep=keep,
         title=title,
         rationale=rationale,
+        props=props,
         on_notice=_notice,
     )
     if as_json:

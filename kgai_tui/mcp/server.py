@@ -168,7 +168,7 @@ def write_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], st
         rationale: Rationale = "",
     ) -> CallToolResult:
         def produce() -> Answer:
-            from kgai_tui.core.write.writes import resolve_conflict as resolve
+            from kgai_tui.core.write.resolve import resolve_conflict as resolve
 
             if rationale and title is None:
                 raise UsageError(

@@ -9,10 +9,11 @@ cannot act on the terminal, whichever fields a rendering picks.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import wraps
 from typing import Any, Concatenate, ParamSpec
 
+from kgai_tui.core.reads.legend import MARKS, Status
 from kgai_tui.core.safe_text import visible, visible_tree
 
 P = ParamSpec("P")
@@ -89,14 +90,20 @@ def render_heads(obj: dict[str, Any]) -> str:
 
 
 @_marks_controls
-def render_history(obj: dict[str, Any]) -> str:
-    """Render ``history``: oldest first, current and superseded marked."""
+def render_history(obj: dict[str, Any], statuses: Sequence[str] = ()) -> str:
+    """Render ``history``: oldest first, each decision marked with its status on
+    the element (the one legend, ``core.reads.legend``; ``statuses`` in the
+    decisions' order, else in force or not from ``is_head``)."""
     decisions = obj["decisions"]
     lines = [
         f"{obj['kind']}:{obj['name']} — {len(decisions)} decision(s), oldest first"
     ]
-    for d in decisions:
-        mark = "● current" if d["is_head"] else "  superseded"
+    for n, d in enumerate(decisions):
+        if n < len(statuses):
+            status = Status(statuses[n])
+        else:
+            status = Status.IN_FORCE if d["is_head"] else Status.SUPERSEDED
+        mark = f"{MARKS[status]} {status.value}"
         lines.append(f"{_day(d['when'])}  {d['title']}  {mark}")
         if d.get("rationale"):
             lines.append(f"    why: {d['rationale'].splitlines()[0]}")

@@ -1,74 +1,70 @@
-"""KgaiApp: the explorer. Owns the engine, the time slider and the live reload.
+"""KgaiApp: the explorer. Owns the engine, the time slider, navigation and reloads.
 
 All store work (open, replay at a moment, search, resolve) runs in thread workers;
 results come back to the UI thread and are handed to the views as an immutable
-:class:`Snapshot`. The theme chosen in the palette is remembered in the user's
-config directory (:mod:`kgai_tui.ui.preferences`) and used again at the next start.
-The palette's "Sync with the remote" runs ``kgai-tui sync`` in a worker; the header
-shows the remote and when the store last synced.
+:class:`Snapshot`. Navigation keeps a back stack across views (Escape and ``q``
+pop it); the key bar under the slider shows the keys of the view in front. The
+theme chosen in the palette is remembered in the user's config directory
+(:mod:`kgai_tui.ui.preferences`). Sync lives in :mod:`kgai_tui.ui.sync_actions`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import BindingType
+from textual.events import DescendantFocus
 from textual.screen import Screen
 from textual.theme import Theme
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from kgai_tui.ui.commands import bindings, system_commands
-from kgai_tui.ui.diff_view import DiffMark
+from kgai_tui.ui.diff_view import DiffMark, DiffModal
 from kgai_tui.ui.live import LIVE_POLL_SECONDS, LiveReload
 from kgai_tui.ui.palette import JumpProvider
 from kgai_tui.ui.preferences import save_theme, saved_theme
 from kgai_tui.ui.prepare import Prepared, prepare, prepare_preview
-from kgai_tui.ui.safe_text import one_line, visible
 from kgai_tui.ui.screens import DecisionModal, HelpScreen, TextModal, doctor_report
 from kgai_tui.ui.snapshot import (
     DecisionRequested,
     ElementRequested,
     ReloadRequested,
-    SlideToRequested,
     Snapshot,
+    StoryRequested,
 )
+from kgai_tui.ui.sync_actions import SyncActions, read_sync_status
 from kgai_tui.ui.theme import Palette, palette_of
 from kgai_tui.ui.views.agent import AgentScreen
 from kgai_tui.ui.views.switcher import ViewSwitcher
-from kgai_tui.ui.widgets.footer import QuietFooter
 from kgai_tui.ui.widgets.header import MomentBanner, StoreHeader
+from kgai_tui.ui.widgets.key_bar import KeyBar
 from kgai_tui.ui.widgets.time_slider import TimeSlider
 
 if TYPE_CHECKING:
-    # Imported where used: the engine (and networkx under it) loads in the opening
-    # worker while the first screen is already up.
     from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.model.open import ModelEngine
     from kgai_tui.core.reads.moments import GraphDelta, TimeCursor
     from kgai_tui.core.replay.projection_view import ProjectionView
     from kgai_tui.sync.status import SyncStatus
-    from kgai_tui.sync.sync import SyncReport
 
-NO_REMOTE_HELP = (
-    "No remote configured, so there is nothing to sync with. Set one with "
-    "`kgai-tui remote URL` (a git URL or s3://bucket/prefix), then sync again."
-)
+#: How many places the back stack remembers.
+BACK_DEPTH = 64
 
 
-class KgaiApp(App[None]):
+class KgaiApp(SyncActions):
     """Browse, search, time-travel and resolve a kgai store."""
 
     CSS_PATH = "styles/app.tcss"
     TITLE = "kgai-tui"
-    COMMANDS = App.COMMANDS | {JumpProvider}
+    COMMANDS = SyncActions.COMMANDS | {JumpProvider}
 
-    BINDINGS: ClassVar[list[BindingType]] = list(bindings())
+    BINDINGS: ClassVar[list[BindingType]] = bindings("app", "slider")
 
     def __init__(
         self, root: Path, *, label: str | None = None, live: bool = True
@@ -86,35 +82,36 @@ class KgaiApp(App[None]):
         self._live = LiveReload(root)
         self._revision = 0
         # Every load and every projection is numbered when asked for, on this
-        # thread; only the latest one asked for is shown. A worker that an
-        # exclusive successor cancelled still runs to its end and still calls
-        # back, and a slow one (a past moment) can call back after a quick one.
+        # thread; only the latest one asked for is shown (a cancelled worker still
+        # runs to its end, and a slow past moment can call back after a quick one).
         self._loads_asked = 0
         self._projections_asked = 0
         self.diff_mark = DiffMark()
         self._history_pending: tuple[Engine, bool] | None = None
-        # Whether the slider's history was asked for: the whole store is read from
-        # then on (the present comes from the read model until then); and what
-        # the key that asked for it does once the moments are there.
+        # Whether the slider's history was asked for (the whole store is read from
+        # then on), and what the key that asked for it does once it is there.
         self._history_wanted = False
-        self._after_history: str | None = None
+        self._after_history: str | datetime | None = None
+        #: Where Escape and q go back to: (view, element shown there).
+        self.back_stack: list[tuple[str, str | None]] = []
+        #: An (element, decision id) to show once the next read lands.
+        self._focus_after_load: tuple[str, str] | None = None
         theme = saved_theme()
         if theme is not None and theme in self.available_themes:
             self.theme = theme
         self.palette: Palette = palette_of(self)
         self._theme_saved = True  # False once saving it has failed (warned once)
         self.sync_status: SyncStatus | None = None
-        # The last sync made by this explorer: (the remote, redacted; when).
-        self.synced_at: tuple[str, datetime] | None = None
+        self.synced_at = None
         self._syncing = False
 
     def compose(self) -> ComposeResult:
-        """Header, banner, the six views, the slider and the footer."""
+        """Header, banner, the seven views, the slider and the key bar."""
         yield StoreHeader(id="header")
         yield MomentBanner(id="banner")
         yield ViewSwitcher(self.root, id="views")
         yield TimeSlider(id="slider")
-        yield QuietFooter()
+        yield KeyBar("elements", id="keys")
 
     def on_mount(self) -> None:
         """Load the store in a worker; poll the shards for live changes."""
@@ -135,12 +132,9 @@ class KgaiApp(App[None]):
     def _load(self, keep_moment: bool) -> None:
         """Read the store again in a worker; ``keep_moment`` keeps the slider's place.
 
-        The present is read through the read model when it holds the log (extended
-        in place when the shards only grew): rows fetched from disk, no replay, no
-        decision held in memory. The whole store is read once the history is
-        wanted (the slider moved back), or when there is no model to read (none
-        built yet, ``KGAI_TUI_READ_MODEL=off``, a log rewritten); from then on
-        every reload reads it whole, so the slider keeps its moments."""
+        The present is read through the read model when it holds the log:
+        rows fetched from disk, no replay. The whole store is read once the
+        history is wanted (the slider moved back), or when there is no model."""
         self._loads_asked += 1
         self._load_in_worker(keep_moment, self._history_wanted, self._loads_asked)
 
@@ -152,14 +146,14 @@ class KgaiApp(App[None]):
             model = self._open_model()
             if model is not None:
                 self.call_from_thread(
-                    self._model_loaded, *model, _read_sync_status(self.root), asked
+                    self._model_loaded, *model, read_sync_status(self.root), asked
                 )
                 return
         from kgai_tui.core.engine.open import open_engine
 
         engine = open_engine(self.root)
         problems = doctor_problems(engine)
-        status = _read_sync_status(self.root)
+        status = read_sync_status(self.root)
         self.call_from_thread(
             self._loaded, engine, problems, keep_moment, status, asked=asked
         )
@@ -199,13 +193,8 @@ class KgaiApp(App[None]):
             model.close()  # a newer load was asked for, or the whole store is
             return
         engine = cast("Engine", model)
-        self.engine, self.cursor, self.problems = engine, None, problems
-        if status is not None:
-            self.sync_status = status
-            self._show_remote()
+        self._opened(engine, problems, status)
         self._history_pending = None
-        self._live.loaded()
-        self.query_one(StoreHeader).opened()
         slider = self.query_one(TimeSlider)
         slider.loading = False
         slider.set_moments([], keep=False)
@@ -213,20 +202,28 @@ class KgaiApp(App[None]):
         projection = cast("ProjectionView", model.projection)
         self._present(engine, projection, None, None, prepared)
 
+    def _opened(
+        self, engine: Engine, problems: list[str], status: SyncStatus | None
+    ) -> None:
+        self.engine, self.cursor, self.problems = engine, None, problems
+        if status is not None:
+            self.sync_status = status
+            self._show_remote()
+        self._live.loaded()
+        self.query_one(StoreHeader).opened()
+
     @on(TimeSlider.HistoryWanted)
     def _history_asked(self, event: TimeSlider.HistoryWanted) -> None:
-        """Read the whole store once, for the slider; then do what the key asked."""
+        """Read the whole store once, for the slider; then do what the key asked.
+
+        The slider's own line says the history is being read, and stops saying
+        it when it is there (no notification that outlives the wait)."""
         event.stop()
         self._after_history = event.then
         if self._history_wanted:
             return  # on its way
         self._history_wanted = True
         self.query_one(TimeSlider).loading = True
-        self.notify(
-            "Reading the whole store for the time slider…",
-            title="History",
-            markup=False,
-        )
         self._load(keep_moment=True)
 
     def _loaded(
@@ -240,15 +237,9 @@ class KgaiApp(App[None]):
     ) -> None:
         if asked != self._loads_asked:
             return  # a newer load was asked for; its engine comes next
-        # The whole store is read from now on: its slider has moments to keep.
-        self._history_wanted = True
-        self.engine, self.cursor, self.problems = engine, None, problems
-        if status is not None:
-            self.sync_status = status
-            self._show_remote()
+        self._history_wanted = True  # the whole store is read from now on
+        self._opened(engine, problems, status)
         self._history_pending = (engine, keep_moment)
-        self._live.loaded()
-        self.query_one(StoreHeader).opened()
         slider = self.query_one(TimeSlider)
         slider.loading = True
         if not keep_moment or slider.at_now:
@@ -296,6 +287,8 @@ class KgaiApp(App[None]):
             slider.step_month(-1)
         elif then == "start":
             slider.jump(to_start=True)
+        elif isinstance(then, datetime):
+            slider.go_to(then)
         if not slider.at_now:  # the present is on screen already
             self._project(slider.moment)
 
@@ -311,9 +304,7 @@ class KgaiApp(App[None]):
         """Show the graph at ``moment`` (``None``: now), projected in a worker.
 
         What it projects from is taken here, on the UI thread, so a load landing
-        meanwhile cannot mix into it. Without an engine, or a past moment before
-        the time index is read, there is nothing to ask: ``_loaded`` and
-        ``_cursor_ready`` project the slider's place when they come."""
+        meanwhile cannot mix into it."""
         engine, cursor = self.engine, self.cursor
         if engine is None or (moment is not None and cursor is None):
             return
@@ -389,12 +380,15 @@ class KgaiApp(App[None]):
         )
         if previous is not None and previous is not engine:
             _close_model(previous)  # no view holds its rows any more
-        # O(decisions) work waits until this view is painted: the timeline (ordering
-        # every decision), then, once per load, the time index for the slider.
+        # O(decisions) work waits until this view is painted: the timeline, then,
+        # once per load, the time index for the slider.
         self.call_after_refresh(views.show_timeline, self.snapshot)
         self.call_after_refresh(self._read_history)
         if prepared.palette != self.palette:  # the theme changed meanwhile
             self._restyle(self.snapshot, self.palette)
+        focus, self._focus_after_load = self._focus_after_load, None
+        if focus is not None and moment is None:
+            self._show_new_decision(*focus)
 
     # ------------------------------------------------------------------ theme
 
@@ -435,17 +429,61 @@ class KgaiApp(App[None]):
 
     # ------------------------------------------------------------------ navigation
 
-    def show_view(self, key: str) -> None:
-        """Switch to a view by id."""
-        self.query_one(ViewSwitcher).show_view(key)
+    @property
+    def current_view(self) -> str:
+        """The id of the view in front."""
+        return self.query_one(ViewSwitcher).current or "elements"
 
-    def action_leave_text(self) -> None:
-        """Leave a text box for its view's main list."""
-        self.query_one(ViewSwitcher).leave_text()
+    def show_view(self, key: str, *, remember: bool = True) -> None:
+        """Switch to a view by id; ``remember`` the one left for Escape and ``q``."""
+        if remember and key != self.current_view:
+            self._remember()
+        self.query_one(ViewSwitcher).show_view(key)
+        self._show_keys()
+
+    def _remember(self) -> None:
+        place = (self.current_view, self.selected_element)
+        if not self.back_stack or self.back_stack[-1] != place:
+            self.back_stack.append(place)
+            del self.back_stack[:-BACK_DEPTH]
 
     def action_view(self, key: str) -> None:
-        """Show one of the six views (keys 1 to 5, and 7)."""
+        """Show one of the seven views (keys 1 to 7)."""
         self.show_view(key)
+
+    def action_search_box(self) -> None:
+        """The Search view, its box focused (``/``)."""
+        self.show_view("search")
+        self.query_one("#search-input").focus()
+
+    def action_go_back(self) -> None:
+        """Back one level: leave a text box, else return to the previous place."""
+        if self.query_one(ViewSwitcher).leave_text():
+            self._show_keys()
+            return
+        if not self.back_stack:
+            return
+        view, element = self.back_stack.pop()
+        if element is not None and element != self.selected_element:
+            self.selected_element = element
+            if self.snapshot is not None:
+                self.query_one(ViewSwitcher).select_element(self.snapshot, element)
+        self.show_view(view, remember=False)
+
+    def action_quit_or_back(self) -> None:
+        """``q``: back one level, or quit when there is nothing to go back to."""
+        if self.back_stack:
+            self.action_go_back()
+        else:
+            self.exit()
+
+    @on(DescendantFocus)
+    def _focus_moved(self, _: DescendantFocus) -> None:
+        self._show_keys()
+
+    def _show_keys(self) -> None:
+        """The key bar follows the view in front (and says whether q goes back)."""
+        self.query_one(KeyBar).show_scope(self.current_view, back=bool(self.back_stack))
 
     def action_slide(self, delta: int) -> None:
         """Step the slider by one recorded moment."""
@@ -456,30 +494,28 @@ class KgaiApp(App[None]):
         self.query_one(TimeSlider).step_month(direction)
 
     def action_slide_to(self, where: str) -> None:
-        """Send Home or End along the path the earlier keys took (see
-        :class:`SlideToRequested`); it acts when it reaches the app."""
-        target = self.focused or self.screen
-        if not target.post_message(SlideToRequested(where)):
-            self._slide_to(where)  # the target is closing: act now
+        """Jump the slider to the first moment or to now."""
+        self.query_one(TimeSlider).jump(to_start=where == "start")
 
-    @on(SlideToRequested)
-    def _slide_to_requested(self, event: SlideToRequested) -> None:
-        event.stop()
-        self._slide_to(event.where)
+    def action_goto_moment(self) -> None:
+        """Ask for a moment (a date, ``-3m``) and move the slider there."""
+        from kgai_tui.core.clock import now
+        from kgai_tui.ui.moment import MomentScreen
 
-    def _slide_to(self, where: str) -> None:
-        """Jump the slider to the first moment or to now (in a text box: the cursor)."""
-        focused = self.focused
-        if not isinstance(focused, Input):
-            self.query_one(TimeSlider).jump(to_start=where == "start")
-        elif where == "start":
-            focused.action_home()
-        else:
-            focused.action_end()
+        slider = self.query_one(TimeSlider)
+        first = slider.moments[0] if slider.moments else None
+        self.push_screen(MomentScreen(now(), first), self._moment_chosen)
+
+    def _moment_chosen(self, moment: datetime | None) -> None:
+        if moment is not None:
+            self.query_one(TimeSlider).go_to(moment)
 
     def action_agent(self) -> None:
         """Show the exact recall payload an agent gets for a path or topic."""
-        self.push_screen(AgentScreen(self.root, lambda: self.engine))
+        paths = ""
+        if self.current_view == "paths":
+            paths = self.query_one("#paths-input", Input).value
+        self.push_screen(AgentScreen(self.root, lambda: self.engine, paths=paths))
 
     def action_mark_moment(self) -> None:
         """Mark the slider position; ``D`` then shows what changed since."""
@@ -488,6 +524,17 @@ class KgaiApp(App[None]):
     def action_diff_since_mark(self) -> None:
         """Show the diff between the marked slider position and this one."""
         self.diff_mark.show(self, self.engine)
+
+    def action_diff_last(self, days: int) -> None:
+        """Show what changed in the ``days`` up to the slider's moment."""
+        from kgai_tui.core.clock import now
+
+        if self.engine is None:
+            self.notify("The store is still loading.", markup=False)
+            return
+        end = self.query_one(TimeSlider).moment
+        start = (end or now()) - timedelta(days=days)
+        self.push_screen(DiffModal(self.engine, start, end))
 
     def action_help(self) -> None:
         """Show every key."""
@@ -498,93 +545,28 @@ class KgaiApp(App[None]):
         self.push_screen(TextModal(doctor_report(self.problems, self.palette)))
 
     @on(ReloadRequested)
+    def _reload_requested(self, event: ReloadRequested) -> None:
+        """A view wrote to the store: re-read it, then show what it asked for."""
+        self._focus_after_load = event.focus
+        self.action_reload()
+
     def action_reload(self) -> None:
         """Re-read the shards now (keeping the slider's moment)."""
         self._load(keep_moment=True)
 
-    # ------------------------------------------------------------------ sync
-
-    def action_sync(self) -> None:
-        """Sync with the store's remote (git or S3, as ``kgai-tui sync``), in a worker."""
-        if self._syncing:
-            self.notify("A sync is already running.", severity="warning", markup=False)
-            return
-        self._syncing = True
-        self._sync()
-
-    @work(thread=True, group="sync", exit_on_error=False)
-    def _sync(self) -> None:
-        from kgai_tui.core.reads.health import redact
-        from kgai_tui.sync.status import effective_url, run_sync
-
-        try:
-            url = effective_url(self.root)
-            if not url:
-                self.call_from_thread(self._sync_ended, None, NO_REMOTE_HELP)
-                return
-            self.call_from_thread(self._sync_started, redact(url))
-            report = run_sync(self.root, on_notice=self._sync_notice)
-        except Exception as exc:  # every failure is one line, never a traceback
-            message = str(exc).strip() or type(exc).__name__
-            self.call_from_thread(self._sync_ended, None, message)
-            return
-        self.call_from_thread(self._sync_ended, report, "")
-
-    def _sync_notice(self, message: str) -> None:
-        """A notice of the sync (a repaired tail, a rotated identity), from its thread."""
-        self.call_from_thread(
-            self.notify, one_line(message), title="Sync", markup=False
-        )
-
-    def _sync_started(self, remote: str) -> None:
-        self.query_one(StoreHeader).start_syncing(remote)
-
-    def _sync_ended(self, report: SyncReport | None, error: str) -> None:
-        """Show the outcome (or the one-line error) and re-read the store."""
-        from kgai_tui.core.clock import now
-        from kgai_tui.core.reads.health import redact
-        from kgai_tui.sync.sync import render_sync
-
-        self._syncing = False
-        self.query_one(StoreHeader).sync_ended()
-        if report is None:
-            self.notify(
-                one_line(error),
-                title="Sync",
-                severity="warning" if error == NO_REMOTE_HELP else "error",
-                markup=False,
-                timeout=10,
-            )
-            self._show_remote()
-            return
-        if not report.outcome.detail:
-            self.synced_at = (redact(report.remote), now())
-        self.notify(
-            visible(render_sync(report), keep_newlines=True),
-            title="Sync",
-            severity="warning" if report.outcome.detail else "information",
-            markup=False,
-            timeout=10,
-        )
-        self._show_remote()
-        self._load(keep_moment=True)
-
-    def _show_remote(self) -> None:
-        from kgai_tui.core.clock import now
-
-        status = self.sync_status
-        if status is None:
-            return
-        ours = self.synced_at
-        synced = ours[1] if ours and ours[0] == status.remote else status.last_synced
-        self.query_one(StoreHeader).show_remote(status.remote, synced, now())
+    def _show_new_decision(self, element_id: str, decision_id: str) -> None:
+        """After a resolution: the element in Elements, the new decision selected."""
+        self.open_element(element_id)
+        self.query_one(ViewSwitcher).highlight_decision(decision_id)
 
     def open_element(self, element_id: str, view: str = "elements") -> None:
         """Show an element in the Elements (or Graph) view."""
+        if element_id != self.selected_element or view != self.current_view:
+            self._remember()
         self.selected_element = element_id
         if self.snapshot is not None:
             self.query_one(ViewSwitcher).select_element(self.snapshot, element_id)
-        self.show_view(view)
+        self.show_view(view, remember=False)
 
     def open_decision(self, index: int) -> None:
         """Open a decision's full record."""
@@ -617,6 +599,16 @@ class KgaiApp(App[None]):
     def _decision_requested(self, event: DecisionRequested) -> None:
         self.open_decision(event.decision_index)
 
+    @on(StoryRequested)
+    def _story_requested(self, event: StoryRequested) -> None:
+        from kgai_tui.ui.story import StoryScreen
+
+        if self.snapshot is not None:
+            self.push_screen(
+                StoryScreen(self.snapshot.view, event.element_id, palette=self.palette),
+                self._after_decision,
+            )
+
 
 def _close_model(engine: Engine) -> None:
     """Close a store read through its model (a whole store holds no connection)."""
@@ -624,16 +616,6 @@ def _close_model(engine: Engine) -> None:
 
     if isinstance(engine, ModelEngine):
         engine.close()
-
-
-def _read_sync_status(root: Path) -> SyncStatus | None:
-    """The store's remote and last sync (``None`` when they cannot be read)."""
-    from kgai_tui.sync.status import sync_status
-
-    try:
-        return sync_status(root)
-    except Exception:  # the header is a nicety: the store opens regardless
-        return None
 
 
 def make_app(root: Path, *, label: str | None = None, live: bool = True) -> KgaiApp:

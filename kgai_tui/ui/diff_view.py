@@ -14,13 +14,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from kgai_tui.text.diff import render_diff
+from kgai_tui.ui.commands import bindings
 from kgai_tui.ui.safe_text import plain
+from kgai_tui.ui.widgets.key_bar import KeyBar
 from kgai_tui.ui.widgets.time_slider import TimeSlider
 
 if TYPE_CHECKING:
@@ -83,9 +85,7 @@ class DiffMark:
 class DiffModal(ModalScreen[None]):
     """The diff between two positions, computed off the UI thread."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "dismiss(None)", "Close")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("diff")
 
     def __init__(
         self, engine: Engine, start: datetime | None, end: datetime | None
@@ -105,6 +105,7 @@ class DiffModal(ModalScreen[None]):
             )
             with VerticalScroll():
                 yield Static(Text("computing…", "dim"), id="diff-body")
+        yield KeyBar("diff")
 
     def on_mount(self) -> None:
         """Start the two replays."""

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from kgai_tui.ui.commands import ALL_VIEWS, command
+from kgai_tui.ui.commands import VIEWS, command
 from kgai_tui.ui.safe_text import one_line
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class JumpProvider(Provider):
     async def discover(self) -> Hits:
         """Offer the views when the palette opens."""
         app = self._jumps
-        for key, _ in ALL_VIEWS:
+        for key, _ in VIEWS:
             spec = command(f"kgai.view.{key}")
             yield DiscoveryHit(
                 spec.palette or "",

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
+from kgai_tui.core.reads.legend import Status, decision_status
+
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection_view import ProjectionView
 
@@ -22,7 +24,7 @@ BARS: Final = "▁▂▃▄▅▆▇█"
 
 @dataclass(frozen=True, slots=True)
 class Flow:
-    """How many of a person's decisions were replaced, and by whom."""
+    """How many of a person's decisions are superseded, and by whom."""
 
     author: str
     decisions: int
@@ -32,16 +34,18 @@ class Flow:
 
 
 def supersession_flow(p: ProjectionView, author: str) -> Flow:
-    """The supersession flow of ``author``'s recorded decisions."""
+    """The supersession flow of ``author``'s recorded decisions: those the legend
+    calls superseded (in force nowhere, replaced; ``core.reads.legend``), so the
+    count is People's "superseded" column, and who replaced them."""
     decisions = replaced = 0
     by: Counter[str] = Counter()
-    for ev_hash, who, later in zip(
-        p.dec_hash, p.dec_author, p.dec_superseded_by, strict=True
+    for i, (ev_hash, who, later) in enumerate(
+        zip(p.dec_hash, p.dec_author, p.dec_superseded_by, strict=True)
     ):
         if not ev_hash or who != author:
             continue
         decisions += 1
-        if later:
+        if later and decision_status(p, i) is Status.SUPERSEDED:
             replaced += 1
             by.update({p.dec_author[j] for j in later})
     ranked = sorted(by.items(), key=lambda kv: (-kv[1], kv[0]))

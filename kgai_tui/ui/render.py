@@ -15,10 +15,12 @@ from rich.style import Style
 from rich.text import Text
 
 from kgai_tui.core.gosem.gotext import format_epoch
+from kgai_tui.core.reads.legend import Status
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.theme import Palette
 
 if TYPE_CHECKING:
+    from kgai_tui.core.reads.story import StoryEntry
     from kgai_tui.core.reads.view import Decision, KgView
     from kgai_tui.core.wire.model import Mutation
 
@@ -34,7 +36,11 @@ def day(d: Decision) -> str:
 
 
 def element_details(v: KgView, eid: str, *, palette: Palette, width: int = 80) -> Text:
-    """Props, links, decisions in force and history of one element, as one Text."""
+    """An element's name, props and the decisions in force on it, as one Text.
+
+    Its links and its story (every decision, oldest first) follow in the view's
+    list, where each can be followed or opened.
+    """
     from kgai_tui.core.wire.props import parse_props
 
     element = v.element(eid)
@@ -48,7 +54,10 @@ def element_details(v: KgView, eid: str, *, palette: Palette, width: int = 80) -
     out.append("\n")
     heads = v.heads(eid)
     if len(heads) > 1:
-        out.append(f"⚠ contested: {len(heads)} decisions in force\n", palette.contested)
+        out.append(
+            f"⚠ contested: {len(heads)} decisions in force · 4 then r resolves\n",
+            palette.contested,
+        )
     props = parse_props(blob)
     if props:
         out.append("\nProps\n", "bold underline")
@@ -58,28 +67,14 @@ def element_details(v: KgView, eid: str, *, palette: Palette, width: int = 80) -
             out.append(" = ")
             out.append_text(plain(props[key]))
             out.append("\n")
-    outs = v.links_out(eid)
-    ins = v.links_in(eid)
-    if outs or ins:
-        out.append("\nLinks\n", "bold underline")
-        for link in outs:
-            out.append("  → ")
-            out.append_text(plain(link.kind, palette.link))
-            out.append(" ")
-            out.append_text(plain(v.label(link.other)))
-            out.append("\n")
-        for link in ins:
-            out.append("  ← ")
-            out.append_text(plain(link.kind, palette.link))
-            out.append(" ")
-            out.append_text(plain(v.label(link.other)))
-            out.append("\n")
     out.append("\nIn force\n", "bold underline")
     if not heads:
-        out.append("  no decision in force\n", DIM)
+        out.append("  no decision in force on it\n", DIM)
     for idx in heads:
         d = v.decision(idx)
-        out.append("  ● ", palette.contested if len(heads) > 1 else palette.head)
+        out.append("  ")
+        out.append_text(palette.mark(v.status_on(eid, idx)))
+        out.append(" ")
         out.append_text(plain(d.title, "bold"))
         out.append(f"\n    {day(d)} · ", DIM)
         out.append_text(plain(d.author or "unknown", DIM))
@@ -88,28 +83,34 @@ def element_details(v: KgView, eid: str, *, palette: Palette, width: int = 80) -
             out.append("    ")
             out.append_text(plain(one_line(d.rationale, width * 3)))
             out.append("\n")
-    shapers = v.decisions_of(eid)
-    out.append(f"\nHistory ({len(shapers)}, oldest first)\n", "bold underline")
-    head_set = set(heads)
-    for idx in v.history(eid):
-        d = v.decision(idx)
-        mark: str
-        style: Style | str
-        if idx in head_set:
-            mark, style = "●", palette.contested if len(heads) > 1 else palette.head
-        elif v.is_dead_end(idx):
-            mark, style = "✗", palette.dead_end
-        elif not shapers[idx]:
-            mark, style = "·", DIM
-        else:
-            mark, style = "○", DIM
-        out.append(f"  {mark} {day(d)} ", style)
-        title_style = "" if idx in head_set else DIM
-        out.append_text(plain(one_line(d.title, width), title_style))
-        if v.is_dead_end(idx):
-            out.append("  (dead end)", palette.dead_end)
-        out.append("\n")
     return out
+
+
+def story_row(v: KgView, entry: StoryEntry, palette: Palette, width: int) -> Text:
+    """One decision of an element's story: mark, day, author, title; then what it
+    replaced and what replaced it on this element (tig-log style, a few lines,
+    each cut to ``width``)."""
+    d = entry.decision
+    muted = entry.status not in (Status.IN_FORCE, Status.CONTESTED)
+    author = one_line(d.author or "unknown", 16)
+    line = palette.mark(entry.status)
+    line.append(f" {day(d)} ", DIM)
+    line.append_text(plain(author, palette.field))
+    line.append("  ")
+    room = max(width - 15 - len(author), 10)
+    line.append_text(plain(one_line(d.title or d.id, room), DIM if muted else ""))
+    for word, others in (
+        ("replaces", entry.replaces),
+        ("replaced by", entry.replaced_by),
+        ("replaced elsewhere by", entry.replaced_elsewhere),
+    ):
+        if others:
+            line.append(f"\n  {word} ", DIM)
+            names = ", ".join(v.title(o) or v.decision(o).id for o in others)
+            line.append_text(
+                plain(one_line(names, max(width - 3 - len(word), 10)), DIM)
+            )
+    return line
 
 
 def mutation_lines(
@@ -196,23 +197,29 @@ def decision_record(
         out.append("\nRefs\n", "bold underline")
         out.append_text(plain(d.refs))
         out.append("\n")
+    status = v.status(idx)
+    out.append("\nStatus  ", "bold")
+    out.append_text(palette.mark(status))
+    out.append(f" {status.value}\n")
     if d.shapes:
-        out.append("\nShapes\n", "bold underline")
+        out.append("\nShapes (its status on each)\n", "bold underline")
         for eid in d.shapes:
-            authority = v.has_authority(eid, idx)
-            out.append(
-                "  ● " if authority else "  · ", palette.head if authority else DIM
-            )
+            on = v.status_on(eid, idx)
+            out.append("  ")
+            out.append_text(palette.mark(on))
+            out.append(" ")
             out.append_text(plain(v.label(eid)))
-            out.append("\n")
+            out.append(f"  {on.value}\n", DIM)
     for label, ids in (("Replaces", d.supersedes), ("Replaced by", d.superseded_by)):
         if ids:
             out.append(f"\n{label}\n", "bold underline")
-            for other in ids:
+            for other in v.oldest_first(ids):
                 o = v.decision(other)
-                out.append(f"  {o.id}  ", DIM)
-                out.append_text(plain(one_line(o.title, 70)))
-                out.append("\n")
+                out.append("  ")
+                out.append_text(palette.mark(v.status(other)))
+                out.append(f" {day(o)}  ", DIM)
+                out.append_text(plain(one_line(o.title or o.id, 70)))
+                out.append(f"  {o.id}\n", DIM)
     return out
 
 

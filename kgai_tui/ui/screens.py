@@ -1,34 +1,33 @@
-"""Modal screens: a decision's full record, resolving a conflict, doctor, and help."""
+"""Modal screens: a decision's full record, doctor, and help."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
 from rich.style import Style
-from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, OptionList, Static, TextArea
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from kgai_tui.core.reads.legend import LEGEND
 from kgai_tui.core.reads.view import KgView
 from kgai_tui.core.wire.model import Mutation
-from kgai_tui.ui.commands import help_rows
-from kgai_tui.ui.render import decision_record
+from kgai_tui.ui.commands import bindings, help_sections
+from kgai_tui.ui.render import DIM, decision_record
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.theme import Palette
+from kgai_tui.ui.widgets.key_bar import KeyBar
 
 
 class DecisionModal(ModalScreen[str | None]):
     """The full record of one decision; returns an element or decision to open."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Close")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("decision")
 
     def __init__(
         self,
@@ -71,6 +70,13 @@ class DecisionModal(ModalScreen[str | None]):
                         )
                     )
             yield OptionList(*options, id="decision-links", markup=False)
+        yield KeyBar("decision")
+
+    def action_copy_id(self) -> None:
+        """Copy the decision's id to the clipboard."""
+        ident = self.view.decision(self.index).id
+        self.app.copy_to_clipboard(ident)
+        self.notify(f"copied {ident}", title="Clipboard", markup=False)
 
     def _event_facts(self) -> Text:
         d = self.view.decision(self.index)
@@ -88,65 +94,6 @@ class DecisionModal(ModalScreen[str | None]):
     @on(OptionList.OptionSelected, "#decision-links")
     def _follow(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
-
-
-class ResolveModal(ModalScreen[tuple[str | None, str, str] | None]):
-    """Keep one side, or write a new decision; returns ``(keep, title, rationale)``."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Cancel")
-    ]
-
-    def __init__(self, view: KgView, element_id: str) -> None:
-        """Resolve the conflict on ``element_id``."""
-        super().__init__()
-        self.view = view
-        self.element_id = element_id
-
-    def compose(self) -> ComposeResult:
-        """One button per head, then a form for a new decision."""
-        v = self.view
-        heads = v.heads(self.element_id)
-        with Vertical(id="modal-box"):
-            title = Text("Resolve ", "bold")
-            title.append_text(plain(v.label(self.element_id), "bold"))
-            yield Static(title)
-            yield Static(Text("Keep one side (the others stay in history):", "dim"))
-            for n, idx in enumerate(heads, start=1):
-                # A str label is parsed as markup: a title "[/]" would crash.
-                button = Button(
-                    Text(f"{n}. keep: {one_line(v.title(idx), 60)}"),
-                    id=f"keep-{idx}",
-                )
-                yield button
-            yield Static(
-                Text("…or record a new decision that replaces all of them:", "dim")
-            )
-            yield Input(placeholder="title of the new decision", id="resolve-title")
-            yield TextArea(id="resolve-rationale")
-            with Horizontal(id="resolve-actions"):
-                yield Button("Record new decision", id="resolve-new", variant="primary")
-                yield Button("Cancel", id="resolve-cancel")
-
-    def on_mount(self) -> None:
-        """Focus the first option."""
-        self.query(Button).first().focus()
-
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        button_id = event.button.id or ""
-        if button_id.startswith("keep-"):
-            idx = int(button_id.removeprefix("keep-"))
-            self.dismiss((self.view.decision(idx).id, "", ""))
-        elif button_id == "resolve-new":
-            title = self.query_one("#resolve-title", Input).value
-            if not title.strip():
-                self.notify("A new decision needs a title.", severity="error")
-                return
-            rationale = self.query_one("#resolve-rationale", TextArea).text
-            self.dismiss((None, title, rationale))
-        else:
-            self.dismiss(None)
 
 
 def doctor_report(problems: list[str], palette: Palette) -> Text:
@@ -167,7 +114,7 @@ class TextModal(ModalScreen[None]):
     """A scrollable read-only report (doctor findings)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Close")
+        Binding("escape,q", "dismiss(None)", "Close")
     ]
 
     def __init__(self, body: Text) -> None:
@@ -179,10 +126,11 @@ class TextModal(ModalScreen[None]):
         """One scrolling Static."""
         with Vertical(id="modal-box"), VerticalScroll():
             yield Static(self.body)
+        yield KeyBar("diff")
 
 
 class HelpScreen(ModalScreen[None]):
-    """Every key, and what the marks mean."""
+    """Every key, by where it acts, and what the marks mean (from the registry)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark,q", "dismiss(None)", "Close"),
@@ -194,19 +142,32 @@ class HelpScreen(ModalScreen[None]):
         self.palette = palette
 
     def compose(self) -> ComposeResult:
-        """The key table and the legend."""
-        table = Table(title="kgai-tui keys", show_header=True, expand=True)
-        table.add_column(
-            "key", style=self.palette.field + Style(bold=True), no_wrap=True
-        )
-        table.add_column("does")
-        for key, does in help_rows():
-            table.add_row(Text(key), Text(does))
-        legend = Text(
-            "\n● in force   ○ superseded   ✗ dead end (provenance-only note)   "
-            "· touched without authority   ⚠ contested\n",
-            "dim",
-        )
-        with Vertical(id="modal-box"), VerticalScroll():
-            yield Static(table)
-            yield Static(legend)
+        """The key tables, then the legend."""
+        with Vertical(id="modal-box"), VerticalScroll(id="help-scroll"):
+            yield Static(help_text(self.palette), id="help-body")
+        yield KeyBar("diff")
+
+
+def help_text(palette: Palette) -> Text:
+    """The help screen: each scope's keys, then the one legend."""
+    key_style = palette.field + Style(bold=True)
+    out = Text("kgai-tui keys", "bold underline")
+    out.append("  (esc, ? or q closes)\n", DIM)
+    for heading, rows in help_sections():
+        out.append(f"\n{heading}\n", "bold")
+        width = max(len(keys) for keys, _ in rows)
+        for keys, does in rows:
+            out.append(f"  {keys:<{width}}  ", key_style)
+            out.append(does + "\n")
+    out.append("\nMarks\n", "bold")
+    for status, means in LEGEND:
+        out.append("  ")
+        out.append_text(palette.mark(status))
+        out.append(f" {status.value:<18}", "bold")
+        out.append(means + "\n")
+    out.append(
+        "\nA writer is an install (one shard of the log); a person is a decision's "
+        "author.\n",
+        DIM,
+    )
+    return out

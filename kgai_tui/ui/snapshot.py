@@ -66,8 +66,23 @@ class DecisionRequested(Message):
         self.decision_index = decision_index
 
 
+class StoryRequested(Message):
+    """A view asks the app to show an element's whole story."""
+
+    def __init__(self, element_id: str) -> None:
+        """Carry the element."""
+        super().__init__()
+        self.element_id = element_id
+
+
 class ReloadRequested(Message):
-    """A view changed the store (a resolution): the app re-reads it, keeping the moment."""
+    """A view changed the store (a resolution): the app re-reads it, keeping the
+    moment; ``focus`` is an ``(element, decision id)`` to show once it is read."""
+
+    def __init__(self, focus: tuple[str, str] | None = None) -> None:
+        """Carry what to show after the reload."""
+        super().__init__()
+        self.focus = focus
 
 
 class SlideToRequested(Message):

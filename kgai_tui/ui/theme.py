@@ -14,7 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from rich.style import Style
+from rich.text import Text
 from textual.color import Color, ColorParseError
+
+from kgai_tui.core.reads.legend import MARKS, Status
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -46,6 +49,24 @@ class Palette:
     """The header's ``✓ healthy`` badge."""
     error_badge: Style
     """The header's ``✗ n problem(s)`` badge."""
+
+    def of(self, status: Status) -> Style:
+        """The style of a status's mark (the one legend: ``core.reads.legend``)."""
+        if status is Status.IN_FORCE:
+            return self.head
+        if status is Status.CONTESTED:
+            return self.contested
+        if status is Status.DEAD_END:
+            return self.dead_end
+        return _QUIET
+
+    def mark(self, status: Status) -> Text:
+        """The status's mark, in its style."""
+        return Text(MARKS[status], self.of(status))
+
+
+_QUIET: Final = Style(dim=True)
+"""Superseded and no-authority marks: present, not loud."""
 
 
 ANSI: Final = Palette(

@@ -18,7 +18,8 @@ from test_model import assert_same
 
 from kgai_tui.core.model import update
 from kgai_tui.core.model.open import open_model
-from kgai_tui.core.write.writes import init_store, record, resolve_conflict
+from kgai_tui.core.write.resolve import resolve_conflict
+from kgai_tui.core.write.writes import init_store, record
 
 
 def _doc(*decisions: dict[str, Any]) -> str:

@@ -69,8 +69,9 @@ def brute_force(events: list[Event], p: Projection) -> list[dict[str, Any]]:
             },
         )
         row["decisions"] += 1
+        # The one legend: in force wins; else replaced or never (reads.legend).
         row["in_force"] += dec_id in in_force
-        row["superseded"] += dec_id in superseded
+        row["superseded"] += dec_id not in in_force and dec_id in superseded
         row["dead_ends"] += dec_id not in in_force and dec_id not in superseded
         row["elements"] |= shapes[dec_id]
         row["conflicts"] |= {e for e in in_force.get(dec_id, ()) if e in p.contested}

@@ -23,14 +23,14 @@ async def _settle(pilot: Pilot[None]) -> None:
     await pilot.pause()
 
 
-def test_key_6_shows_the_recall_payload_an_agent_gets(demo_store: Path) -> None:
+def test_key_a_shows_the_recall_payload_an_agent_gets(demo_store: Path) -> None:
     """Type a path and a topic; the panel holds the CLI's --json stdout exactly."""
     app = make_app(demo_store, live=False)
     seen: dict[str, str] = {}
 
     async def steps(pilot: Pilot[None]) -> None:
         await _settle(pilot)
-        await pilot.press("6")
+        await pilot.press("A")
         await _settle(pilot)
         screen = app.screen
         assert isinstance(screen, AgentScreen)

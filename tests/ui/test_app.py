@@ -18,7 +18,7 @@ import pytest
 from builders import ShardWriter, decision, link, upsert, write_store
 from textual import events
 from textual.pilot import Pilot
-from textual.widgets import Button, ContentSwitcher, Input, OptionList, Static, Tree
+from textual.widgets import ContentSwitcher, Input, OptionList, Static, Tree
 
 from kgai_tui.core.engine import open as engine_open
 from kgai_tui.core.engine.engine import Engine
@@ -119,9 +119,10 @@ def test_resolving_a_conflict_end_to_end(demo_store: Path) -> None:
         await pilot.pause()
         await pilot.press("r")
         await pilot.pause()
-        keep = app.screen.query(Button).first()
-        assert keep.id is not None and keep.id.startswith("keep-")
-        await pilot.click(f"#{keep.id}")
+        await pilot.press("1")  # keep side 1: a preview, nothing written yet
+        await _settle(pilot)
+        assert not (demo_store / "log" / "i0de0000000000001.ndjson").exists()
+        await pilot.press("a")  # append what the preview shows
         await _settle(pilot)
         await asyncio.sleep(0.2)
         await _settle(pilot)
@@ -156,7 +157,7 @@ def test_slider_shows_the_graph_as_of_that_moment(demo_store: Path) -> None:
         await pilot.press("left_curly_bracket")
         await _settle(pilot)
         seen.append((slider.moment, export_parts(app.snapshot.projection)))
-        await pilot.press("end")
+        await pilot.press("greater_than_sign")
         await _settle(pilot)
         assert slider.moment is None
 
@@ -171,14 +172,14 @@ def test_slider_shows_the_graph_as_of_that_moment(demo_store: Path) -> None:
 
 @pytest.mark.parametrize(
     ("burst", "months_back"),
-    [(("{", "end", "{", "{", "end"), 0), (("{", "{", "end", "{"), 1)],
+    [(("{", ">", "{", "{", ">"), 0), (("{", "{", ">", "{"), 1)],
 )
 def test_slider_keys_in_one_burst_act_in_the_order_typed(
     demo_store: Path, burst: tuple[str, ...], months_back: int
 ) -> None:
-    """A paste or a fast macro delivers keys in one read, as a terminal does. End
-    (a priority binding) must not jump ahead of the `{` keys before it."""
-    names = {"{": "left_curly_bracket", "end": "end"}
+    """A paste or a fast macro delivers keys in one read, as a terminal does. `>`
+    (now) must not jump ahead of the `{` keys before it."""
+    names = {"{": "left_curly_bracket", ">": "greater_than_sign"}
     app = make_app(demo_store, live=False)
 
     async def steps(pilot: Pilot[None]) -> None:
@@ -212,7 +213,7 @@ def _record_in_another_process(store: Path, payload: str) -> None:
 def test_a_slow_past_projection_never_takes_the_screen_back_from_now(
     demo_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`{` then End at once: the past moment's projection, slower than the present,
+    """`{` then `>` at once: the past moment's projection, slower than the present,
     lands last, and the screen still shows now (the last place asked for)."""
     real_at = TimeCursor.at
 
@@ -229,7 +230,7 @@ def test_a_slow_past_projection_never_takes_the_screen_back_from_now(
         assert slider.moments  # the time index is read
         await pilot.press("left_curly_bracket")
         await pilot.pause()
-        await pilot.press("end")
+        await pilot.press("greater_than_sign")
         await asyncio.sleep(0.8)  # the cancelled worker runs on to its end
         await _settle(pilot)
         assert slider.moment is None
@@ -567,7 +568,7 @@ def test_header_writers_follow_the_slider(demo_store: Path) -> None:
     seen: list[tuple[datetime | None, str]] = []
 
     async def steps(pilot: Pilot[None]) -> None:
-        for key in ("home", "right_square_bracket", "right_square_bracket"):
+        for key in ("less_than_sign", "right_square_bracket", "right_square_bracket"):
             await pilot.press(key)
             await _settle(pilot)
             seen.append(
@@ -585,7 +586,7 @@ def test_header_writers_follow_the_slider(demo_store: Path) -> None:
                 str(app.query_one("#header", Static).render()),
             )
         )
-        await pilot.press("end")
+        await pilot.press("greater_than_sign")
         await _settle(pilot)
         seen.append((None, str(app.query_one("#header", Static).render())))
 

@@ -78,7 +78,8 @@ def test_people_view_flow_and_elements(
         assert f"{who} ×{count}" in seen["flow"]
     assert seen["elements"].splitlines()[1:] == shaped
     assert seen["stale"].startswith("stale (no decision in force for 180+ days)")
-    assert " people as of 20" in seen["caption"]
+    assert " people (authors) · " in seen["caption"]
+    assert " · as of 20" in seen["caption"]
     assert int(seen["earlier"]) < sum(r["decisions"] for r in rows)
 
 
@@ -121,7 +122,7 @@ def test_people_are_counted_only_while_their_view_is_shown(
     async def main() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
             await _settle(pilot)
-            for key in ("left_square_bracket", "left_curly_bracket", "end"):
+            for key in ("left_square_bracket", "left_curly_bracket", "greater_than_sign"):
                 await pilot.press(key)
                 await _settle(pilot)
             assert counted == [], "the hidden People view counted"
@@ -129,21 +130,21 @@ def test_people_are_counted_only_while_their_view_is_shown(
             await _settle(pilot)
             assert len(counted) == 1
             caption = str(app.query_one("#people-caption", Static).render())
-            assert "people as of now" in caption
+            assert "· as of now" in caption
             await pilot.press("left_curly_bracket")
             await _settle(pilot)
             assert len(counted) == 2
             caption = str(app.query_one("#people-caption", Static).render())
-            assert "people as of 20" in caption
+            assert "· as of 20" in caption
             await pilot.press("1")
             await _settle(pilot)
-            await pilot.press("end")
+            await pilot.press("greater_than_sign")
             await _settle(pilot)
             assert len(counted) == 2
             await pilot.press("7")
             await _settle(pilot)
             assert len(counted) == 3
             caption = str(app.query_one("#people-caption", Static).render())
-            assert "people as of now" in caption
+            assert "· as of now" in caption
 
     asyncio.run(main())

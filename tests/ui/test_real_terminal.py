@@ -125,8 +125,15 @@ def test_conflicts_search_and_slider_in_tmux(tmux_app: Tmux, demo_store: Path) -
     screen = tmux_app.wait_for("decided two ways")
     assert "feature:ProductSearch" in screen and "service:Payments" in screen
     tmux_app.keys("r")
-    tmux_app.wait_for("Keep one side")
-    tmux_app.keys("Enter")
+    tmux_app.wait_for("Choose how to end it")
+    tmux_app.keys("Enter")  # keep side 1: a preview, nothing written
+    tmux_app.wait_for("This line will be appended")
+    tmux_app.keys("Enter")  # the focus starts on Back: Enter never appends
+    tmux_app.wait_for("Choose how to end it")
+    assert conflicts_obj(open_engine(demo_store).projection)["count"] == 2
+    tmux_app.keys("1")
+    tmux_app.wait_for("This line will be appended")
+    tmux_app.keys("a")
     screen = tmux_app.wait_for("1 open conflict ")
     assert conflicts_obj(open_engine(demo_store).projection)["count"] == 1
 
@@ -139,8 +146,8 @@ def test_conflicts_search_and_slider_in_tmux(tmux_app: Tmux, demo_store: Path) -
     tmux_app.keys("Escape", "1", "{", "{", "{")
     screen = tmux_app.wait_for("as of 2026-")
     assert "since last position" in screen
-    tmux_app.keys("End")
-    tmux_app.wait_for("now · End returns here")
+    tmux_app.keys(">")
+    tmux_app.wait_for("now · [ ] step")
     tmux_app.keys("q")
 
 
@@ -157,6 +164,6 @@ def test_the_model_present_then_the_history_in_tmux(
     tmux_model_app.keys("1", "[")
     screen = tmux_model_app.wait_for("as of 2026-")
     assert "read the history" not in screen
-    tmux_model_app.keys("End")
-    tmux_model_app.wait_for("now · End returns here")
+    tmux_model_app.keys(">")
+    tmux_model_app.wait_for("now · [ ] step")
     tmux_model_app.keys("q")

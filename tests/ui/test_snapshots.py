@@ -9,37 +9,71 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 
 from kgai_tui.sync.s3_remote import set_session_remote
 from kgai_tui.ui import preferences
 from kgai_tui.ui.app import make_app
 from kgai_tui.ui.views import people as people_view
 
-VIEWS = {
-    "elements": "1",
-    "graph": "2",
-    "timeline": "3",
-    "conflicts": "4",
-    "search": "5",
+#: Every view, and the keys that show it with something in it.
+VIEWS: dict[str, tuple[str, ...]] = {
+    "elements": ("1",),
+    "graph": ("2",),
+    "timeline": ("3",),
+    "conflicts": ("4",),
+    "search": ("5", *"invoice", "enter"),
+    "paths": ("6", *"services/checkout/order/api.go", "enter"),
+    "people": ("7",),
 }
+
+#: Every dialog, and the keys that open it (the resolve screen at each step).
+DIALOGS: dict[str, tuple[str, ...]] = {
+    "resolve-choose": ("4", "r"),
+    "resolve-write": ("4", "r", "n", *"Sold-out stays 30 days, marked"),
+    "resolve-confirm": ("4", "r", "1"),
+    "story": ("1", "s"),
+    "decision": ("3", "enter"),
+    "help": ("question_mark",),
+    "moment": ("t", *"-3m"),
+    "diff": ("m", "left_curly_bracket", "left_curly_bracket", "D"),
+    "agent": ("A", *"services/payments/*"),
+}
+
+SIZES = pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
+
+
+@pytest.fixture(autouse=True)
+def fixed_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """"3 months ago" and the moment dialog read the clock: fix it."""
+    monkeypatch.setenv("KGAI_TUI_NOW", "2026-06-15T00:00:00Z")
+    monkeypatch.setattr(people_view, "now", lambda: datetime(2026, 12, 1, tzinfo=UTC))
 
 
 def _steady_cursors(pilot: Pilot[None]) -> None:
     """Inputs show their cursor solid: a blinking one is drawn or not depending on
     when the screen is taken (a loaded machine caught it off)."""
-    for box in pilot.app.query(Input):
+    for box in pilot.app.screen.query(Input):
         box.cursor_blink = False
+    for area in pilot.app.screen.query(TextArea):
+        area.cursor_blink = False
+
+
+async def _settle(pilot: Pilot[None]) -> None:
+    for _ in range(3):
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.app.screen.workers.wait_for_complete()
+    await pilot.pause()
 
 
 def _before(key: str, extra: tuple[str, ...] = ()) -> Callable[[Pilot[None]], Any]:
     async def run_before(pilot: Pilot[None]) -> None:
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        await pilot.press(key, *extra)
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
+        await _settle(pilot)
+        for one in (key, *extra):
+            await pilot.press(one)
+            await pilot.pause()
+        await _settle(pilot)
         _steady_cursors(pilot)
         await pilot.pause()
 
@@ -47,14 +81,27 @@ def _before(key: str, extra: tuple[str, ...] = ()) -> Callable[[Pilot[None]], An
 
 
 @pytest.mark.snapshot
-@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
+@SIZES
 @pytest.mark.parametrize("view", list(VIEWS))
 def test_view_snapshot(
     snap_compare: Any, demo_store: Path, view: str, size: tuple[int, int]
 ) -> None:
     """Each view of the demo store looks as reviewed."""
     app = make_app(demo_store, label="demo store", live=False)
-    assert snap_compare(app, terminal_size=size, run_before=_before(VIEWS[view]))
+    key, *rest = VIEWS[view]
+    assert snap_compare(app, terminal_size=size, run_before=_before(key, tuple(rest)))
+
+
+@pytest.mark.snapshot
+@SIZES
+@pytest.mark.parametrize("dialog", list(DIALOGS))
+def test_dialog_snapshot(
+    snap_compare: Any, demo_store: Path, dialog: str, size: tuple[int, int]
+) -> None:
+    """Each dialog looks as reviewed, its keys on its last line."""
+    app = make_app(demo_store, label="demo store", live=False)
+    key, *rest = DIALOGS[dialog]
+    assert snap_compare(app, terminal_size=size, run_before=_before(key, tuple(rest)))
 
 
 @pytest.mark.snapshot
@@ -63,15 +110,6 @@ def test_slider_mid_history_snapshot(snap_compare: Any, demo_store: Path) -> Non
     app = make_app(demo_store, label="demo store", live=False)
     steps = ("left_curly_bracket", "left_curly_bracket", "left_curly_bracket")
     assert snap_compare(app, terminal_size=(120, 40), run_before=_before("1", steps))
-
-
-@pytest.mark.snapshot
-def test_help_snapshot(snap_compare: Any, demo_store: Path) -> None:
-    """The help screen lists every key."""
-    app = make_app(demo_store, label="demo store", live=False)
-    assert snap_compare(
-        app, terminal_size=(120, 40), run_before=_before("question_mark")
-    )
 
 
 @pytest.mark.snapshot
@@ -101,18 +139,3 @@ def test_header_with_remote_snapshot(snap_compare: Any, demo_store: Path) -> Non
     )
     app = make_app(demo_store, label="demo store", live=False)
     assert snap_compare(app, terminal_size=(120, 40), run_before=_before("1"))
-
-
-@pytest.mark.snapshot
-@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
-def test_people_snapshot(
-    snap_compare: Any,
-    demo_store: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    size: tuple[int, int],
-) -> None:
-    """The People view (7): the table, the flow line, the monthly bars, stale elements."""
-    monkeypatch.setattr(people_view, "now", lambda: datetime(2026, 12, 1, tzinfo=UTC))
-    app = make_app(demo_store, label="demo store", live=False)
-    steps = ("down", "enter")
-    assert snap_compare(app, terminal_size=size, run_before=_before("7", steps))

@@ -23,7 +23,7 @@ def _answers(v: KgView) -> dict[str, Any]:
         d = v.decision(idx)
         return (
             d.id, d.title, d.rationale, d.author, d.refs, d.summary, d.time,
-            d.lamport, d.install, d.hash, d.shapes, d.stub, v.is_dead_end(idx),
+            d.lamport, d.install, d.hash, d.shapes, d.stub, v.status(idx),
             sorted(map(did, d.supersedes)), sorted(map(did, d.superseded_by)),
         )  # fmt: skip
 

@@ -8,8 +8,8 @@ A failure has one shape everywhere too: :func:`failure` -> ``{"error", "ok": fal
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kgai_tui.core.errors import KgaiError, StoreNotFoundError
@@ -47,10 +47,14 @@ class Answer:
             of :mod:`kgai_tui.text` take it as it is.
         floats: it holds floats, printed as Go does (``15``, not ``15.0``); only
             answers with floats pay for the extra walk.
+        extra: what a text renderer may add to ``obj`` (see the attribute).
     """
 
     obj: dict[str, Any]
     floats: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Facts for the text renderers that kg's JSON does not carry (never encoded):
+    ``history``'s one-legend status of each decision on the element."""
 
     @property
     def ok(self) -> bool:

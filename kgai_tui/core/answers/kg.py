@@ -64,8 +64,15 @@ def history_answer(engine: EngineSource, element: str) -> Answer:
         NotFoundError: no decision touches the element.
     """
     from kgai_tui.core.reads.kg import history_obj
+    from kgai_tui.core.reads.legend import status_on
 
-    return Answer(history_obj(engine().projection, element))
+    p = engine().projection
+    obj = history_obj(p, element)
+    eid = obj["element_id"]
+    statuses = tuple(
+        status_on(p, eid, p.dec_index[d["id"]]).value for d in obj["decisions"]
+    )
+    return Answer(obj, extra={"statuses": statuses})
 
 
 def resolve_answer(engine: EngineSource, ref: str) -> Answer:

@@ -196,6 +196,14 @@ class DiskProjection:
         rows = self.db.execute("SELECT id, kind, name FROM el")
         return [(str(e), str(k), str(n)) for e, k, n in rows]
 
+    def element_props_with(self, key: str) -> list[tuple[str, str]]:
+        """``(id, props blob)`` of the elements whose props may set ``key``: one
+        query (``instr`` on the blob), no graph."""
+        rows = self.db.execute(
+            "SELECT id, props FROM el WHERE instr(props, ?) > 0", (key + "=",)
+        )
+        return [(str(e), str(b)) for e, b in rows]
+
     def out_links(self, eid: str) -> list[tuple[str, str]]:
         """``(kind, to)`` of every link from ``eid`` (any order)."""
         if not storable(eid):

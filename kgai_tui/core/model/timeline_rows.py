@@ -112,14 +112,14 @@ def timeline_keep(
         if status == "head":
             masks.append(_mask(count, heads))
         elif status in ("superseded", "dead"):
-            flags = _authority(db, count)
+            # The legend's partition (core/reads/legend.py): a head of no element,
+            # replaced by another decision or not.
+            replaced = _replaced(db, count)
             if status == "dead":
-                masks.append(flags.translate(_DEAD))
-            else:
-                superseded = bytearray(flags.translate(_NOT_DEAD))
-                for ix in heads:
-                    superseded[ix] = 0
-                masks.append(bytes(superseded))
+                replaced = bytearray(replaced.translate(_FLIP))
+            for ix in heads:
+                replaced[ix] = 0
+            masks.append(bytes(replaced))
     except IndexError as exc:
         raise ModelCorruptError("a decision index is out of range") from exc
     if not masks:
@@ -131,10 +131,8 @@ def timeline_keep(
     return array("q", (ix for ix in order if keep[ix]))
 
 
-#: :func:`_authority`'s flags to "is a dead end" (shaped, authority nowhere) and
-#: to "is not" (as ``bytes.translate`` tables).
-_DEAD: Final = bytes(1 if f == 1 else 0 for f in range(256))
-_NOT_DEAD: Final = bytes(0 if f == 1 else 1 for f in range(256))
+#: Turns a 0/1 byte mask into its complement (``bytes.translate``).
+_FLIP: Final = bytes(1 if f == 0 else 0 for f in range(256))
 
 
 def _mask(count: int, indices: Iterable[int]) -> bytes:
@@ -144,13 +142,14 @@ def _mask(count: int, indices: Iterable[int]) -> bytes:
     return bytes(mask)
 
 
-def _authority(db: sqlite3.Connection, count: int) -> bytearray:
-    """Per decision index: 1 when it shapes an element, 3 when it has authority on
-    one too, 0 when it shapes nothing."""
-    flags = bytearray(count)
-    for ix, has in _shapers(db, "WHERE shapes IS NOT NULL", ()):
-        flags[ix] |= 3 if has else 1
-    return flags
+def _replaced(db: sqlite3.Connection, count: int) -> bytearray:
+    """Per decision index: 1 when another decision supersedes it, else 0."""
+    return bytearray(
+        _mask(
+            count,
+            (ix for (ix,) in db.execute("SELECT ix FROM dec WHERE superseded_by IS NOT NULL")),
+        )
+    )
 
 
 def _shapers(

@@ -7,10 +7,10 @@ Definitions (docs/cli.md, "people" and "stale"):
 
 * a person is a decision's ``author`` (every writer fills it: the input author or
   the writer's actor); the placeholders a supersedes creates are no one's;
-* ``in_force``: the person's decisions that are a head of some element;
-* ``superseded``: those another decision supersedes;
-* ``dead_ends``: neither in force nor superseded (they never held authority:
-  provenance only, or a decision whose elements others decided since);
+* ``in_force``, ``superseded``, ``dead_ends``: the person's decisions by the one
+  legend (:mod:`~kgai_tui.core.reads.legend`): a head of some element; a head of
+  none and replaced by another decision; a head of none and never replaced. They
+  add up to ``decisions``, and match the timeline's status filter;
 * ``elements``: distinct elements the person's decisions shape;
 * ``conflicts``: contested elements where one of the person's decisions is a head;
 * ``first`` / ``last``: the earliest and latest recorded time (RFC3339, or null);
@@ -86,9 +86,9 @@ def people_obj(p: ProjectionView, as_of: datetime | None = None) -> dict[str, An
         if held_on:
             row.in_force += 1
             row.conflicts.update(e for e in held_on if e in contested)
-        if by:
+        elif by:
             row.superseded += 1
-        elif not held_on:
+        else:
             row.dead_ends += 1
         row.elements.update(shapes)
         if stamp is not None:
@@ -137,7 +137,8 @@ def people_of_totals(
     per author, writers sorted (what a decision's own row decides; the read model
     keeps these up to date); ``heads``: ``(author, in_force, both, conflicts)`` per
     author with a recorded head, ``both`` being the heads also superseded (on
-    another element). Dead ends, neither in force nor superseded, follow:
+    another element). By the legend a head counts as in force only, so the
+    superseded are ``superseded - both`` and the dead ends the rest:
     ``decisions - superseded - in_force + both``.
     """
     held = {author: (n, both, conflicts) for author, n, both, conflicts in heads}
@@ -149,7 +150,7 @@ def people_of_totals(
                 "author": author,
                 "decisions": decisions,
                 "in_force": in_force,
-                "superseded": superseded,
+                "superseded": superseded - both,
                 "dead_ends": decisions - superseded - in_force + both,
                 "elements": elements,
                 "conflicts": conflicts,

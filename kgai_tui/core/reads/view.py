@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from itertools import chain, compress
 
 from kgai_tui.core.reads.kg import history_order
+from kgai_tui.core.reads.legend import Status, decision_status, status_on
 from kgai_tui.core.replay.projection_view import ProjectionView
 
 
@@ -99,6 +100,19 @@ class KgView:
         on disk reads them in one query, without building the graph)."""
         return self.projection.element_names()
 
+    def element_paths(self) -> dict[str, list[str]]:
+        """Each element's stored paths (its ``paths`` prop, split as recall splits
+        it: spec 6.4), for the elements that have any."""
+        from kgai_tui.core.recall.scoring import split_paths
+        from kgai_tui.core.wire.props import parse_props
+
+        out: dict[str, list[str]] = {}
+        for eid, blob in self.projection.element_props_with("paths"):
+            stored = split_paths(parse_props(blob).get("paths", ""))
+            if stored:
+                out[eid] = stored
+        return out
+
     def element(self, eid: str) -> Element | None:
         """One element, or ``None`` when it does not exist."""
         found = self.projection.element(eid)
@@ -174,11 +188,13 @@ class KgView:
         """Order decisions oldest first: time (none last), then lamport, then id."""
         return history_order(self.projection, indices)
 
-    def is_dead_end(self, idx: int) -> bool:
-        """A decision with no authority anywhere: a provenance-only note."""
-        p = self.projection
-        shaped = p.dec_shapes[idx]
-        return bool(shaped) and not any(p.el_shapes[e].get(idx) for e in shaped)
+    def status(self, idx: int) -> Status:
+        """The decision's status on its own: the legend's (``reads.legend``)."""
+        return decision_status(self.projection, idx)
+
+    def status_on(self, eid: str, idx: int) -> Status:
+        """The decision's status on one element: the legend's (``reads.legend``)."""
+        return status_on(self.projection, eid, idx)
 
     # ------------------------------------------------------------------ many decisions at once
 
@@ -216,7 +232,8 @@ class KgView:
     ) -> list[int]:
         """Keep the decisions by ``writer``, by ``author``, shaping an element of
         ``kind``, with ``status`` ``head`` (in ``heads``), ``superseded`` or ``dead``
-        (a dead end); ``None`` matches anything. The order is kept."""
+        (as :mod:`~kgai_tui.core.reads.legend` defines them); ``None`` matches
+        anything. The order is kept."""
         p = self.projection
         rows = []
         for i in indices:
@@ -230,10 +247,10 @@ class KgView:
                 continue
             if status == "head" and i not in heads:
                 continue
-            if status == "superseded" and (i in heads or self.is_dead_end(i)):
-                continue
-            if status == "dead" and not self.is_dead_end(i):
-                continue
+            if status in ("superseded", "dead") and (
+                i in heads or bool(p.dec_superseded_by[i]) != (status == "superseded")
+            ):
+                continue  # the legend's partition (reads.legend)
             rows.append(i)
         return rows
 

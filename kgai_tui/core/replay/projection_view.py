@@ -140,6 +140,11 @@ class ProjectionView(Protocol):
         """``(id, kind, name)`` of every element, in no promised order."""
         ...
 
+    def element_props_with(self, key: str) -> Iterable[tuple[str, str]]:
+        """``(id, props blob)`` of the elements whose props may set ``key`` (a
+        superset: the caller parses the blob), in no promised order."""
+        ...
+
     def in_links(self, eid: str) -> list[tuple[str, str]]:
         """``(kind, from)`` of every link to an element."""
         ...
@@ -187,6 +192,15 @@ class GraphReads:
         return (
             (n, str(a.get("kind", "")), str(a.get("name", "")))
             for n, a in self.graph.nodes(data=True)
+        )
+
+    def element_props_with(self, key: str) -> Iterable[tuple[str, str]]:
+        """``(id, props blob)`` of the elements whose props may set ``key``."""
+        needle = key + "="
+        return (
+            (n, str(a.get("props", "")))
+            for n, a in self.graph.nodes(data=True)
+            if needle in str(a.get("props", ""))
         )
 
     def out_links(self, eid: str) -> list[tuple[str, str]]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -34,6 +35,7 @@ __all__ = [
     "camel_offsets",
     "camel_positions",
     "parse_query",
+    "query_problems",
     "split_camel",
     "to_original",
 ]
@@ -142,6 +144,8 @@ class ParsedQuery:
     hit_kinds: tuple[str, ...] = ()
     authors: tuple[str, ...] = ()
     elements: tuple[str, ...] = ()
+    unclosed: str | None = None
+    """The text after a quote that was never closed (it ran to the end)."""
 
     @property
     def has_filters(self) -> bool:
@@ -159,12 +163,14 @@ class _Scanner:
         self.phrases: list[str] = []
         self.prefixes: list[str] = []
         self.filters: list[tuple[str, str]] = []
+        self.unclosed: str | None = None
 
     def quoted(self) -> str:
         """Read from an opening quote to the closing one (or the end)."""
         end = self.text.find('"', self.pos + 1)
         if end < 0:
             end = len(self.text)
+            self.unclosed = self.text[self.pos + 1 :]
         value = self.text[self.pos + 1 : end]
         self.pos = end + 1
         return value
@@ -240,4 +246,40 @@ def parse_query(text: str) -> ParsedQuery:
         hit_kinds=tuple(dict.fromkeys(hit_kinds)),
         authors=tuple(authors[:MAX_PARTS]),
         elements=tuple(elements[:MAX_PARTS]),
+        unclosed=scanner.unclosed,
     )
+
+
+def query_problems(
+    parsed: ParsedQuery,
+    *,
+    kinds: Iterable[str] = (),
+    has_element: Callable[[str], bool] | None = None,
+) -> list[str]:
+    """What in a query cannot match as typed, one line each (empty: nothing).
+
+    The scanner never fails, so a slip (an unclosed quote, a filter naming a kind
+    or an element the store lacks) would otherwise read as "0 hits" and nothing
+    more. ``kinds`` are the store's element kinds; ``has_element`` tells whether
+    an ``element:`` value names one (unchecked when ``None``).
+    """
+    out: list[str] = []
+    if parsed.unclosed is not None:
+        shown = parsed.unclosed.strip()[:40] or "…"
+        out.append(
+            f'unclosed quote: the phrase "{shown}" runs to the end of the query '
+            '(close it with ")'
+        )
+    known = {k.lower(): k for k in kinds}
+    for kind in parsed.kinds:
+        if kind.lower() not in known:
+            listed = ", ".join(sorted(known.values())[:8]) or "none yet"
+            out.append(
+                f"no element kind {kind!r} in this store: kind: takes {listed}, "
+                "decision or element"
+            )
+    if has_element is not None:
+        for name in parsed.elements:
+            if not has_element(name):
+                out.append(f"no element {name!r}: element: takes a name, kind:name or id")
+    return out

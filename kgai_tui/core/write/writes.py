@@ -22,7 +22,6 @@ from typing import Any, Final
 from kgai_tui.core import clock
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.errors import (
-    NotFoundError,
     RefusedError,
     StoreNotFoundError,
     UsageError,
@@ -30,7 +29,6 @@ from kgai_tui.core.errors import (
 )
 from kgai_tui.core.gosem.gotext import format_rfc3339
 from kgai_tui.core.interrupts import Interrupted
-from kgai_tui.core.reads.kg import find_element
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.config_file import (
     StoreConfig,
@@ -48,13 +46,11 @@ from kgai_tui.core.store.scaffold import (
 )
 from kgai_tui.core.wire.codec import compute_hash, marshal_event
 from kgai_tui.core.wire.limits import MAX_LINE_BYTES
-from kgai_tui.core.wire.model import Decision, Event, Mutation, MutOp
+from kgai_tui.core.wire.model import Decision, Event
 from kgai_tui.core.write.appender import append_lines, repair_torn_tail
 from kgai_tui.core.write.ingest import (
     BuiltDecision,
     build_decision,
-    check_title,
-    finish_decision,
     parse_decision_date,
     short_title,
 )
@@ -84,7 +80,7 @@ _STORE_ENTRIES: Final = (
 )
 
 
-def _ignore(_: str) -> None:
+def ignore_notice(_: str) -> None:
     return None
 
 
@@ -201,7 +197,7 @@ def write_session(
     *,
     dry_run: bool = False,
     lock_timeout: float | None = None,
-    on_notice: Notice = _ignore,
+    on_notice: Notice = ignore_notice,
 ) -> Iterator[WriteSession]:
     """Open a store for writing: lock, config, torn-tail repair, replay.
 
@@ -237,7 +233,7 @@ def write_session(
             release_engine(session.engine)
 
 
-def _stale_cache_notice(root: Path, on_notice: Notice) -> None:
+def stale_cache_notice(root: Path, on_notice: Notice) -> None:
     # The Go engine trusts its graph.kuzu cache and never re-reads the log (spec 12).
     if (root / "graph.kuzu").exists():
         on_notice("the kg engine's cache does not see these events until `kg rebuild`")
@@ -340,7 +336,7 @@ def init_store(
 # ---------------------------------------------------------------------- record
 
 
-def _entry(
+def decision_entry(
     built: BuiltDecision, event: Event | None, *, dry_run: bool
 ) -> dict[str, Any]:
     """One ``decisions[]`` entry of the ingest result, in struct order."""
@@ -380,7 +376,7 @@ def record(
     *,
     dry_run: bool = False,
     lock_timeout: float | None = None,
-    on_notice: Notice = _ignore,
+    on_notice: Notice = ignore_notice,
 ) -> dict[str, Any]:
     """Record the decisions of a ``kg ingest`` document; return the 5.5 result.
 
@@ -434,15 +430,15 @@ def _record(
             warnings.extend(built.warnings)
             if built.decision.id in session.projection.dec_index:
                 warnings.append(f"decision already recorded (no-op): {inp.title}")
-                entries.append(_entry(built, None, dry_run=dry_run))
+                entries.append(decision_entry(built, None, dry_run=dry_run))
                 continue
             moment = parse_decision_date(inp.title, inp.date) or clock.now()
             event = session.stage(built.decision, moment)
-            entries.append(_entry(built, event, dry_run=dry_run))
+            entries.append(decision_entry(built, event, dry_run=dry_run))
         if not dry_run:
             session.commit()
     if not dry_run and session.staged:
-        _stale_cache_notice(root, on_notice)
+        stale_cache_notice(root, on_notice)
     return ingest_result(entries, elements, warnings, dry_run=dry_run)
 
 
@@ -455,152 +451,3 @@ def element_label(projection: Projection, eid: str) -> str:
     if kind and name:
         return f"{kind}:{name}"
     return name or eid
-
-
-def _pick_head(keep: str, head_ids: list[str], label: str) -> str:
-    """Match ``--keep`` against the heads: the full id or a unique prefix."""
-    exact = [h for h in head_ids if h == keep]
-    matches = exact or [h for h in head_ids if len(keep) >= 4 and h.startswith(keep)]
-    if len(matches) == 1:
-        return matches[0]
-    raise UsageError(
-        f"{keep!r} is not {'a unique prefix of ' if matches else ''}one of the "
-        f"decisions in force on {label}: {', '.join(head_ids)}"
-    )
-
-
-def _kept_decision(engine: Engine, dec_id: str) -> Decision:
-    """The decision record as first applied in canonical order (its own event)."""
-    p = engine.projection
-    idx = p.dec_index.get(dec_id)
-    if idx is not None and p.dec_hash[idx]:
-        ev = engine.event_for(p.dec_hash[idx])
-        if ev is not None and ev.decision is not None and ev.decision.id == dec_id:
-            return ev.decision
-    for ev in engine.events:  # a decision first seen as a placeholder: rare, slow
-        if ev.decision is not None and ev.decision.id == dec_id:
-            return ev.decision
-    raise NotFoundError(f"decision {dec_id} has no event in the log")
-
-
-def _mutation_summary(projection: Projection, mutations: tuple[Mutation, ...]) -> str:
-    """Describe restated mutations in the words of spec 5.6, with element labels."""
-    parts: list[str] = []
-    for m in mutations:
-        if m.op == MutOp.UPSERT_ELEMENT:
-            parts.append(f"element {m.name}")
-        elif m.op == MutOp.SET_PROP:
-            parts.append(f"set {element_label(projection, m.element_id)}.{m.key}")
-        elif m.op in (MutOp.ADD_LINK, MutOp.RETIRE_LINK):
-            word = "link" if m.op == MutOp.ADD_LINK else "retire"
-            parts.append(
-                f"{word} {element_label(projection, m.from_id)}-{m.link_kind}->"
-                f"{element_label(projection, m.to_id)}"
-            )
-    return "; ".join(parts)
-
-
-def resolve_conflict(
-    root: Path,
-    element: str,
-    *,
-    keep: str | None = None,
-    title: str | None = None,
-    rationale: str | None = None,
-    lock_timeout: float | None = None,
-    on_notice: Notice = _ignore,
-) -> dict[str, Any]:
-    """End a conflict: one decision with authority on the element supersedes every head.
-
-    With ``keep``, the new decision restates the kept decision (its title, its
-    rationale plus a line naming the winner and the losers, and its mutations of
-    this element, so the element's props and links are the kept side's again).
-    Otherwise it records ``title``/``rationale`` (``None`` is empty) with no
-    mutations, exactly what ``kg ingest`` writes for ``{"title": …,
-    "rationale": …, "supersedes_on": ["kind:name"]}``. ``rationale`` is ignored
-    with ``keep``. ``element`` is ``kind:name`` or an element id.
-    History keeps both sides; running the command again finds no conflict.
-
-    Returns:
-        The 5.5 ingest result for the one new decision.
-
-    Raises:
-        UsageError: neither or both of ``keep`` and ``title``; ``keep`` is not a head.
-        NotFoundError: no such element.
-        RefusedError: the element has fewer than two decisions in force, or this
-            exact resolution is already recorded.
-        StoreNotFoundError, LockTimeoutError, WriteError, ConfigError,
-            Interrupted: as for :func:`record`.
-    """
-    if (keep is None) == (title is None):
-        raise UsageError("give exactly one of --keep DECISION_ID or --title TEXT")
-    if title is not None:
-        check_title(title)
-    sessions: list[WriteSession] = []
-    try:
-        return _resolve(
-            root, element, keep, title, rationale, lock_timeout, on_notice, sessions
-        )
-    except Interrupted as exc:
-        raise exc.settled(any(s.committed for s in sessions)) from None
-
-
-def _resolve(
-    root: Path,
-    element: str,
-    keep: str | None,
-    title: str | None,
-    rationale: str | None,
-    lock_timeout: float | None,
-    on_notice: Notice,
-    sessions: list[WriteSession],
-) -> dict[str, Any]:
-    """The body of :func:`resolve_conflict`; ``sessions`` gets the open session."""
-    with write_session(root, lock_timeout=lock_timeout, on_notice=on_notice) as session:
-        sessions.append(session)
-        p = session.projection
-        eid = find_element(p, element)
-        if eid not in p.graph:
-            raise NotFoundError(f"no element {element!r} in the store at {root}")
-        label = element_label(p, eid)
-        head_ids = [p.dec_id[i] for i in p.heads_of(eid)]
-        if len(head_ids) < 2:
-            raise RefusedError(
-                f"no conflict on {label}: {len(head_ids)} decision(s) in force"
-                f"{' (' + head_ids[0] + ')' if head_ids else ''}; nothing to resolve"
-            )
-        mutations: tuple[Mutation, ...] = ()
-        if keep is not None:
-            kept_id = _pick_head(keep, head_ids, label)
-            kept = _kept_decision(session.engine, kept_id)
-            others = ", ".join(h for h in head_ids if h != kept_id)
-            note = f"Resolved conflict on {label}: kept {kept_id} over {others}."
-            title = kept.title
-            rationale = f"{kept.rationale}\n\n{note}" if kept.rationale else note
-            mutations = tuple(m for m in kept.mutations or () if m.element_id == eid)
-        assert title is not None
-        shapes = {eid} | {m.to_id for m in mutations if m.to_id}
-        decision = finish_decision(
-            p,
-            title=title,
-            rationale=rationale or "",
-            author=session.config.actor,
-            refs="",
-            summary=_mutation_summary(p, mutations),
-            mutations=mutations,
-            shapes=shapes,
-            targets={eid},
-        )
-        if decision.id in p.dec_index:
-            raise RefusedError(
-                f"this resolution is already recorded as {decision.id}; change the "
-                "title or rationale to record another"
-            )
-        event = session.stage(decision, clock.now())
-        session.commit()
-    _stale_cache_notice(root, on_notice)
-    name = (p.element(eid) or ("", "", ""))[1]
-    built = BuiltDecision(decision, {name or eid: eid})
-    return ingest_result(
-        [_entry(built, event, dry_run=False)], built.elements, [], dry_run=False
-    )

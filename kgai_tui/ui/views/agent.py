@@ -17,11 +17,14 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static, TextArea
 from textual.worker import get_current_worker
+
+from kgai_tui.ui.commands import bindings
+from kgai_tui.ui.widgets.key_bar import KeyBar
 
 if TYPE_CHECKING:
     # The engine and the JSON reads load when the screen first computes (in its
@@ -99,20 +102,22 @@ class AgentScreen(ModalScreen[None]):
     AgentScreen #agent-json { height: 1fr; }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Close")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("agent")
 
-    def __init__(self, root: Path, engine_source: EngineSource) -> None:
+    def __init__(
+        self, root: Path, engine_source: EngineSource, *, paths: str = ""
+    ) -> None:
         """Show recall payloads for the store at ``root``.
 
         Args:
             root: the store directory (opened directly if the app has no engine).
             engine_source: returns the app's current engine (the log as it is now).
+            paths: the paths to start with (what the Paths view had typed).
         """
         super().__init__()
         self.root = root
         self.engine_source = engine_source
+        self.initial_paths = paths
         #: The "did you mean" line on display ("" when the payload has no hints).
         self.hints_line = ""
 
@@ -126,6 +131,7 @@ class AgentScreen(ModalScreen[None]):
                 )
             )
             yield Input(
+                self.initial_paths,
                 placeholder="file paths or globs, comma-separated "
                 "(e.g. src/billing/pdf.go)",
                 id="agent-paths",
@@ -136,6 +142,7 @@ class AgentScreen(ModalScreen[None]):
             yield Static(id="agent-command", markup=False)
             yield Static(id="agent-hints", markup=False)
             yield TextArea("", read_only=True, id="agent-json")
+        yield KeyBar("agent")
 
     def on_mount(self) -> None:
         """Focus the paths box and show the unfiltered payload."""

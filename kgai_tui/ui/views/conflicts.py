@@ -13,17 +13,18 @@ from typing import ClassVar, Final
 from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from kgai_tui.ui.commands import bindings
 from kgai_tui.ui.render import head_card
+from kgai_tui.ui.resolve import ResolveScreen
 from kgai_tui.ui.safe_text import one_line, plain
-from kgai_tui.ui.screens import ResolveModal
-from kgai_tui.ui.snapshot import ReloadRequested, Snapshot
+from kgai_tui.ui.snapshot import ElementRequested, ReloadRequested, Snapshot
 
 CARD_CHROME: Final = 5
 """Columns a head card takes besides its text: border 2, padding 2, margin 1."""
@@ -34,9 +35,7 @@ CARD_MIN_TEXT: Final = 24
 class ConflictsView(Horizontal):
     """Left: contested elements; right: their competing heads."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "resolve", "Resolve", show=True),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("conflicts")
 
     def __init__(self, root: Path, *, id: str | None = None) -> None:
         """Start empty; resolutions are written to the store at ``root``."""
@@ -142,53 +141,47 @@ class ConflictsView(Horizontal):
         self._arrange(len(self.query(".head-card")))
 
     def action_resolve(self) -> None:
-        """Open the resolve dialog for the highlighted conflict."""
-        if (
-            self.selected is not None
-            and self.snapshot is not None
-            and self.snapshot.moment is None
-        ):
-            self.app.push_screen(
-                ResolveModal(self.snapshot.view, self.selected),
-                partial(self._resolve_chosen, self.selected),
-            )
-        elif self.snapshot is not None and self.snapshot.moment is not None:
+        """Open the resolve screen for the highlighted conflict (at now only)."""
+        if self.snapshot is None:
+            return
+        if self.snapshot.moment is not None:
             self.notify(
-                "Move the time slider to now (End) to resolve.", severity="warning"
-            )
-
-    def _resolve_chosen(
-        self, element_id: str, choice: tuple[str | None, str, str] | None
-    ) -> None:
-        if choice is not None:
-            keep, title, rationale = choice
-            self._resolve(element_id, keep, title, rationale)
-
-    @work(thread=True, exclusive=True, group="write", exit_on_error=False)
-    def _resolve(
-        self, element_id: str, keep: str | None, title: str, rationale: str
-    ) -> None:
-        """Record the resolution, say how it went, and have the app re-read the store."""
-        from kgai_tui.core.errors import KgaiError
-        from kgai_tui.core.write.writes import resolve_conflict
-
-        app = self.app
-        try:
-            resolve_conflict(
-                self.root,
-                element_id,
-                keep=keep,
-                title=title or None,
-                rationale=rationale or None,
-            )
-        except KgaiError as exc:
-            app.call_from_thread(
-                app.notify, str(exc).splitlines()[0], severity="error", markup=False
+                "Resolving writes to the store as it is now: move the slider to "
+                "now (>) first.",
+                severity="warning",
+                markup=False,
             )
             return
-        app.call_from_thread(
-            app.notify,
-            "Conflict resolved: recorded one decision replacing every side.",
-            markup=False,
+        if self.selected is None:
+            self.notify("No open conflict to resolve.", markup=False)
+            return
+        v = self.snapshot.view
+        heads = v.heads(self.selected)
+        self.app.push_screen(
+            ResolveScreen(
+                self.root,
+                v,
+                self.selected,
+                [self.snapshot.mutations_of(i) for i in heads],
+                palette=self.snapshot.palette,
+            ),
+            partial(self._resolved, self.selected),
         )
-        app.call_from_thread(self.post_message, ReloadRequested())
+
+    def _resolved(self, element_id: str, decision_id: str | None) -> None:
+        """Say what was appended, re-read the store and show the new decision."""
+        if decision_id is None:
+            return
+        self.notify(
+            f"Recorded {decision_id}: the conflict on this element is resolved. "
+            "Both sides stay in its story.",
+            title="Conflict resolved",
+            markup=False,
+            timeout=10,
+        )
+        self.post_message(ReloadRequested(focus=(element_id, decision_id)))
+
+    @on(OptionList.OptionSelected, "#conflict-list")
+    def _open(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id:
+            self.post_message(ElementRequested(event.option.id))

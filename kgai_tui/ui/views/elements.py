@@ -9,15 +9,24 @@ from typing import TYPE_CHECKING, ClassVar, NamedTuple
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 
+from kgai_tui.core.reads.legend import MARKS, Status
+from kgai_tui.core.reads.story import element_story
 from kgai_tui.core.reads.view import element_label
-from kgai_tui.ui.render import DIM, element_details
+from kgai_tui.core.recall.scoring import glob_match
+from kgai_tui.ui.commands import bindings
+from kgai_tui.ui.render import DIM, element_details, story_row
 from kgai_tui.ui.safe_text import one_line, plain
-from kgai_tui.ui.snapshot import DecisionRequested, ElementRequested, Snapshot
+from kgai_tui.ui.snapshot import (
+    DecisionRequested,
+    ElementRequested,
+    Snapshot,
+    StoryRequested,
+)
 from kgai_tui.ui.theme import Palette
 from kgai_tui.ui.widgets.element_tree import ElementTree
 
@@ -42,16 +51,29 @@ class ElementRow(NamedTuple):
     kind: str  # lower case
     contested: bool = False
     new: bool = False
+    paths: tuple[str, ...] = ()  # its ``paths`` prop, split (spec 6.4)
 
-    def label(self, palette: Palette) -> Text:
-        """The leaf's label: the name on one line, shown, never markup."""
+    def label(self, palette: Palette, via: str = "") -> Text:
+        """The leaf's label: the name on one line, shown, never markup; ``via`` is
+        the stored path a filter matched, when it matched only that."""
         label = plain(one_line(self.listed, 60))
         if self.contested:
             label.stylize(palette.contested)
-            label.append(" ⚠", palette.contested)
+            label.append(f" {MARKS[Status.CONTESTED]}", palette.contested)
         if self.new:
             label.append(" new", palette.new)
+        if via:
+            label.append("  ")
+            label.append_text(plain(one_line(via, 40), DIM))
         return label
+
+    def matched_path(self, needle: str, raw: str) -> str | None:
+        """The first stored path the filter matches: containing ``needle`` (lower
+        case), or matching ``raw`` as recall's ``--paths`` does (spec 6.4.1)."""
+        for stored in self.paths:
+            if needle in stored.lower() or glob_match(stored, raw):
+                return stored
+        return None
 
 
 #: One branch to draw: its label, its first leaves, how many more match.
@@ -70,20 +92,25 @@ class ElementRows:
     first: str | None  # the element shown when nothing is selected
     palette: Palette
 
-    def filtered(self, needle: str, cap: int | None = None) -> list[Branch]:
-        """Branches whose name or kind contains ``needle`` (lower case): each
-        with its count, its first ``cap`` leaves (:data:`BRANCH_LEAVES`) and how
-        many it leaves out."""
+    def filtered(self, raw: str, cap: int | None = None) -> list[Branch]:
+        """Branches of the elements whose name, kind or stored paths match the
+        filter ``raw`` (a name is matched ignoring case; a path as recall matches
+        ``--paths``, or by containing the filter): each with its count, its first
+        ``cap`` leaves (:data:`BRANCH_LEAVES`) and how many it leaves out. A leaf
+        matched by a path alone shows that path."""
         cap = BRANCH_LEAVES if cap is None else cap
+        needle = raw.strip().lower()
+        raw = raw.strip()
         out: list[Branch] = []
         for kind, rows in self.groups:
-            match = (
-                [r for r in rows if needle in r.name or needle in r.kind]
-                if needle
-                else rows
-            )
+            match: list[tuple[ElementRow, str]] = []
+            for r in rows:
+                if not needle or needle in r.name or needle in r.kind:
+                    match.append((r, ""))
+                elif r.paths and (via := r.matched_path(needle, raw)) is not None:
+                    match.append((r, via))
             if match:
-                leaves = [(r.label(self.palette), r.eid) for r in match[:cap]]
+                leaves = [(r.label(self.palette, via), r.eid) for r, via in match[:cap]]
                 count = plain(f"{kind} ({len(match)})", "bold")
                 out.append((count, leaves, len(match) - len(leaves)))
         return out
@@ -98,6 +125,7 @@ def element_rows(
     """
     new = set(added)
     contested = v.conflicts()
+    paths = v.element_paths()
     by_kind: dict[str, list[tuple[str, str, str, str]]] = {}
     first: tuple[str, str] | None = None
     for eid, kind, name in v.element_names():
@@ -117,6 +145,7 @@ def element_rows(
                 real_kind.lower(),
                 eid in contested,
                 eid in new,
+                tuple(paths.get(eid, ())),
             )
             for lower, eid, real_kind, name in members
         )
@@ -125,24 +154,9 @@ def element_rows(
 
 
 class ElementsView(Horizontal):
-    """Left: the element tree; right: props, links, decisions in force, history."""
+    """Left: the element tree; right: props, decisions in force, links and story."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f", "filter", "Filter", show=True),
-        Binding("escape", "leave_filter", "Back", show=False),
-    ]
-
-    def action_filter(self) -> None:
-        """Focus the filter box (type to narrow the tree)."""
-        self.query_one("#element-filter", Input).focus()
-
-    def action_leave_filter(self) -> None:
-        """Return from the filter box to the tree."""
-        self.query_one("#element-tree", Tree).focus()
-
-    @on(Input.Submitted, "#element-filter")
-    def _filter_done(self) -> None:
-        self.query_one("#element-tree", Tree).focus()
+    BINDINGS: ClassVar[list[BindingType]] = bindings("elements")
 
     def __init__(self, *, id: str | None = None) -> None:
         """Start empty; the app sends a snapshot."""
@@ -151,11 +165,13 @@ class ElementsView(Horizontal):
         self.selected: str | None = None
         self._targets: list[tuple[str, str]] = []
         self._rows: ElementRows | None = None
+        self._shown: list[str] = []  # the element ids the tree lists, in order
+        self._drawn_width = 0  # the width the details were last drawn for
 
     def compose(self) -> ComposeResult:
         """Lay out the filter, tree and details."""
         with Vertical(id="element-side"):
-            yield Input(placeholder="filter elements…", id="element-filter")
+            yield Input(placeholder="name, kind or path…", id="element-filter")
             tree = ElementTree("elements", id="element-tree")
             tree.show_root = False
             yield tree
@@ -163,6 +179,65 @@ class ElementsView(Horizontal):
             with VerticalScroll(id="element-scroll"):
                 yield Static(id="element-details")
             yield OptionList(id="element-links", markup=False)
+
+    # ------------------------------------------------------------------ keys
+
+    def action_filter(self) -> None:
+        """Focus the filter box (type to narrow the tree)."""
+        self.query_one("#element-filter", Input).focus()
+
+    def leave_filter(self) -> bool:
+        """Leave the filter box for the tree; ``False`` when it was not focused."""
+        box = self.query_one("#element-filter", Input)
+        if self.screen.focused is not box:
+            return False
+        self.query_one("#element-tree", Tree).focus()
+        return True
+
+    @on(Input.Submitted, "#element-filter")
+    def _filter_done(self) -> None:
+        self.query_one("#element-tree", Tree).focus()
+
+    def action_story(self) -> None:
+        """Open the element's whole story (every decision, oldest first)."""
+        if self.snapshot is not None and self.selected is not None:
+            self.post_message(StoryRequested(self.selected))
+
+    def action_copy_id(self) -> None:
+        """Copy the highlighted decision's id (or the element's) to the clipboard."""
+        ident = self.highlighted_id()
+        if ident:
+            self.app.copy_to_clipboard(ident)
+            self.notify(f"copied {ident}", title="Clipboard", markup=False)
+
+    def highlighted_id(self) -> str | None:
+        """The id under the cursor: a decision in the list, else the element."""
+        links = self.query_one("#element-links", OptionList)
+        if (
+            self.snapshot is not None
+            and self.screen.focused is links
+            and links.highlighted is not None
+            and 0 <= links.highlighted < len(self._targets)
+        ):
+            kind, ref = self._targets[links.highlighted]
+            if kind == "d":
+                return self.snapshot.view.decision(int(ref)).id
+            return ref
+        return self.selected
+
+    def highlight_decision(self, decision_id: str) -> None:
+        """Focus the list on a decision of the element shown (its story row)."""
+        if self.snapshot is None:
+            return
+        index = self.snapshot.view.decision_index(decision_id)
+        links = self.query_one("#element-links", OptionList)
+        for n, (kind, ref) in enumerate(self._targets):
+            if kind == "d" and index is not None and int(ref) == index:
+                links.focus()
+                links.highlighted = n
+                return
+
+    # ------------------------------------------------------------------ data
 
     def show(self, snapshot: Snapshot, rows: ElementRows) -> None:
         """Render a new snapshot, keeping the selection when it still exists.
@@ -174,23 +249,60 @@ class ElementsView(Horizontal):
             self._rows = rows  # loaded after the first view, a reload)
             self._fill_tree()
         if self.selected is None or not snapshot.view.has_element(self.selected):
-            self.selected = rows.first
+            self.selected = self._shown[0] if self._shown else rows.first
         self._show_details()
 
     def select(self, element_id: str) -> None:
-        """Show one element."""
+        """Show one element, and put the tree's cursor on it (a filter hiding it
+        is cleared first: a jump never lands on an element the tree hides)."""
         self.selected = element_id
+        if element_id not in self._shown:
+            box = self.query_one("#element-filter", Input)
+            if box.value:
+                with box.prevent(Input.Changed):
+                    box.value = ""
+                self._fill_tree()
+        self._cursor_to(element_id)
         self._show_details()
+
+    def _cursor_to(self, element_id: str) -> None:
+        tree = self.query_one("#element-tree", ElementTree)
+        for line in range(tree.last_line + 1):
+            node = tree.get_node_at_line(line)
+            if node is not None and node.data == element_id:
+                with tree.prevent(Tree.NodeHighlighted):
+                    tree.cursor_line = line
+                tree.scroll_to_line(line)
+                return
 
     @on(Input.Changed, "#element-filter")
     def _filter(self) -> None:
         self._fill_tree()
+        if self.selected not in self._shown:
+            # The detail pane follows the filter: the first element still listed.
+            self.selected = self._shown[0] if self._shown else None
+            self._show_details()
 
     def _fill_tree(self) -> None:
         if self._rows is None:
             return
-        needle = self.query_one("#element-filter", Input).value.strip().lower()
-        self.query_one("#element-tree", ElementTree).fill(self._rows.filtered(needle))
+        tree = self.query_one("#element-tree", ElementTree)
+        raw = self.query_one("#element-filter", Input).value
+        branches = self._rows.filtered(raw)
+        self._shown = [eid for _, leaves, _ in branches for _, eid in leaves]
+        if branches:
+            tree.fill(branches)
+        elif raw.strip():
+            tree.say(
+                Text.assemble(
+                    "no element's name, kind or paths matches ",
+                    plain(f"“{one_line(raw.strip(), 30)}”"),
+                    " · escape clears",
+                    style=DIM,
+                )
+            )
+        else:
+            tree.say(Text("no elements at this moment", DIM))
 
     @on(Tree.NodeHighlighted, "#element-tree")
     def _highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
@@ -210,28 +322,49 @@ class ElementsView(Horizontal):
         links = self.query_one("#element-links", OptionList)
         links.clear_options()
         self._targets = []
-        if self.snapshot is None or self.selected is None:
-            details.update(Text("no elements yet", style="dim"))
+        if self.snapshot is None:
+            details.update(Text("reading the store…", style=DIM))
             return
         v = self.snapshot.view
+        if self.selected is None:
+            if self._rows is not None and not self._rows.groups:
+                details.update(
+                    Text(
+                        "This store has no elements yet"
+                        + (" at this moment" if self.snapshot.moment else "")
+                        + ": a decision's upsert_element creates one.",
+                        style=DIM,
+                    )
+                )
+            else:
+                details.update(Text("the filter hides every element", style=DIM))
+            links.display = False
+            return
         if not v.has_element(self.selected):
             details.update(
-                Text("this element does not exist at this moment", style="dim")
+                Text("this element does not exist at this moment", style=DIM)
             )
+            links.display = False
             return
         palette = self.snapshot.palette
-        details.update(
-            element_details(
-                v,
-                self.selected,
-                palette=palette,
-                width=max(self.size.width - 34, 40),
-            )
-        )
-        navigation = _navigation(v, self.selected, palette)
+        main = self.query_one("#element-main").size.width
+        self._drawn_width = main
+        width = max((main or self.app.size.width * 2 // 3) - 8, 30)
+        details.update(element_details(v, self.selected, palette=palette, width=width))
+        navigation = _navigation(v, self.selected, palette, width)
         self._targets = [target for _, target in navigation]
         links.add_options([option for option, _ in navigation])
         links.display = links.option_count > 0
+
+    def on_resize(self) -> None:
+        """Cut the story to the new width (it was drawn for the old one, or while
+        the view was hidden and had none)."""
+        width = self.query_one("#element-main").size.width
+        if width and width != self._drawn_width:
+            highlighted = self.query_one("#element-links", OptionList).highlighted
+            self._show_details()
+            if highlighted is not None:
+                self.query_one("#element-links", OptionList).highlighted = highlighted
 
     @on(OptionList.OptionSelected, "#element-links")
     def _follow(self, event: OptionList.OptionSelected) -> None:
@@ -245,9 +378,9 @@ class ElementsView(Horizontal):
 
 
 def _navigation(
-    v: KgView, eid: str, palette: Palette
+    v: KgView, eid: str, palette: Palette, width: int
 ) -> list[tuple[Option, tuple[str, str]]]:
-    """Links to follow, then the element's decisions (newest first) to open.
+    """Links to follow, then the element's story (oldest first) to open.
 
     Each option comes with its target (``("e", element)`` or ``("d", index)``)
     rather than an option id: one neighbour can be reached by several links (a
@@ -261,10 +394,21 @@ def _navigation(
             line.append(" ")
             line.append_text(plain(v.label(link.other)))
             options.append((Option(line), ("e", link.other)))
-    for idx in reversed(v.history(eid)):
-        head = v.is_head(eid, idx)
-        d = v.decision(idx)
-        line = Text("● " if head else "○ ", palette.head if head else DIM)
-        line.append_text(plain(one_line(d.title or d.id, 90)))
-        options.append((Option(line), ("d", str(idx))))
+    story = element_story(v, eid)
+    if story:
+        options.append(
+            (
+                Option(
+                    Text(
+                        f"Story · {len(story)} decision(s), oldest first · s: whole",
+                        "bold",
+                    ),
+                    disabled=True,
+                ),
+                ("-", ""),
+            )
+        )
+    for entry in story:
+        row = story_row(v, entry, palette, width)
+        options.append((Option(row), ("d", str(entry.decision.index))))
     return options

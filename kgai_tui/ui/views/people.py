@@ -20,6 +20,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
+from kgai_tui.core.reads.legend import MARKS, Status
 from kgai_tui.ui.people import (
     Flow,
     elements_shaped,
@@ -37,16 +38,18 @@ MONTHS_SHOWN: Final = 48
 STALE_SHOWN: Final = 20
 """The stale list shows at most this many elements."""
 COLUMNS: Final = (
-    "author",
+    "who",
     "dec",
-    "in force",
-    "superseded",
-    "dead",
-    "elements",
-    "conflicts",
+    f"{MARKS[Status.IN_FORCE]} force",
+    f"{MARKS[Status.SUPERSEDED]} supers.",
+    f"{MARKS[Status.DEAD_END]} dead",
+    "elem.",
+    f"{MARKS[Status.CONTESTED]} conf.",
     "first",
     "last",
 )
+"""The table's columns: the counts use the one legend's marks and add up to
+``dec`` (in force + superseded + dead ends)."""
 
 
 def now() -> datetime:
@@ -81,12 +84,12 @@ def people_data(snapshot: Snapshot, at: datetime) -> PeopleData:
 
 
 def flow_line(flow: Flow) -> Text:
-    """``alice: 2 of 5 decision(s) replaced — by bob ×1, carol ×1``."""
+    """``alice: 2 of 5 decision(s) superseded — by bob ×1, carol ×1``."""
     line = plain(one_line(flow.author or "unknown", 24), "bold")
     if not flow.replaced:
-        line.append(f": none of {flow.decisions} decision(s) replaced", "dim")
+        line.append(f": none of {flow.decisions} decision(s) superseded", "dim")
         return line
-    line.append(f": {flow.replaced} of {flow.decisions} decision(s) replaced — by ")
+    line.append(f": {flow.replaced} of {flow.decisions} decision(s) superseded — by ")
     for n, (who, count) in enumerate(flow.by):
         if n:
             line.append(", ")
@@ -123,9 +126,11 @@ class PeopleView(Horizontal):
             yield Static(id="people-elements")
 
     def on_mount(self) -> None:
-        """Add the columns once."""
+        """Add the columns once; the side panel waits for a person to be opened
+        (until then the table has the whole width, its last column included)."""
         self.query_one("#people-table", DataTable).add_columns(*COLUMNS)
         self._show_elements()
+        self.query_one("#people-side").display = self.opened is not None
 
     def show(self, snapshot: Snapshot) -> None:
         """Show the people as of a new snapshot (computed in a worker).
@@ -166,7 +171,7 @@ class PeopleView(Horizontal):
         for row in data.people:
             table.add_row(
                 plain(
-                    one_line(str(row["author"]) or "unknown", 24),
+                    one_line(str(row["author"]) or "unknown", 16),
                     snapshot.palette.field,
                 ),
                 *(
@@ -187,10 +192,11 @@ class PeopleView(Horizontal):
         when = (
             "now" if snapshot.moment is None else data.at.strftime("%Y-%m-%d %H:%M UTC")
         )
+        writers = len({w for row in data.people for w in row["writers"]})
         self.query_one("#people-caption", Static).update(
             Text(
-                f"{len(authors)} people as of {when} · enter lists the elements "
-                "a person shaped",
+                f"{len(authors)} people (authors) · {writers} writer(s) (installs) · "
+                f"as of {when} · enter: what a person shaped",
                 "dim",
             )
         )
@@ -222,6 +228,7 @@ class PeopleView(Horizontal):
         self.opened = self.selected = event.row_key.value
         self.shaped = elements_shaped(self.snapshot.projection, self.opened)
         self._show_elements()
+        self.query_one("#people-side").display = True
 
     def _show_flow(self) -> None:
         out = self.query_one("#people-flow", Static)

@@ -17,7 +17,7 @@ import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -27,8 +27,10 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from kgai_tui.core.recall.hints import THIN
+from kgai_tui.ui.commands import bindings
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.snapshot import DecisionRequested, ElementRequested, Snapshot
+from kgai_tui.ui.theme import ANSI
 
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection_view import ProjectionView
@@ -57,11 +59,24 @@ def did_you_mean(projection: ProjectionView, query: str) -> list[str]:
     return list(dict.fromkeys(seen))[:SUGGESTIONS]
 
 
+class SearchBox(Input):
+    """The query box. A ``/`` typed into it while it is empty is the habit of
+    "press / to search", not a query: it is dropped (the box has the focus)."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.character == "/" and not self.value:
+            event.prevent_default()
+            event.stop()
+            return
+        await super()._on_key(event)
+
+
 class SearchView(Vertical):
     """Type to search; Enter goes to the hits, Enter there opens the highlighted one."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "to_hits", "Go to the hits", show=False, priority=True),
+        *bindings("search"),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -75,7 +90,7 @@ class SearchView(Vertical):
     def compose(self) -> ComposeResult:
         """Lay out the box, the toggle and the hits."""
         with Horizontal(id="search-bar"):
-            yield Input(
+            yield SearchBox(
                 placeholder='search decisions and elements…  ("phrases", kind:, author:, prefix*)',
                 id="search-input",
             )
@@ -106,12 +121,19 @@ class SearchView(Vertical):
         return True
 
     def action_to_hits(self) -> None:
-        """Go to the hits now; search without the debounce; highlight the first hit."""
+        """Go to the hits now; search without the debounce; highlight the first
+        hit. When the answer has none, the focus goes back to the box (see
+        :meth:`_show_hits`): it never stays on an empty list."""
         results = self.query_one("#search-results", OptionList)
         self.screen.set_focus(results)
-        if results.option_count:
+        if self._hits:
             results.highlighted = 0
         self._schedule(0.0)
+
+    def action_toggle_all(self) -> None:
+        """Include superseded decisions and dead ends, or not."""
+        switch = self.query_one("#search-all", Switch)
+        switch.value = not switch.value
 
     def _schedule(self, delay: float) -> None:
         if self._timer is not None:
@@ -137,12 +159,15 @@ class SearchView(Vertical):
         hits, note = run_search(snapshot, query, include_all=include_all)
         if get_current_worker().is_cancelled:
             return
+        problems = query_problems_of(snapshot, query) if len(hits) < THIN else []
         names: list[str] = []
         if query.strip() and len(hits) < THIN and snapshot.moment is None:
             names = did_you_mean(snapshot.projection, query)
         if get_current_worker().is_cancelled:
             return
-        self.app.call_from_thread(self._show_hits, generation, query, hits, note, names)
+        self.app.call_from_thread(
+            self._show_hits, generation, query, hits, note, names, problems
+        )
 
     def _show_hits(
         self,
@@ -151,6 +176,7 @@ class SearchView(Vertical):
         hits: list[Any],
         note: str,
         names: list[str] | None = None,
+        problems: list[str] | None = None,
     ) -> None:
         if generation != self._generation:
             return
@@ -158,9 +184,15 @@ class SearchView(Vertical):
         results = self.query_one("#search-results", OptionList)
         results.clear_options()
         options = []
+        palette = self.snapshot.palette if self.snapshot is not None else ANSI
+        view = self.snapshot.view if self.snapshot is not None else None
         for n, hit in enumerate(hits):
-            marker = "●" if n == 0 else "○"
-            line = Text(f"{marker} ")
+            line = Text(f"{n + 1:>2} ", "dim")
+            if hit.kind == "decision" and view is not None:
+                index = view.decision_index(hit.id)
+                if index is not None:
+                    line.append_text(palette.mark(view.status(index)))
+                    line.append(" ")
             line.append_text(plain(one_line(hit.name, 80), "bold"))
             kind = "decision" if hit.kind == "decision" else f"{hit.extra} element"
             line.append("  ")
@@ -172,14 +204,34 @@ class SearchView(Vertical):
                 line.append("\n   → ", "dim")
                 line.append_text(plain(one_line(", ".join(hit.elements), 100), "dim"))
             options.append(Option(line, id=str(n)))
+        if not options and query.strip():
+            why = (
+                "nothing matches, superseded decisions included"
+                if self.query_one("#search-all", Switch).value
+                else "no decision in force or element matches · ^t includes "
+                "superseded decisions and dead ends"
+            )
+            options.append(Option(Text(why, "dim"), disabled=True))
         results.add_options(options)
-        if results.option_count and self.screen.focused is results:
-            results.highlighted = 0
+        if self.screen.focused is results:
+            if hits:
+                results.highlighted = 0
+            else:  # nothing to act on: back to the box, the caption says why
+                self.screen.set_focus(self.query_one("#search-input", Input))
         caption = self.query_one("#search-caption", Static)
         if not query.strip():
-            caption.update(Text("type to search the store as of the slider", "dim"))
+            caption.update(
+                Text(
+                    "type to search the store as of the slider · enter goes to "
+                    "the hits · ^t includes superseded",
+                    "dim",
+                )
+            )
         else:
             text = Text(f"{len(hits)} hit(s) for “{one_line(query, 60)}”{note}", "dim")
+            for problem in problems or ():
+                text.append("\n")
+                text.append_text(plain(one_line(problem, 120), "bold"))
             if names:
                 text.append("\ndid you mean: ", "bold")
                 text.append_text(plain(one_line(", ".join(names), 100)))
@@ -203,3 +255,27 @@ def _highlight(text: str, spans: tuple[tuple[int, int], ...]) -> Text:
     for start, end in spans:
         out.stylize("bold reverse", start, end)
     return out
+
+
+def query_problems_of(snapshot: Snapshot, query: str) -> list[str]:
+    """What in ``query`` cannot match in this snapshot (an unclosed quote, a kind
+    or an element the store lacks), one line each; the ``element:`` values are
+    resolved as the index resolves them (an id, ``kind:name``, or a name)."""
+    from kgai_tui.core.gosem.gotext import normalize
+    from kgai_tui.core.search.query import parse_query, query_problems
+    from kgai_tui.core.wire.ids import resolve_ref
+
+    parsed = parse_query(query)
+    if parsed.unclosed is None and not parsed.kinds and not parsed.elements:
+        return []
+    v = snapshot.view
+    names = list(v.element_names())
+    kinds = {kind for _, kind, _ in names if kind}
+    named = {normalize(name) for _, _, name in names}
+
+    def exists(value: str) -> bool:
+        if v.has_element(value) or normalize(value) in named:
+            return True
+        return ":" in value and v.has_element(resolve_ref(value)[2])
+
+    return query_problems(parsed, kinds=kinds, has_element=exists)

@@ -1,16 +1,17 @@
-"""The six views in one ContentSwitcher: which one shows, and handing each a snapshot."""
+"""The seven views in one ContentSwitcher: which one shows, and handing each a snapshot."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from textual.app import ComposeResult
-from textual.widgets import ContentSwitcher
+from textual.widgets import ContentSwitcher, Input
 
 from kgai_tui.ui.snapshot import Snapshot
 from kgai_tui.ui.views.conflicts import ConflictsView
 from kgai_tui.ui.views.elements import ElementRows, ElementsView
 from kgai_tui.ui.views.graph import GraphView
+from kgai_tui.ui.views.paths import PathsView
 from kgai_tui.ui.views.people import PeopleView
 from kgai_tui.ui.views.search import SearchView
 from kgai_tui.ui.views.timeline import TimelineView
@@ -21,13 +22,21 @@ FOCUS = {
     "timeline": "#timeline-list",
     "conflicts": "#conflict-list",
     "search": "#search-input",
+    "paths": "#paths-input",
     "people": "#people-table",
 }
 """The widget each view focuses when shown."""
 
+LISTS = {
+    "elements": "#element-tree",
+    "search": "#search-results",
+    "paths": "#paths-results",
+}
+"""Where Escape leaves a view's text box for (its main list)."""
+
 
 class ViewSwitcher(ContentSwitcher):
-    """Elements, Graph, Timeline, Conflicts, Search and People, one at a time."""
+    """Elements, Graph, Timeline, Conflicts, Search, Paths and People, one at a time."""
 
     def __init__(self, root: Path, *, id: str | None = None) -> None:
         """Start on Elements; ``root`` is where Conflicts writes resolutions."""
@@ -41,6 +50,7 @@ class ViewSwitcher(ContentSwitcher):
         yield TimelineView(id="timeline")
         yield ConflictsView(self.root, id="conflicts")
         yield SearchView(id="search")
+        yield PathsView(id="paths")
         yield PeopleView(id="people")
 
     def show_view(self, key: str) -> None:
@@ -48,12 +58,14 @@ class ViewSwitcher(ContentSwitcher):
         self.current = key
         self.query_one(FOCUS[key]).focus()
 
-    def leave_text(self) -> None:
-        """Leave a text box for its view's main list."""
-        current = self.current or "elements"
-        self.show_view(current)
-        if current == "search":
-            self.query_one("#search-results").focus()
+    def leave_text(self) -> bool:
+        """Leave a focused text box of the current view for its main list;
+        ``False`` when no text box had the focus (Escape then goes back)."""
+        focused = self.screen.focused
+        if not isinstance(focused, Input) or self.current not in LISTS:
+            return False
+        self.query_one(LISTS[self.current]).focus()
+        return True
 
     def present(
         self, snapshot: Snapshot, rows: ElementRows, selected: str | None
@@ -70,12 +82,17 @@ class ViewSwitcher(ContentSwitcher):
         self.query_one(GraphView).show(snapshot, selected)
         self.query_one(ConflictsView).show(snapshot)
         self.query_one(SearchView).show(snapshot)
+        self.query_one(PathsView).show(snapshot)
         self.query_one(PeopleView).show(snapshot)
         return selected
 
     def show_timeline(self, snapshot: Snapshot) -> None:
         """Show a snapshot in the timeline (O(decisions), in its worker)."""
         self.query_one(TimelineView).show(snapshot)
+
+    def highlight_decision(self, decision_id: str) -> None:
+        """Put the Elements story's cursor on a decision (and the focus there)."""
+        self.query_one(ElementsView).highlight_decision(decision_id)
 
     def select_element(self, snapshot: Snapshot, element_id: str) -> None:
         """Show an element in Elements and centre the Graph on it."""

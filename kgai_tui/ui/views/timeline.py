@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import pairwise
 from threading import Lock
 
-from rich.style import Style
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -18,6 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Select, Sparkline, Static
 from textual.worker import get_current_worker
 
+from kgai_tui.core.reads.legend import MARKS, Status
 from kgai_tui.core.reads.timeline import (
     Filters,
     TimelineColumns,
@@ -93,9 +92,9 @@ class TimelineView(Vertical):
             )
             yield Select[str](
                 [
-                    ("in force", "head"),
-                    ("superseded", "superseded"),
-                    ("dead ends", "dead"),
+                    (f"{MARKS[Status.IN_FORCE]} in force", "head"),
+                    (f"{MARKS[Status.SUPERSEDED]} superseded", "superseded"),
+                    (f"{MARKS[Status.DEAD_END]} dead ends", "dead"),
                 ],
                 prompt="any status",
                 id="filter-status",
@@ -187,10 +186,10 @@ class TimelineView(Vertical):
                 "dim",
             )
         )
-        head_set, palette = base.columns.heads, snapshot.palette
+        palette = snapshot.palette
 
         def render(idx: int, width: int) -> Text:
-            return _row(v, idx, head_set, width, palette)
+            return _row(v, idx, width, palette)
 
         self.query_one("#timeline-list", DecisionList).set_rows(rows, render)
         if result.filters != self._filters():
@@ -232,25 +231,15 @@ def _histogram(stamps: Sequence[int]) -> tuple[list[float], str]:
     return [float(b - a) for a, b in pairwise(cuts)], unit
 
 
-def _row(
-    v: KgView, idx: int, head_set: AbstractSet[int], width: int, palette: Palette
-) -> Text:
+def _row(v: KgView, idx: int, width: int, palette: Palette) -> Text:
     d = v.decision(idx)
-    style: Style | str
-    if idx in head_set:
-        contested = any(v.is_contested(e) and v.is_head(e, idx) for e in d.shapes)
-        mark, style = "●", palette.contested if contested else palette.head
-    elif v.is_dead_end(idx):
-        mark, style = "✗", palette.dead_end
-    else:
-        mark, style = "○", DIM
+    status = v.status(idx)
+    muted = status not in (Status.IN_FORCE, Status.CONTESTED)
     line = Text(f"{day(d)} ", DIM)
-    line.append(f"{mark} ", style)
+    line.append_text(palette.mark(status))
+    line.append(" ")
     line.append_text(
-        plain(
-            one_line(d.title, max(width // 2, 20)),
-            "" if idx in head_set else DIM,
-        )
+        plain(one_line(d.title, max(width // 2, 20)), DIM if muted else "")
     )
     line.append("  ")
     line.append_text(plain(one_line(d.author or "unknown", 16), palette.field))

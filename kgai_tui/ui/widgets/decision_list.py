@@ -25,17 +25,17 @@ class DecisionList(ScrollView, can_focus=True):
     """Rows of decision indices drawn by a row renderer."""
 
     DEFAULT_CSS = """
-    DecisionList { height: 1fr; }
+    DecisionList { height: 1fr; overflow-x: hidden; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "move(-1)", "Up", show=False),
         Binding("down", "move(1)", "Down", show=False),
-        Binding("pageup", "move(-20)", "Page up", show=False),
-        Binding("pagedown", "move(20)", "Page down", show=False),
-        Binding("ctrl+home", "jump(0)", "First", show=False),
-        Binding("ctrl+end", "jump(-1)", "Last", show=False),
-        Binding("enter", "open", "Open", show=True),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home,ctrl+home", "jump(0)", "First", show=False),
+        Binding("end,ctrl+end", "jump(-1)", "Last", show=False),
+        Binding("enter", "open", "Open", show=False),
     ]
 
     cursor: reactive[int] = reactive(0, init=False)
@@ -61,14 +61,16 @@ class DecisionList(ScrollView, can_focus=True):
         """Show new rows; keep the cursor in range."""
         self.rows = rows
         self.render_row = render_row
-        self.virtual_size = Size(self.size.width, len(rows))
+        # As wide as the view, never wider: a horizontal scrollbar would sit
+        # on the last row (rows are cut to the width, never scrolled sideways).
+        self.virtual_size = Size(0, len(rows))
         self.set_reactive(DecisionList.cursor, min(self.cursor, max(len(rows) - 1, 0)))
         self.refresh()
 
     def render_line(self, y: int) -> Strip:
         """Render one visible line."""
         row = self.scroll_offset.y + y
-        width = self.size.width
+        width = self.scrollable_content_region.width
         if row >= len(self.rows):
             return Strip.blank(width)
         text = self.render_row(self.rows[row], width)
@@ -87,10 +89,15 @@ class DecisionList(ScrollView, can_focus=True):
         self.scroll_to_region_if_needed(new)
         self.refresh()
 
+    @property
+    def page(self) -> int:
+        """Rows on screen (what PageUp and PageDown move by)."""
+        return max(self.scrollable_content_region.height, 1)
+
     def scroll_to_region_if_needed(self, row: int) -> None:
         """Scroll so that ``row`` is on screen."""
         top = self.scroll_offset.y
-        height = self.size.height or 1
+        height = self.page
         if row < top:
             self.scroll_to(y=row, animate=False)
         elif row >= top + height:
@@ -100,6 +107,10 @@ class DecisionList(ScrollView, can_focus=True):
         """Move the cursor."""
         if self.rows:
             self.cursor = max(0, min(self.cursor + delta, len(self.rows) - 1))
+
+    def action_page(self, direction: int) -> None:
+        """Move the cursor by a screenful."""
+        self.action_move(direction * self.page)
 
     def action_jump(self, where: int) -> None:
         """Jump to the first or last row."""
@@ -128,5 +139,6 @@ class DecisionList(ScrollView, can_focus=True):
         self.refresh()
 
     def on_resize(self) -> None:
-        """Recompute the virtual size for the new width."""
-        self.virtual_size = Size(self.size.width, len(self.rows))
+        """Keep the cursor on screen at the new height."""
+        self.virtual_size = Size(0, len(self.rows))
+        self.call_after_refresh(self.scroll_to_region_if_needed, self.cursor)

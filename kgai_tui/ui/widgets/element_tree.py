@@ -41,6 +41,11 @@ class ElementTree(Tree[str]):
             self._bulk = False
         self._invalidate()
 
+    def say(self, message: Text) -> None:
+        """Replace the tree by one line saying why it is empty."""
+        self.clear()
+        self.root.add_leaf(message)
+
     def _invalidate(self) -> None:
         # One invalidation per fill, not one per node (see the module docstring).
         if not self._bulk:

@@ -3,6 +3,7 @@ the moment banner under it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from time import monotonic
 from typing import TYPE_CHECKING
@@ -16,7 +17,8 @@ from kgai_tui.ui.safe_text import one_line, plain
 if TYPE_CHECKING:
     from kgai_tui.core.reads.moments import GraphDelta
     from kgai_tui.ui.snapshot import Snapshot
-    from kgai_tui.ui.theme import Palette
+
+from kgai_tui.ui.theme import Palette
 
 OPENING_TICK_SECONDS = 0.1
 
@@ -35,6 +37,7 @@ class StoreHeader(Static):
         super().__init__(self._main, id=id)
         self._clock: Timer | None = None
         self._sync_clock: Timer | None = None
+        self._counts: HeaderCounts | None = None
 
     def _show(self, main: Text | None = None) -> None:
         if main is not None:
@@ -116,57 +119,79 @@ class StoreHeader(Static):
         """The store's counts at the slider and its health (``problems`` found).
 
         ``decisions`` and ``writers`` are those recorded by the slider's moment.
+        The line is fitted again whenever the header is resized.
         """
-        self._show(
-            header_text(
-                label,
-                narrow=self.app.size.width < 100,
-                elements=snapshot.view.element_count(),
-                decisions=decisions,
-                writers=writers,
-                conflicts=len(snapshot.view.conflicts()),
-                problems=problems,
-                palette=snapshot.palette,
-            )
+        self._counts = HeaderCounts(
+            label,
+            elements=snapshot.view.element_count(),
+            decisions=decisions,
+            writers=writers,
+            conflicts=len(snapshot.view.conflicts()),
+            problems=problems,
+            palette=snapshot.palette,
         )
+        self._fit()
+
+    def _fit(self) -> None:
+        if self._counts is not None and self._clock is None:
+            width = self.content_size.width or self.app.size.width - 2
+            self._show(header_text(self._counts, width))
+
+    def on_resize(self) -> None:
+        """Fit the line to the new width (the health badge always stays)."""
+        self._fit()
 
 
-def header_text(
-    label: str,
-    *,
-    narrow: bool,
-    elements: int,
-    decisions: int,
-    writers: int,
-    conflicts: int,
-    problems: int,
-    palette: Palette,
-) -> Text:
-    """The header line; ``narrow`` (under 100 columns) abbreviates it."""
-    room = 18 if narrow else 34
-    if len(label) > room:
-        label = "…" + label[-(room - 1) :]
-    header = Text("kgai-tui ", "bold")
-    header.append_text(plain(one_line(label), "dim"))
-    header.append(" │ ", "dim")
-    if narrow:
-        header.append(f"{elements} el · {decisions} dec · {writers} wr │ ")
+@dataclass(frozen=True, slots=True)
+class HeaderCounts:
+    """What the header says about the store at the slider."""
+
+    label: str
+    elements: int
+    decisions: int
+    writers: int
+    conflicts: int
+    problems: int
+    palette: Palette
+
+
+def header_text(counts: HeaderCounts, width: int) -> Text:
+    """The header line in ``width`` cells: the longest wording that fits, words
+    dropped first, the store's name next; the health badge is never dropped."""
+    c, palette = counts, counts.palette
+    if c.problems:
+        badge = Text(f" ✗ {c.problems} problem(s) · d ", palette.error_badge)
     else:
-        header.append(
-            f"{elements} elements · {decisions} decisions · {writers} writers │ "
-        )
-    plural = "s" if conflicts != 1 else ""
-    header.append(
-        f"{conflicts} conflict{plural}"
-        if narrow
-        else f"{conflicts} open conflict{plural}",
-        palette.error if conflicts else palette.ok,
-    )
-    header.append(" ")
-    if problems:
-        header.append(f" ✗ {problems} problem(s) · d ", palette.error_badge)
-    else:
-        header.append(" ✓ healthy ", palette.ok_badge)
+        badge = Text(" ✓ healthy ", palette.ok_badge)
+    plural = "s" if c.conflicts != 1 else ""
+    wordings = (
+        (
+            f"{c.elements} elements · {c.decisions} decisions · {c.writers} writers",
+            f"{c.conflicts} open conflict{plural}",
+            34,
+        ),
+        (f"{c.elements} el · {c.decisions} dec · {c.writers} wr",
+         f"{c.conflicts} conflict{plural}", 18),
+        (f"{c.elements} el · {c.decisions} dec", f"{c.conflicts} ⚠", 12),
+        (f"{c.decisions} dec", f"{c.conflicts} ⚠", 0),
+    )  # fmt: skip
+    room = max(width, 10)
+    for counts_text, conflicts_text, label_room in wordings:
+        header = Text("kgai-tui ", "bold")
+        if label_room:
+            label = c.label
+            if len(label) > label_room:
+                label = "…" + label[-(label_room - 1) :]
+            header.append_text(plain(one_line(label), "dim"))
+            header.append(" │ ", "dim")
+        header.append(f"{counts_text} │ ")
+        header.append(conflicts_text, palette.error if c.conflicts else palette.ok)
+        header.append(" ")
+        header.append_text(badge)
+        if header.cell_len <= room:
+            return header
+    header.truncate(max(room - badge.cell_len, 1))
+    header.append_text(badge)
     return header
 
 
@@ -198,16 +223,28 @@ def sync_text(
 
 
 class MomentBanner(Static):
-    """``now`` with the slider keys, or the moment shown and what changed since."""
+    """``now`` with the slider keys, or the moment shown, how long ago, and what
+    changed since the previous position."""
 
     def show_moment(self, moment: datetime | None, delta: GraphDelta | None) -> None:
         """Show the present (``moment`` ``None``) or a moment in the past."""
         if moment is None:
-            self.update(Text("now · End returns here · [ ] step · { } month", "dim"))
+            self.update(
+                Text(
+                    "now · [ ] step · { } month · t go to a moment (-3m, a date)",
+                    "dim",
+                )
+            )
             self.remove_class("-past")
             return
-        text = Text(f"as of {moment.strftime('%Y-%m-%d %H:%M:%S')} UTC", "bold")
+        from kgai_tui.core.clock import now
+        from kgai_tui.core.reads.moment_text import ago
+
+        text = Text(f"as of {moment.strftime('%Y-%m-%d %H:%M')} UTC", "bold")
+        text.append(f" · {ago(moment, now())} · > now")
         if delta is not None:
             text.append(f" · since last position: {delta.describe()}")
+        text.no_wrap = True
+        text.overflow = "ellipsis"
         self.update(text)
         self.add_class("-past")

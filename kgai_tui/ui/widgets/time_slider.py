@@ -11,6 +11,7 @@ it (:class:`TimeSlider.HistoryWanted`), which then reads the whole store once.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from datetime import datetime, timedelta
 from typing import ClassVar
 
@@ -53,10 +54,10 @@ class TimeSlider(Widget, can_focus=True):
     class HistoryWanted(Message):
         """The user moved an on-demand slider: read the history, then do ``then``.
 
-        ``then`` is ``"step"``, ``"month"`` or ``"start"``: one moment back, about
-        a month back, or the first moment."""
+        ``then`` is ``"step"``, ``"month"`` or ``"start"`` (one moment back, about
+        a month back, the first moment), or a moment to go to."""
 
-        def __init__(self, then: str) -> None:
+        def __init__(self, then: str | datetime) -> None:
             """Carry what to do once the moments are there."""
             super().__init__()
             self.then = then
@@ -89,7 +90,7 @@ class TimeSlider(Widget, can_focus=True):
         self._on_demand = value
         self.refresh()
 
-    def _wants_history(self, then: str) -> bool:
+    def _wants_history(self, then: str | datetime) -> bool:
         """Ask for the history instead of moving, when there is none yet to move in."""
         if self.moments or not self._on_demand or self._loading:
             return False
@@ -134,6 +135,17 @@ class TimeSlider(Widget, can_focus=True):
             return
         self.move_to(0 if to_start else len(self.moments))
 
+    def go_to(self, moment: datetime) -> None:
+        """Go to the store as of ``moment``: the last recorded moment at or before
+        it (the same state), the first one when it is earlier, now when it is at
+        or after the last."""
+        if self._wants_history(moment):
+            return
+        if not self.moments or moment >= self.moments[-1]:
+            self.move_to(len(self.moments))
+            return
+        self.move_to(max(bisect_right(self.moments, moment) - 1, 0))
+
     def action_step(self, delta: int) -> None:
         """Step to the previous or next recorded moment."""
         if delta < 0 and self._wants_history("step"):
@@ -149,11 +161,9 @@ class TimeSlider(Widget, can_focus=True):
         base = self.moment or self.moments[-1]
         target = base + timedelta(days=30 * direction)
         if direction < 0:
-            candidates = [i for i, m in enumerate(self.moments) if m <= target]
-            self.move_to(candidates[-1] if candidates else 0)
+            self.move_to(max(bisect_right(self.moments, target) - 1, 0))
         else:
-            candidates = [i for i, m in enumerate(self.moments) if m >= target]
-            self.move_to(candidates[0] if candidates else len(self.moments))
+            self.move_to(bisect_left(self.moments, target))
 
     def render(self) -> Text:
         """Draw ``first ──●── last``, the knob at the position."""
@@ -162,7 +172,7 @@ class TimeSlider(Widget, can_focus=True):
             if self._loading:
                 return Text("reading the history…", style="dim")
             if self._on_demand:
-                return Text("now · press [ or Home to read the history", style="dim")
+                return Text("now · [ { < or t read the history", style="dim")
             return Text("no history yet", style="dim")
         first = self.moments[0].strftime("%Y-%m-%d")
         last = "now"

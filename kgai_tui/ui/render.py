@@ -6,7 +6,7 @@ come from the :class:`~kgai_tui.ui.theme.Palette` passed in (the app's theme).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -35,11 +35,20 @@ def day(d: Decision) -> str:
     return format_epoch(stamp)[:10]
 
 
-def element_details(v: KgView, eid: str, *, palette: Palette, width: int = 80) -> Text:
-    """An element's name, props and the decisions in force on it, as one Text.
+def element_details(
+    v: KgView,
+    eid: str,
+    *,
+    palette: Palette,
+    width: int = 80,
+    sets: Mapping[int, Sequence[tuple[str, str]]] | None = None,
+) -> Text:
+    """An element's name, the decisions in force on it, then its props, as one
+    Text (what governs it first: at 80x24 the pane shows a few lines).
 
     Its links and its story (every decision, oldest first) follow in the view's
-    list, where each can be followed or opened.
+    list, where each can be followed or opened. ``sets`` gives, per decision in
+    force, the props it sets on the element (shown under it: what it says now).
     """
     from kgai_tui.core.wire.props import parse_props
 
@@ -58,15 +67,6 @@ def element_details(v: KgView, eid: str, *, palette: Palette, width: int = 80) -
             f"⚠ contested: {len(heads)} decisions in force · 4 then r resolves\n",
             palette.contested,
         )
-    props = parse_props(blob)
-    if props:
-        out.append("\nProps\n", "bold underline")
-        for key in sorted(props):
-            out.append("  ")
-            out.append_text(plain(key, palette.field))
-            out.append(" = ")
-            out.append_text(plain(props[key]))
-            out.append("\n")
     out.append("\nIn force\n", "bold underline")
     if not heads:
         out.append("  no decision in force on it\n", DIM)
@@ -79,9 +79,24 @@ def element_details(v: KgView, eid: str, *, palette: Palette, width: int = 80) -
         out.append(f"\n    {day(d)} · ", DIM)
         out.append_text(plain(d.author or "unknown", DIM))
         out.append(f" · {d.id}\n", DIM)
+        for key, value in (sets or {}).get(idx, ()):
+            out.append("    sets ", DIM)
+            out.append_text(plain(one_line(key, 30), palette.field))
+            out.append(" = ")
+            out.append_text(plain(one_line(value, width)))
+            out.append("\n")
         if d.rationale:
             out.append("    ")
-            out.append_text(plain(one_line(d.rationale, width * 3)))
+            out.append_text(plain(one_line(d.rationale, width * 2)))
+            out.append("\n")
+    props = parse_props(blob)
+    if props:
+        out.append("\nProps\n", "bold underline")
+        for key in sorted(props):
+            out.append("  ")
+            out.append_text(plain(key, palette.field))
+            out.append(" = ")
+            out.append_text(plain(props[key]))
             out.append("\n")
     return out
 

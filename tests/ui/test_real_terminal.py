@@ -15,6 +15,7 @@ import pytest
 
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads.kg import conflicts_obj
+from kgai_tui.core.wire.codec import decode_line
 
 KGAI_TUI = Path(sys.executable).parent / "kgai-tui"
 
@@ -54,6 +55,15 @@ class Tmux:
             )
             time.sleep(0.15)
 
+    def type(self, text: str) -> None:
+        """Type literal text (send-keys -l), then let the app read it."""
+        subprocess.run(
+            ["tmux", "send-keys", "-t", self.name, "-l", "--", text],
+            check=True,
+            env=self.env,
+        )
+        time.sleep(0.3)
+
     def screen(self) -> str:
         """The visible screen as text."""
         out = subprocess.run(
@@ -89,7 +99,12 @@ def tmux_app(demo_store: Path, tmp_path: Path) -> Iterator[Tmux]:
     yield from _session(demo_store, tmp_path)
 
 
-def _session(demo_store: Path, tmp_path: Path) -> Iterator[Tmux]:
+def _session(
+    demo_store: Path,
+    tmp_path: Path,
+    size: tuple[int, int] = (120, 40),
+    extra_env: dict[str, str] | None = None,
+) -> Iterator[Tmux]:
     if shutil.which("tmux") is None:
         pytest.fail("tmux is not installed (.ci/run installs it with apt-get)")
     assert KGAI_TUI.exists(), "install the package first (pip install -e .)"
@@ -101,11 +116,21 @@ def _session(demo_store: Path, tmp_path: Path) -> Iterator[Tmux]:
     # which a terminal program reads before asking the terminal.
     env.pop("COLUMNS", None)
     env.pop("LINES", None)
-    session = Tmux(f"{KGAI_TUI} {demo_store}", env, (120, 40))
+    env.update(extra_env or {})
+    session = Tmux(f"{KGAI_TUI} {demo_store}", env, size)
     try:
         yield session
     finally:
         session.close()
+
+
+@pytest.fixture
+def tmux_small(demo_store: Path, tmp_path: Path) -> Iterator[Tmux]:
+    """The console script at 80x24, the clock fixed two weeks after the demo's
+    last decision (relative moments are counted from it)."""
+    yield from _session(
+        demo_store, tmp_path, (80, 24), {"KGAI_TUI_NOW": "2026-06-15T00:00:00Z"}
+    )
 
 
 @pytest.fixture
@@ -167,3 +192,74 @@ def test_the_model_present_then_the_history_in_tmux(
     tmux_model_app.keys(">")
     tmux_model_app.wait_for("now · [ ] step")
     tmux_model_app.keys("q")
+
+
+def test_three_journeys_at_80x24(tmux_small: Tmux, demo_store: Path) -> None:
+    """A tech lead resolves a conflict with a new decision that sets the contested
+    property; a newcomer goes three months back, marks, returns to now and reads
+    what changed; a developer types a path and reaches the decision in force."""
+    app = tmux_small
+    app.wait_for("2 conflicts")
+
+    # A tech lead: the conflict on ProductSearch, ended by a new decision that
+    # says what the element's show_sold_out is now.
+    app.keys("4", "r")
+    app.wait_for("Choose how to end it")
+    app.keys("n")
+    app.wait_for("Title of the new decision")
+    app.type("Sold-out products stay 30 days, marked")
+    app.keys("Tab")
+    app.type("SEO keeps the page a month; support gets a clear mark.")
+    app.keys("Tab", "C-u")
+    app.type("first 30 days, marked")
+    app.keys("C-n")
+    app.wait_for("This line will be appended")
+    assert not (demo_store / "log" / "i0de0000000000001.ndjson").exists()
+    app.keys("a")
+    screen = app.wait_for("sets show_sold_out = first 30 days, marked")
+    assert "1 conflict " in screen and "Conflict resolved" in screen
+    lines = (demo_store / "log" / "i0de0000000000001.ndjson").read_bytes()
+    assert lines.count(b"\n") == 1
+    decoded = decode_line(lines.rstrip(b"\n"))
+    assert decoded.hash_ok and decoded.decision_id_ok
+    event = decoded.event
+    assert event is not None and event.decision is not None
+    assert [(m.op, m.key, m.value) for m in event.decision.mutations or ()] == [
+        ("set_prop", "show_sold_out", "first 30 days, marked")
+    ]
+
+    # A newcomer: three months back, a mark, now, and what changed since.
+    app.keys("1")
+    app.wait_for(" Elements ")
+    app.keys("t")
+    app.wait_for("Go to a moment")
+    app.type("-3m")
+    app.wait_for("3 months ago")
+    app.keys("Enter")
+    screen = app.wait_for("as of 2026-03-")
+    assert "months ago" in screen
+    app.keys("m", ">")
+    app.wait_for("now · [ ] step")
+    app.keys("D")
+    app.wait_for("Diff: 2026-03-")
+    screen = app.wait_for("decisions recorded")
+    assert "Decisions recorded" in screen
+    app.keys("Escape")  # (a key sent within ESCDELAY of it would read as alt+key)
+    app.wait_for("? help")
+
+    # A developer: what governs the order API's file?
+    app.keys("6")
+    app.wait_for("Type a path or a glob")
+    app.type("services/checkout/order/api.go")
+    app.wait_for("element(s) govern")
+    screen = app.wait_for("Orders keep the tax breakdown")  # once no toast is over it
+    assert "business object:Order" in screen
+    app.keys("Enter")  # to the answer (the elements ranked as recall ranks them)
+    if screen.index("service:Checkout") < screen.index("business object:Order"):
+        app.keys("Down")
+    app.keys("Enter")  # show the element
+    app.wait_for("In force")
+    screen = app.wait_for("Orders keep the tax breakdown they were sold")
+    assert " Elements " in screen
+    app.keys("q")  # back to Paths: q goes back while there is somewhere to go
+    app.wait_for("element(s) govern")

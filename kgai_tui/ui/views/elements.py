@@ -350,7 +350,15 @@ class ElementsView(Horizontal):
         main = self.query_one("#element-main").size.width
         self._drawn_width = main
         width = max((main or self.app.size.width * 2 // 3) - 8, 30)
-        details.update(element_details(v, self.selected, palette=palette, width=width))
+        details.update(
+            element_details(
+                v,
+                self.selected,
+                palette=palette,
+                width=width,
+                sets=self._sets(self.selected),
+            )
+        )
         navigation = _navigation(v, self.selected, palette, width)
         self._targets = [target for _, target in navigation]
         links.add_options([option for option, _ in navigation])
@@ -365,6 +373,20 @@ class ElementsView(Horizontal):
             self._show_details()
             if highlighted is not None:
                 self.query_one("#element-links", OptionList).highlighted = highlighted
+
+    def _sets(self, eid: str) -> dict[int, list[tuple[str, str]]]:
+        """The props each decision in force sets on ``eid`` (from its event)."""
+        assert self.snapshot is not None
+        out: dict[int, list[tuple[str, str]]] = {}
+        for idx in self.snapshot.view.heads(eid):
+            for m in self.snapshot.mutations_of(idx):
+                if m.element_id != eid:
+                    continue
+                if m.op == "set_prop":
+                    out.setdefault(idx, []).append((m.key, m.value))
+                elif m.op == "upsert_element":
+                    out.setdefault(idx, []).extend(m.props)
+        return out
 
     @on(OptionList.OptionSelected, "#element-links")
     def _follow(self, event: OptionList.OptionSelected) -> None:

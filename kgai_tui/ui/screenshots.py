@@ -17,11 +17,15 @@ SHOTS: list[tuple[str, tuple[str, ...]]] = [
     ("2-graph", ("1", "down", "down", "down", "down", "down", "down", "down", "2")),
     ("3-timeline", ("3",)),
     ("4-conflicts", ("4",)),
-    ("5-search", ("5", *"invoice")),
+    ("5-search", ("5", *"invoice", "enter")),
+    ("6-paths", ("6", *"services/checkout/order/api.go", "enter")),
+    ("7-people", ("7",)),
     (
-        "6-time-slider",
+        "8-time-slider",
         ("1", "left_curly_bracket", "left_curly_bracket", "left_curly_bracket"),
     ),
+    ("9-resolve", ("4", "r", "n", *"Sold-out products stay 30 days, marked")),
+    ("10-story", ("1", "down", "down", "down", "down", "down", "down", "down", "s")),
 ]
 
 
@@ -37,6 +41,7 @@ async def _shoot(out: Path, name: str, keys: tuple[str, ...]) -> Path:
         await app.workers.wait_for_complete()
         await pilot.pause(0.5)
         await app.workers.wait_for_complete()
+        await app.screen.workers.wait_for_complete()
         await pilot.pause()
         return Path(app.save_screenshot(f"{name}.svg", str(out)))
 

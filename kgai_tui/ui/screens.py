@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.console import Group, RenderableType
 from rich.style import Style
+from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -148,26 +150,36 @@ class HelpScreen(ModalScreen[None]):
         yield KeyBar("diff")
 
 
-def help_text(palette: Palette) -> Text:
-    """The help screen: each scope's keys, then the one legend."""
+def help_text(palette: Palette) -> Group:
+    """The help screen: each scope's keys (what they do wraps in its column),
+    then the one legend."""
     key_style = palette.field + Style(bold=True)
-    out = Text("kgai-tui keys", "bold underline")
-    out.append("  (esc, ? or q closes)\n", DIM)
+    parts: list[RenderableType] = [
+        Text.assemble(("kgai-tui keys", "bold underline"), ("  (esc, ? or q closes)", DIM))
+    ]
     for heading, rows in help_sections():
-        out.append(f"\n{heading}\n", "bold")
-        width = max(len(keys) for keys, _ in rows)
+        parts.append(Text(f"\n{heading}", "bold"))
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style=key_style, no_wrap=True)
+        table.add_column(overflow="fold")
         for keys, does in rows:
-            out.append(f"  {keys:<{width}}  ", key_style)
-            out.append(does + "\n")
-    out.append("\nMarks\n", "bold")
+            table.add_row(f" {keys}", does)
+        parts.append(table)
+    parts.append(Text("\nMarks", "bold"))
+    legend = Table.grid(padding=(0, 2))
+    legend.add_column(no_wrap=True)
+    legend.add_column(overflow="fold")
     for status, means in LEGEND:
-        out.append("  ")
-        out.append_text(palette.mark(status))
-        out.append(f" {status.value:<18}", "bold")
-        out.append(means + "\n")
-    out.append(
-        "\nA writer is an install (one shard of the log); a person is a decision's "
-        "author.\n",
-        DIM,
+        mark = Text(" ")
+        mark.append_text(palette.mark(status))
+        mark.append(f" {status.value}", "bold")
+        legend.add_row(mark, means)
+    parts.append(legend)
+    parts.append(
+        Text(
+            "\nA writer is an install (one shard of the log); a person is a "
+            "decision's author.",
+            DIM,
+        )
     )
-    return out
+    return Group(*parts)

@@ -407,7 +407,7 @@ def test_markup_in_authors_and_titles_cannot_crash_the_explorer(
     tmp_path: Path,
 ) -> None:
     """The timeline's author filter and the resolve dialog show ``[/]`` literally."""
-    from textual.widgets import Button
+    from textual.widgets import OptionList
 
     from kgai_tui.ui.app import make_app
 
@@ -436,7 +436,12 @@ def test_markup_in_authors_and_titles_cannot_crash_the_explorer(
                 for _ in range(3):
                     await pilot.pause()
                     await app.workers.wait_for_complete()
-            labels.extend(str(button.label) for button in app.screen.query(Button))
+            choice = app.screen.query_one("#resolve-choice", OptionList)
+            labels.extend(
+                str(choice.get_option_at_index(i).prompt)
+                for i in range(choice.option_count)
+            )
 
     asyncio.run(main())
-    assert any(label.endswith("keep: [/]") for label in labels), labels
+    assert any(label.endswith("]: [/]") for label in labels), labels
+    assert any(label.endswith("]: [bold]b[/]") for label in labels), labels

@@ -9,11 +9,14 @@ time travel by keys only, and People disagreeing with the header.
 from __future__ import annotations
 
 import asyncio
+import io
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from rich.console import Console
+from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import ContentSwitcher, Input, OptionList, Static, Tree
 
@@ -57,7 +60,13 @@ def _drive(
 
 
 def _text(app: KgaiApp, selector: str) -> str:
-    return str(app.screen.query_one(selector, Static).render())
+    """What a Static shows, as plain text (a Group or Table rendered wide)."""
+    content = app.screen.query_one(selector, Static).content
+    if isinstance(content, str | Text):
+        return str(content)
+    console = Console(width=200, file=io.StringIO(), record=True)
+    console.print(content)
+    return console.export_text()
 
 
 # 1 ------------------------------------------------------------------ resolution
@@ -104,7 +113,8 @@ def test_a_new_resolving_decision_sets_the_contested_property(
     assert "set_prop feature:ProductSearch show_sold_out = first 30 days, marked" in (
         preview
     )
-    assert "author     you" in preview and "supersedes d_" in preview
+    assert "author" in preview and "you  (the store's actor" in preview
+    assert "supersedes" in preview and "d_15dcbf1e96607e3dd9b8166c" in preview
     assert seen["view"] == "elements" and seen["selected"] == PRODUCT_SEARCH
     assert "show_sold_out = first 30 days, marked" in str(seen["details"])
     p = open_engine(demo_store).projection
@@ -157,7 +167,7 @@ def test_enter_never_writes_and_a_resolution_needs_a_why(demo_store: Path) -> No
     _drive(app, steps)
     preview = str(seen["preview"])
     assert f"log/{OWN_SHARD.removesuffix('.ndjson')}.ndjson" in preview
-    assert "a new shard" in preview and "author     you" in preview
+    assert "a new shard" in preview and "you  (the store's actor" in preview
     p = open_engine(demo_store).projection
     ours = [i for i, w in enumerate(p.dec_install) if w == "i0de0000000000001"]
     assert len(ours) == 1

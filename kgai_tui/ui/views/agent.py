@@ -92,9 +92,9 @@ class AgentScreen(ModalScreen[None]):
     """Type a path or a topic; read the exact recall JSON an agent would get."""
 
     DEFAULT_CSS = """
-    AgentScreen { align: center middle; }
+    AgentScreen { align: center top; }
     AgentScreen #agent-box {
-        width: 90%; max-width: 120; height: 90%;
+        width: 100%; max-width: 120; height: 1fr;
         border: thick $primary; background: $surface; padding: 0 1;
     }
     AgentScreen #agent-command { color: $text-muted; height: auto; }

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -73,6 +75,7 @@ def _before(key: str, extra: tuple[str, ...] = ()) -> Callable[[Pilot[None]], An
         for one in (key, *extra):
             await pilot.press(one)
             await pilot.pause()
+        await pilot.pause(0.4)  # past the search and path boxes' debounce timers
         await _settle(pilot)
         _steady_cursors(pilot)
         await pilot.pause()
@@ -92,14 +95,25 @@ def test_view_snapshot(
     assert snap_compare(app, terminal_size=size, run_before=_before(key, tuple(rest)))
 
 
+@pytest.fixture
+def fixed_store(demo_store: Path) -> Iterator[Path]:
+    """The demo copy at a path that is the same on every run: the agent dialog
+    shows the store's path in the command it prints."""
+    target = Path(tempfile.gettempdir()) / "kgai-tui-snapshot" / "demo-store"
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(demo_store, target)
+    yield target
+    shutil.rmtree(target.parent, ignore_errors=True)
+
+
 @pytest.mark.snapshot
 @SIZES
 @pytest.mark.parametrize("dialog", list(DIALOGS))
 def test_dialog_snapshot(
-    snap_compare: Any, demo_store: Path, dialog: str, size: tuple[int, int]
+    snap_compare: Any, fixed_store: Path, dialog: str, size: tuple[int, int]
 ) -> None:
     """Each dialog looks as reviewed, its keys on its last line."""
-    app = make_app(demo_store, label="demo store", live=False)
+    app = make_app(fixed_store, label="demo store", live=False)
     key, *rest = DIALOGS[dialog]
     assert snap_compare(app, terminal_size=size, run_before=_before(key, tuple(rest)))
 

@@ -140,10 +140,11 @@ class PathsView(Vertical):
         return True
 
     def action_to_answer(self) -> None:
-        """Answer now; move to the elements when there are any."""
+        """Answer now and move to the elements (the focus comes back to the box
+        when the answer has none: it never stays on an empty list)."""
         results = self.query_one("#paths-results", OptionList)
-        if results.option_count and not results.get_option_at_index(0).disabled:
-            self.screen.set_focus(results)
+        self.screen.set_focus(results)
+        if results.option_count:
             results.highlighted = 0
         self._schedule(0.0)
 
@@ -173,8 +174,11 @@ class PathsView(Vertical):
         width = max(self.size.width - 6, 40)
         results.add_options(answer_rows(answer, snapshot.palette, width))
         self.query_one("#paths-caption", Static).update(self._caption(answer))
-        if results.option_count and self.screen.focused is results:
-            results.highlighted = 0
+        if self.screen.focused is results:
+            if results.option_count:
+                results.highlighted = 0
+            else:
+                self.screen.set_focus(self.query_one("#paths-input", Input))
 
     def _caption(self, answer: PathAnswer) -> Text:
         moment = (

@@ -106,3 +106,21 @@ def write_store(root: Path, shards: dict[str, bytes]) -> Path:
     for name, data in shards.items():
         (log / name).write_bytes(data)
     return root
+
+
+#: Commands without the --json/--text choice.
+_NO_TEXT = frozenset({"bench", "import", "mcp", "open", "report"})
+
+
+def as_person(args: Sequence[str]) -> list[str]:
+    """``args`` with ``--text`` when the test reads what a person sees (no ``--json``):
+    piped, as in a test, kgai-tui prints JSON the way kg does."""
+    words = list(args)
+    if not words or words[0] in _NO_TEXT or words[0].startswith("-") or "/" in words[0]:
+        return words  # no command word (kgai-tui DIR opens the explorer)
+    if "--json" in words or "--text" in words:
+        return words
+    if "--" in words:
+        at = words.index("--")
+        return [*words[:at], "--text", *words[at:]]
+    return [*words, "--text"]

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import as_person
 
 from kgai_tui import __version__
 from kgai_tui.demo import DEMO_STORE
@@ -35,7 +36,7 @@ def run(
 ) -> subprocess.CompletedProcess[str]:
     """``kgai-tui ARGS`` with stdin given (never a terminal), output captured."""
     return subprocess.run(
-        [KGAI_TUI, *args],
+        [KGAI_TUI, *as_person(args)],
         input=None if stdin is None else stdin.decode(),
         stdin=subprocess.DEVNULL if stdin is None else None,
         capture_output=True,
@@ -107,7 +108,7 @@ def test_the_explorer_without_a_terminal_exits_at_once(
 ) -> None:
     args = {"store": ["--store", str(demo)], "bare": [], "demo": ["--demo"]}[how]
     proc = subprocess.run(
-        [KGAI_TUI, *args],
+        [KGAI_TUI, *as_person(args)],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         cwd=tmp_path,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import as_person
 
 KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
 
@@ -23,7 +24,7 @@ KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     """``kgai-tui ARGS`` with ``stdin`` as its input, output captured."""
     return subprocess.run(
-        [KGAI_TUI, *args],
+        [KGAI_TUI, *as_person(args)],
         input=stdin,
         capture_output=True,
         text=True,
@@ -91,17 +92,18 @@ def test_no_store_suggests_init_for_the_very_path(tmp_path: Path) -> None:
     assert run("status", "--store", str(missing)).returncode == 0
 
 
-def test_no_store_with_json_keeps_the_shared_error(tmp_path: Path) -> None:
-    """The JSON error is the one every face (the MCP tools too) answers; the
-    advice is on stderr."""
+def test_no_store_in_json_is_kgs_empty_answer_with_its_note(tmp_path: Path) -> None:
+    """kg answers a read with nothing recorded as an empty answer and a note (exit
+    0), saying where the store was looked for and why there; nothing on stderr."""
     out = run("status", "--store", "/nonexistent", "--json")
-    assert out.returncode == 3, out.stderr
-    assert error_of(out) == (
-        "no kgai store at /nonexistent (found via --store); "
-        "pass --store PATH or set KGAI_STORE"
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert list(answer) == ["initialized", "note", "ok", "version"]
+    assert answer["initialized"] is False and answer["ok"] is True
+    assert answer["note"].startswith(
+        "no knowledge graph store at /nonexistent, which is where --store says"
     )
-    assert "create one there with `kgai-tui init --store /nonexistent`" in out.stderr
-    assert out.stderr.count("\n") == 1
+    assert out.stderr == ""
 
 
 # b. --store accepts the project directory.

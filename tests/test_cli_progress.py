@@ -172,7 +172,9 @@ def test_a_piped_stderr_gets_no_progress(big: Path, tmp_path: Path) -> None:
 
 
 def test_a_dumb_terminal_gets_no_progress(big: Path, tmp_path: Path) -> None:
-    ran = on_a_terminal(["status", "--store", str(big)], tmp_path, term="dumb")
+    ran = on_a_terminal(
+        ["status", "--store", str(big), "--text"], tmp_path, term="dumb"
+    )
     assert ran.code == 0, ran.shown
     assert ran.stderr == b""
     assert b"events: 100000" in ran.stdout

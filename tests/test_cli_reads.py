@@ -16,7 +16,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from builders import ShardWriter, decision, link, set_prop, upsert, write_store
+from builders import (
+    ShardWriter,
+    as_person,
+    decision,
+    link,
+    set_prop,
+    upsert,
+    write_store,
+)
 
 from kgai_tui.core.wire.codec import marshal_event
 from kgai_tui.core.wire.model import Event
@@ -124,7 +132,7 @@ def run(
 ) -> subprocess.CompletedProcess[bytes]:
     """Run the installed console script."""
     return subprocess.run(
-        [KGAI_TUI, *args],
+        [KGAI_TUI, *as_person(args)],
         capture_output=True,
         check=False,
         cwd=cwd,
@@ -253,8 +261,11 @@ NO_STORE_COMMANDS = [
 ]
 
 
-def test_missing_store_exits_3_and_creates_nothing(tmp_path: Path) -> None:
-    """No store via --store, KGAI_STORE, KGAI_PROJECT or cwd: exit 3, one line, no dirs."""
+def test_missing_store_answers_empty_in_json_exits_3_in_text_and_creates_nothing(
+    tmp_path: Path,
+) -> None:
+    """No store via --store, KGAI_STORE, KGAI_PROJECT or cwd: in JSON kg's empty
+    answer with its note (exit 0), as text one line and exit 3; no dirs made."""
     empty_project = tmp_path / "empty-project"
     empty_project.mkdir()
     cwd = tmp_path / "cwd"
@@ -272,17 +283,28 @@ def test_missing_store_exits_3_and_creates_nothing(tmp_path: Path) -> None:
         ([], base_env),  # cwd is not a git repo and has no .kgai/store
     ]
     # Every read once through --store; two reads through each other route.
-    jobs = [(cmd + variants[0][0] + ["--json"], base_env) for cmd in NO_STORE_COMMANDS]
+    jobs = [
+        (cmd + variants[0][0] + [mode], base_env)
+        for cmd in NO_STORE_COMMANDS
+        for mode in ("--json", "--text")
+    ]
     jobs += [
-        (cmd + flags + ["--json"], env)
+        (cmd + flags + [mode], env)
         for flags, env in variants[1:]
         for cmd in (["status"], ["conflicts"])
+        for mode in ("--json", "--text")
     ]
     with ThreadPoolExecutor(max_workers=2) as pool:
         procs = list(pool.map(lambda job: run(*job[0], cwd=cwd, env=job[1]), jobs))
     for (args, _), proc in zip(jobs, procs, strict=True):
-        assert proc.returncode == 3, (args, proc.stderr)
-        assert "store" in _one_line(proc.stderr), args
+        if args[-1] == "--text":
+            assert proc.returncode == 3, (args, proc.stderr)
+            assert "store" in _one_line(proc.stderr), args
+            continue
+        assert proc.returncode == 0, (args, proc.stderr)
+        answer = json.loads(proc.stdout)
+        assert answer["ok"] is True and list(answer) == sorted(answer), args
+        assert answer["note"].startswith("no knowledge graph store at "), args
     assert not nonexistent.exists()
     assert not missing.parent.exists()
     assert list(empty_project.iterdir()) == []
@@ -337,9 +359,12 @@ def test_non_utf8_paths_and_arguments_do_not_crash(
     """Non-UTF-8 bytes in a store path or an argument give JSON, never a traceback."""
     odd = Path(os.fsdecode(os.fsencode(tmp_path) + b"/store-\xff"))
     proc = run("status", "--json", "--store", str(odd))
-    assert proc.returncode == 3, proc.stderr.decode("utf-8", "replace")[-300:]
+    assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")[-300:]
+    answer = json.loads(proc.stdout)  # kg's empty answer: its note names the path
+    assert answer["ok"] is True and "\ufffd" in answer["note"]
+    proc = run("status", "--text", "--store", str(odd))
+    assert proc.returncode == 3
     _one_line(proc.stderr)
-    assert json.loads(proc.stdout)["ok"] is False
     assert not os.path.exists(odd)
 
     write_two_layouts(odd)

@@ -159,10 +159,16 @@ def test_linked_worktree_without_main_store_finds_nothing(tmp_path: Path) -> Non
     git("worktree", "add", "-q", str(linked), cwd=main)
     make_store(linked / ".kgai" / "store", "decoy")
     proc = subprocess.run(
-        [KGAI_TUI, "status", "--json"], cwd=linked, capture_output=True, check=False
+        [KGAI_TUI, "status", "--text"], cwd=linked, capture_output=True, check=False
     )
     assert proc.returncode == 3, proc.stdout
     assert str(main / ".kgai" / "store") in proc.stderr.decode()
+    piped = subprocess.run(
+        [KGAI_TUI, "status", "--json"], cwd=linked, capture_output=True, check=False
+    )
+    assert (
+        piped.returncode == 0 and str(main / ".kgai" / "store") in piped.stdout.decode()
+    )
     assert not (main / ".kgai").exists()
 
 

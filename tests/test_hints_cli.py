@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from builders import ShardWriter, decision, set_prop, upsert, write_store
+from builders import ShardWriter, as_person, decision, set_prop, upsert, write_store
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
@@ -37,7 +37,7 @@ def store(tmp_path: Path) -> Path:
 
 def run(*args: str, env: dict[str, str] | None = None) -> bytes:
     done = subprocess.run(
-        [KGAI_TUI, *args],
+        [KGAI_TUI, *as_person(args)],
         capture_output=True,
         env={**os.environ, **(env or {})},
         timeout=120,

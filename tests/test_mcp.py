@@ -274,8 +274,9 @@ def test_the_server_sees_events_appended_while_it_runs(store: Path) -> None:
     assert b"Receipts are e-mailed as PDF" in recall
 
 
-def test_a_missing_store_is_an_error_not_a_crash(tmp_path: Path) -> None:
-    """Every tool reports the CLI's no-store error; the server stays up."""
+def test_a_missing_store_is_an_empty_answer_not_a_crash(tmp_path: Path) -> None:
+    """Every read tool answers kg's empty result with its note, the bytes of the
+    CLI's --json; the server stays up."""
     missing = tmp_path / "nowhere"
 
     async def steps(client: Client) -> list[CallToolResult]:
@@ -283,10 +284,14 @@ def test_a_missing_store_is_an_error_not_a_crash(tmp_path: Path) -> None:
         return await call_all(client, [("status", {}), ("recall", {"topic": "x"})])
 
     results = with_server(missing, steps)
-    expected = cli("status", "--store", str(missing), "--json")
-    assert expected.returncode == 3
-    for result in results:
-        assert result.is_error and text_of(result) == expected.stdout
+    expected = [
+        cli("status", "--store", str(missing), "--json"),
+        cli("context", "--about", "x", "--store", str(missing), "--json"),
+    ]
+    for result, want in zip(results, expected, strict=True):
+        assert want.returncode == 0
+        assert not result.is_error and text_of(result) == want.stdout
+        assert b"no knowledge graph store at" in want.stdout
 
 
 # ---------------------------------------------------------------------------- writes

@@ -53,6 +53,13 @@ NOT_READS = {
     "mcp",
     "bench",
     "report",  # Markdown or HTML, never JSON (tests/test_report.py)
+    # kg's settings and identity commands: they read or write configuration, not
+    # the log (tests/test_settings_trust.py).
+    "config",
+    "prompt",
+    "trust",
+    "rotate",
+    "rebuild",
     # kg's names: ingest is record, version is --version, and info is status (the
     # same bytes, tests/test_cli_forgiving.py).
     "ingest",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from builders import as_person
 from click.testing import CliRunner
 from search_stores import relevance_store
 
@@ -25,7 +26,7 @@ def store(tmp_path: Path) -> Path:
 
 
 def _run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args))
+    result = CliRunner().invoke(main, as_person(args))
     return result.exit_code, result.output
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import as_person
 
 from kgai_tui.core.store.config_file import load_config, save_config
 from kgai_tui.core.write.lock import store_lock
@@ -32,7 +33,7 @@ def cli(
 ) -> subprocess.CompletedProcess[str]:
     """Run the real console script."""
     return subprocess.run(
-        [KGAI_TUI, *args],
+        [KGAI_TUI, *as_person(args)],
         input=stdin.decode(),
         capture_output=True,
         text=True,

@@ -98,7 +98,7 @@ def test_init_prints_the_kg_shape_and_is_idempotent(tmp_path: Path) -> None:
     assert list(out) == ["actor", "install_id", "ok", "remote", "root"]
     assert out["actor"] == "alice" and out["root"] == str(root) and out["ok"] is True
     before = snapshot(root)
-    again = kgai("init", "--store", str(root))
+    again = kgai("init", "--store", str(root), "--text")
     assert again.returncode == 0
     assert again.stdout == (
         f"✓ store ready at {root} (install {out['install_id']}, actor alice)\n"
@@ -113,7 +113,9 @@ def test_record_reads_stdin_and_files_and_prints_the_ingest_shape(
     store: Path, tmp_path: Path
 ) -> None:
     """``record -`` and ``record FILE`` write; --json prints the 5.5 shape."""
-    done = kgai("record", "--store", str(store), stdin=doc("second", rationale="why"))
+    done = kgai(
+        "record", "--store", str(store), "--text", stdin=doc("second", rationale="why")
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("✓ recorded “second”  d_")
     assert "supersedes d_" in done.stdout and "— kept in history" in done.stdout
@@ -222,7 +224,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(
 ) -> None:
     """Each bad input: one stderr line, exit 2, the log byte-identical."""
     before = snapshot(store)
-    done = kgai("record", "--store", str(store), stdin=payload)
+    done = kgai("record", "--store", str(store), "--text", stdin=payload)
     line = one_line_error(done, 2)
     assert message in line
     assert len(line) < 600
@@ -243,7 +245,7 @@ def test_bad_input_with_json_prints_the_error_shape(store: Path) -> None:
 def test_input_over_64_mib_is_refused(store: Path) -> None:
     """Oversize input is refused before parsing."""
     before = snapshot(store)
-    done = kgai("record", "--store", str(store), stdin=b" " * ((64 << 20) + 1))
+    done = kgai("record", "--store", str(store), "--text", stdin=b" " * ((64 << 20) + 1))
     assert "larger than 64 MiB" in one_line_error(done, 2)
     assert snapshot(store) == before
 

@@ -12,7 +12,7 @@ import gc
 import click
 
 from kgai_tui.cli.support import (
-    JSON_OPTION,
+    KG_OUTPUT,
     STORE_OPTION,
     emit_json,
     handles_errors,
@@ -55,7 +55,7 @@ def mcp_command(store: str | None, allow_write: bool) -> None:
 
 @click.command("sync")
 @STORE_OPTION
-@JSON_OPTION
+@KG_OUTPUT
 @click.option(
     "--remote",
     default=None,
@@ -63,8 +63,28 @@ def mcp_command(store: str | None, allow_write: bool) -> None:
     help="Remote for this sync: a git URL, or s3://bucket[/prefix] (remembered in "
     "kg.config.json). Default: the configured remote.",
 )
+@click.option(
+    "--auto",
+    is_flag=True,
+    help="Background mode (agents' hooks): silent, and skipped when there is no "
+    "store, no remote, a sync less than --cooldown ago or the store locked.",
+)
+@click.option(
+    "--cooldown",
+    default=60,
+    show_default=True,
+    type=int,
+    metavar="S",
+    help="With --auto: skip when a sync was attempted fewer than S seconds ago.",
+)
 @handles_errors
-def sync_command(store: str | None, as_json: bool, remote: str | None) -> None:
+def sync_command(
+    store: str | None,
+    as_json: bool,
+    remote: str | None,
+    auto: bool,
+    cooldown: int,
+) -> None:
     """Share the store with teammates through git or an S3 bucket.
 
     Git: commits, fetches, takes teammates' new lines and pushes. A remote can
@@ -89,6 +109,25 @@ def sync_command(store: str | None, as_json: bool, remote: str | None) -> None:
     from kgai_tui.sync.status import run_sync
     from kgai_tui.sync.sync import render_sync
 
+    if auto:
+        if remote is not None:
+            raise UsageError(
+                "--auto syncs with the configured remote; leave out --remote"
+            )
+        from kgai_tui.sync.auto import auto_sync
+
+        ran = auto_sync(store, cooldown)
+        if ran is not None:  # JSON always: a hook's log, not a person, reads it
+            obj = ran.to_obj()
+            emit_json(
+                {
+                    "applied": obj["applied"],
+                    "conflict_count": obj["conflict_count"],
+                    "ok": True,
+                    "sync": obj["sync"],
+                }
+            )
+        return
     location = resolve_location(store)
     report = run_sync(location.root, remote, on_notice=_notice)
     if as_json:
@@ -99,34 +138,70 @@ def sync_command(store: str | None, as_json: bool, remote: str | None) -> None:
 
 @click.command("remote")
 @STORE_OPTION
-@JSON_OPTION
-@click.option("--unset", is_flag=True, help="Remove the store's own remote.")
+@KG_OUTPUT
+@click.option(
+    "--session", is_flag=True, help="This store's kg.config.json (the default)."
+)
+@click.option(
+    "--project", is_flag=True, help="Refused: a repository never sets the remote."
+)
+@click.option(
+    "--global", "global_", is_flag=True, help="This machine's $KGAI_HOME/config.json."
+)
+@click.option("--unset", is_flag=True, help="Remove the remote of that layer.")
 @click.argument("url", required=False, default=None)
 @handles_errors
 def remote_command(
-    store: str | None, as_json: bool, unset: bool, url: str | None
+    store: str | None,
+    as_json: bool,
+    session: bool,
+    project: bool,
+    global_: bool,
+    unset: bool,
+    url: str | None,
 ) -> None:
     """Show or set the remote that kgai-tui sync uses.
 
     URL is a git URL, s3://bucket[/prefix][?profile=NAME&region=REGION], or
-    `none` to disable syncing; it is kept in the store's kg.config.json as the
-    kg engine keeps it. Without URL, shows the store's remote, the global one
-    ($KGAI_HOME/config.json) and which is in effect. A bad URL is refused
-    (exit 2); setting needs a store (exit 3 without one).
+    `none` to disable syncing; {project} becomes the project directory's name.
+    It is kept in the store's kg.config.json (--session, the default) or, with
+    --global, in $KGAI_HOME/config.json, as kg keeps it; a repository's
+    .kgairc never chooses where decisions are uploaded (--project is refused).
+    Without URL, shows every layer and the one in effect. A bad URL is refused
+    (exit 2); setting the session layer needs a store (exit 3 without one).
 
-    Example: kgai-tui remote s3://team-decisions/{project}
+    Example: kgai-tui remote --global s3://team-decisions/{project}
     """
-    from kgai_tui.sync.s3_remote import remote_view, set_session_remote
+    from kgai_tui.sync.s3_remote import check_remote, remote_view, set_session_remote
 
+    named = [
+        n
+        for n, on in (("session", session), ("project", project), ("global", global_))
+        if on
+    ]
+    if len(named) > 1:
+        raise UsageError(
+            "--session, --project and --global are mutually exclusive — a value is "
+            "written to exactly one layer"
+        )
+    scope = named[0] if named else "session"
     location = resolve_location(store)
     if url is not None and unset:
-        raise UsageError("give a URL or --unset, not both")
-    if url is not None or unset:
+        raise UsageError("--unset takes no URL argument")
+    if (url is not None or unset) and scope != "session":
+        from kgai_tui.core.write.config_set import config_set
+
+        config_set(scope, "remote", "" if unset else check_remote(url or ""), store)
+    elif url is not None or unset:
         if not location.exists:
-            raise no_store(location)
-        notice = set_session_remote(location.root, url)
-        if notice:
-            _notice(notice)
+            if unset:
+                url = None  # nothing to clear: no store is created for it
+            else:
+                raise no_store(location)
+        else:
+            notice = set_session_remote(location.root, url)
+            if notice:
+                _notice(notice)
     view = remote_view(location.root if location.exists else None)
     if as_json:
         emit_json(view.to_obj())

@@ -22,8 +22,10 @@ from kgai_tui import __version__
 from kgai_tui.cli.support import (
     EXIT_USAGE,
     JSON_OPTION,
+    KG_OUTPUT,
     STORE_OPTION,
     emit,
+    emit_json,
     engine_source,
     fail,
     guard_terminal_streams,
@@ -214,6 +216,31 @@ LAZY_COMMANDS: Final[dict[str, LazyCommand]] = {
         "import_group",
         "Import decisions kept elsewhere, such as ADRs.",
     ),
+    "config": LazyCommand(
+        "kgai_tui.cli.settings",
+        "config_command",
+        "Show or change kg's layered settings.",
+    ),
+    "prompt": LazyCommand(
+        "kgai_tui.cli.settings",
+        "prompt_command",
+        "Show the team's capture rules (config get prompt).",
+    ),
+    "trust": LazyCommand(
+        "kgai_tui.cli.settings",
+        "trust_command",
+        "Approve this repository's committed .kgairc.",
+    ),
+    "rotate": LazyCommand(
+        "kgai_tui.cli.settings",
+        "rotate_command",
+        "Give this store a fresh install identity.",
+    ),
+    "rebuild": LazyCommand(
+        "kgai_tui.cli.settings",
+        "rebuild_command",
+        "Rebuild this store's derived caches from the log.",
+    ),
     "diff": LazyCommand(
         "kgai_tui.cli.onboard",
         "diff_command",
@@ -351,7 +378,7 @@ def _has_terminal() -> bool:
 
 @main.command()
 @STORE_OPTION
-@JSON_OPTION
+@KG_OUTPUT
 @click.option("--about", default="", help="Only elements whose name contains this.")
 @handles_errors
 def conflicts(store: str | None, as_json: bool, about: str) -> None:
@@ -378,7 +405,7 @@ def heads(store: str | None, as_json: bool, element: str | None) -> None:
 
 @main.command()
 @STORE_OPTION
-@JSON_OPTION
+@KG_OUTPUT
 @click.argument("element", nargs=-1, required=True)
 @handles_errors
 def history(store: str | None, as_json: bool, element: tuple[str, ...]) -> None:
@@ -394,7 +421,7 @@ def history(store: str | None, as_json: bool, element: tuple[str, ...]) -> None:
 
 @main.command()
 @STORE_OPTION
-@JSON_OPTION
+@KG_OUTPUT
 @click.argument("ref", nargs=-1, required=True)
 @handles_errors
 def resolve(store: str | None, as_json: bool, ref: tuple[str, ...]) -> None:
@@ -432,7 +459,7 @@ def _with_context_options(func: Any) -> Any:
 
 @main.command()
 @STORE_OPTION
-@JSON_OPTION
+@KG_OUTPUT
 @_with_context_options
 @handles_errors
 def context(
@@ -447,7 +474,7 @@ def context(
 
 @main.command()
 @STORE_OPTION
-@JSON_OPTION
+@KG_OUTPUT
 @_with_context_options
 @handles_errors
 def recall(store: str | None, as_json: bool, paths: str, about: str, max_: int) -> None:
@@ -460,7 +487,7 @@ def recall(store: str | None, as_json: bool, paths: str, about: str, max_: int) 
 
 @main.command("as-of")
 @STORE_OPTION
-@JSON_OPTION
+@KG_OUTPUT
 @click.argument("timestamp")
 @handles_errors
 def as_of(store: str | None, as_json: bool, timestamp: str) -> None:
@@ -490,10 +517,13 @@ def as_of(store: str | None, as_json: bool, timestamp: str) -> None:
 @STORE_OPTION
 @click.option("--canonical", is_flag=True, help="Add the replay digest.")
 @click.option(
-    "--json", "as_json", is_flag=True, help="Accepted for symmetry; export is JSON."
+    "--json/--text",
+    "as_json",
+    default=None,
+    help="Accepted for symmetry; export is JSON (with no store: kg's note).",
 )
 @handles_errors
-def export(store: str | None, canonical: bool, as_json: bool) -> None:
+def export(store: str | None, canonical: bool, as_json: bool | None) -> None:
     """Print the whole projection as JSON.
 
     With --canonical, also its replay digest.
@@ -511,7 +541,7 @@ def export(store: str | None, canonical: bool, as_json: bool) -> None:
 
 @main.command()
 @STORE_OPTION
-@JSON_OPTION
+@KG_OUTPUT
 @handles_errors
 def status(store: str | None, as_json: bool) -> None:
     """Summarise the store: events, elements, conflicts.
@@ -525,7 +555,7 @@ def status(store: str | None, as_json: bool) -> None:
 
 @main.command()
 @STORE_OPTION
-@JSON_OPTION
+@KG_OUTPUT
 @handles_errors
 def doctor(store: str | None, as_json: bool) -> None:
     """Check every shard; exit 1 when anything is wrong.
@@ -554,11 +584,25 @@ main.add_command(_alias(status, "info"))
 
 
 @main.command("version", hidden=True)
-def version_command() -> None:
-    """Print the version, as --version does (kg's version command).
+@KG_OUTPUT
+@handles_errors
+def version_command(as_json: bool) -> None:
+    """Print the version: kg's JSON when piped or with --json.
 
-    Example: kgai-tui version
+    Example: kgai-tui version --json
     """
+    from kgai_tui.core.store.config_file import SCHEMA_VERSION
+
+    if as_json:
+        emit_json(
+            {
+                "name": "kgai-tui",
+                "ok": True,
+                "schema_version": SCHEMA_VERSION,
+                "version": __version__,
+            }
+        )
+        return
     click.echo(f"kgai-tui, version {__version__}")
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kgai_tui.cli.support import (
-    JSON_OPTION,
+    KG_OUTPUT,
     STORE_OPTION,
     handles_errors,
     no_store_here,
@@ -65,7 +65,7 @@ _WAITING = "kgai-tui: waiting for the search index another kgai-tui process is b
 
 @click.command("search")
 @STORE_OPTION
-@JSON_OPTION
+@KG_OUTPUT
 @click.option(
     "--all",
     "include_all",

@@ -35,6 +35,7 @@ from kgai_tui.core.answers.answer import (
     failure_message,
     first_line,
     no_store,
+    with_pending,
 )
 from kgai_tui.core.errors import (
     KgaiError,
@@ -91,13 +92,25 @@ def fail(message: str, code: int, *, as_json: bool, advice: str = "") -> NoRetur
 
 
 def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """Turn core errors into a one-line message and the documented exit code."""
+    """Turn core errors into a one-line message and the documented exit code.
+
+    A command with kg's output convention (:data:`KG_OUTPUT`: ``as_json`` is
+    ``None`` unless ``--json`` or ``--text`` was given) prints JSON when stdout is
+    not a terminal, as kg does. In JSON, a read that finds no store answers kg's
+    empty result with a note (exit 0; ``answers.no_store``).
+    """
 
     @wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        if "as_json" in kwargs and kwargs["as_json"] is None:
+            kwargs["as_json"] = not _stdout_is_terminal()
         as_json = bool(kwargs.get("as_json", False))
         try:
             return func(*args, **kwargs)
+        except StoreNotFoundError as exc:
+            if as_json and _empty_answer(exc):
+                sys.exit(EXIT_OK)
+            fail(str(exc), exit_code_for(exc), as_json=as_json, advice=exc.advice)
         except KgaiError as exc:
             fail(str(exc), exit_code_for(exc), as_json=as_json, advice=exc.advice)
         except BrokenPipeError:
@@ -110,9 +123,41 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def _stdout_is_terminal() -> bool:
+    try:
+        return os.isatty(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+#: kg's command names for ours and their aliases (the empty answers are kg's).
+_KG_NAMES: Final = {"recall": "context", "info": "status", "as_of": "as-of"}
+
+
+def _empty_answer(exc: StoreNotFoundError) -> bool:
+    """Print the running read's empty answer for a missing store, if it has one."""
+    from kgai_tui.core.answers.no_store import no_store_answer
+    from kgai_tui.core.store.discovery import StoreLocation
+
+    location = exc.location
+    ctx = click.get_current_context(silent=True)
+    if not isinstance(location, StoreLocation) or ctx is None:
+        return False
+    name = _KG_NAMES.get(ctx.info_name or "", ctx.info_name or "")
+    answer = no_store_answer(name, location)
+    if answer is None:
+        return False
+    emit(answer)
+    return True
+
+
 def emit(answer: Answer) -> None:
     """Print an answer's bytes (:func:`~kgai_tui.core.answers.answer.encode`, which
-    the MCP tools and the agent view return too)."""
+    the MCP tools and the agent view return too), with ``pending_approval`` when
+    the project's ``.kgairc`` waits for approval."""
+    from kgai_tui.core.answers.config import pending_path
+
+    answer = with_pending(answer, pending_path())
     sys.stdout.buffer.write(encode(answer))
     sys.stdout.flush()
     _PRINTED[:] = [answer]
@@ -126,11 +171,14 @@ def emit_json(obj: Any, *, floats: bool = False) -> None:
 def show(
     answer: Answer, as_json: bool, render: Callable[[dict[str, Any]], str]
 ) -> None:
-    """Print a read's answer: its JSON bytes, or ``render`` of the same object."""
+    """Print a read's answer: its JSON bytes, or ``render`` of the same object
+    (with ``pending_approval`` when the project's ``.kgairc`` waits, as in JSON)."""
     if as_json:
         emit(answer)
     else:
-        click.echo(render(answer.obj))
+        from kgai_tui.core.answers.config import pending_path
+
+        click.echo(render(with_pending(answer, pending_path()).obj))
 
 
 class _GuardedText(io.TextIOWrapper):
@@ -457,5 +505,16 @@ STORE_OPTION = click.option(
     ),
 )
 JSON_OPTION = click.option(
-    "--json", "as_json", is_flag=True, help="Print JSON (the kg shape) instead of text."
+    "--json/--text",
+    "as_json",
+    default=False,
+    help="Print JSON (the kg shape) instead of text (the default here).",
 )
+KG_OUTPUT = click.option(
+    "--json/--text",
+    "as_json",
+    default=None,
+    help="JSON (the kg shape) or text; default: text on a terminal, JSON when "
+    "piped, as kg does.",
+)
+"""The output choice of the commands kg has: JSON unless stdout is a terminal."""

@@ -26,6 +26,7 @@ import click
 
 from kgai_tui.cli.support import (
     JSON_OPTION,
+    KG_OUTPUT,
     STORE_OPTION,
     emit_json,
     fail,
@@ -33,7 +34,7 @@ from kgai_tui.cli.support import (
     resolve_location,
     show_model_waits,
 )
-from kgai_tui.core.errors import UsageError
+from kgai_tui.core.errors import RefusedError, UsageError
 from kgai_tui.core.safe_text import visible_tree
 
 P = ParamSpec("P")
@@ -128,23 +129,50 @@ def render_ingest(obj: dict[str, Any]) -> str:
 
 @click.command("init")
 @STORE_OPTION
-@JSON_OPTION
+@KG_OUTPUT
 @click.option("--actor", default=None, metavar="NAME", help="Name stamped on events.")
+@click.option(
+    "--remote",
+    default=None,
+    metavar="URL",
+    help="The store's sync remote (git URL or s3://bucket[/prefix]), as kg init.",
+)
 @handles_errors
 @stops_cleanly
-def init_command(store: str | None, as_json: bool, actor: str | None) -> None:
+def init_command(
+    store: str | None, as_json: bool, actor: str | None, remote: str | None
+) -> None:
     """Create a store, or bring one up to date.
 
-    It holds log/, the config, ignore rules and a git repository.
+    It holds log/, the config, ignore rules and a git repository. Where the
+    store goes follows kg: --store, KGAI_STORE, an approved .kgairc's store, the
+    global store, else <project>/.kgai/store. Under a .kgairc that waits for
+    approval, no local store is created (approve it, or dismiss it, first).
 
-    Running it again changes nothing unless --actor differs. A .gitignore or
-    .gitattributes that kgai did not write is never overwritten (exit 1).
+    Running it again changes nothing unless --actor or --remote differ. A
+    .gitignore or .gitattributes that kgai did not write is never overwritten
+    (exit 1).
 
     Example: kgai-tui init --store .kgai/store --actor alice
     """
+    from kgai_tui.core.store.discovery import project_root
+    from kgai_tui.core.store.layers import project_layer
     from kgai_tui.core.write.writes import init_store
 
-    result = init_store(resolve_location(store).root, actor)
+    location = resolve_location(store)
+    asking = project_layer(project_root())
+    if asking.pending and asking.on_file.store and location.source == "default":
+        raise RefusedError(
+            f"{asking.path} asks for a store and waits for your approval on this "
+            "machine, so no local store is created here: `kgai-tui trust --show` "
+            "shows what it asks for, `kgai-tui trust` approves it, `kgai-tui trust "
+            "--dismiss` keeps the local store"
+        )
+    if remote:
+        from kgai_tui.sync.s3_remote import check_remote
+
+        remote = check_remote(remote)
+    result = init_store(location.root, actor, remote=remote or "")
     for notice in result.notices:
         _notice(notice)
     if as_json:
@@ -159,7 +187,7 @@ def init_command(store: str | None, as_json: bool, actor: str | None) -> None:
 
 @click.command("record")
 @STORE_OPTION
-@JSON_OPTION
+@KG_OUTPUT
 @click.argument("file", required=False, default=None, metavar="[FILE|-]")
 @click.option(
     "--file",

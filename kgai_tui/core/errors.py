@@ -22,6 +22,10 @@ class LineError(KgaiError):
 class StoreNotFoundError(KgaiError):
     """No store exists where discovery looked; nothing was created."""
 
+    #: Where discovery looked (a ``StoreLocation``), for the empty answer a read
+    #: gives in JSON (``answers.no_store``); ``None`` when not known.
+    location: object = None
+
 
 class UsageError(KgaiError):
     """Bad arguments or input from the user (a timestamp, a query, an ingest file)."""

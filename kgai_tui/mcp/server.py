@@ -24,14 +24,23 @@ from mcp.types import CallToolResult, TextContent
 
 from kgai_tui import __version__
 from kgai_tui.core import interrupts
-from kgai_tui.core.answers.answer import Answer, encode, failure, failure_message
+from kgai_tui.core.answers.answer import (
+    Answer,
+    encode,
+    failure,
+    failure_message,
+    with_pending,
+)
+from kgai_tui.core.answers.config import pending_path
 from kgai_tui.core.answers.kg import conflicts_answer, history_answer, status_answer
 from kgai_tui.core.answers.moments import as_of_answer
+from kgai_tui.core.answers.no_store import no_store_answer
 from kgai_tui.core.answers.people import people_answer
 from kgai_tui.core.answers.recall import recall_answer
 from kgai_tui.core.answers.search import search_answer
-from kgai_tui.core.errors import KgaiError, UsageError
+from kgai_tui.core.errors import KgaiError, StoreNotFoundError, UsageError
 from kgai_tui.core.interrupts import Interrupted
+from kgai_tui.core.store.discovery import StoreLocation
 from kgai_tui.mcp import text as mcp_text
 from kgai_tui.mcp.args import (
     About,
@@ -64,7 +73,7 @@ def _result(data: bytes, *, error: bool = False) -> CallToolResult:
     )
 
 
-def answer(produce: Callable[[], Answer]) -> CallToolResult:
+def answer(produce: Callable[[], Answer], command: str = "") -> CallToolResult:
     """Run one tool body; turn kgai's errors into the CLI's failure JSON.
 
     Args:
@@ -75,7 +84,16 @@ def answer(produce: Callable[[], Answer]) -> CallToolResult:
         false}`` when the core refused or the file system failed.
     """
     try:
-        return _result(encode(produce()))
+        return _result(encode(with_pending(produce(), pending_path())))
+    except StoreNotFoundError as exc:
+        # kg's convention for a read with nothing recorded: an ordinary empty
+        # answer with a note (the CLI's --json prints the same bytes).
+        empty = None
+        if isinstance(exc.location, StoreLocation):
+            empty = no_store_answer(command, exc.location)
+        if empty is not None:
+            return _result(encode(with_pending(empty, pending_path())))
+        return _result(encode(failure(failure_message(exc))), error=True)
     except (KgaiError, OSError) as exc:
         return _result(encode(failure(failure_message(exc))), error=True)
     except Interrupted as exc:
@@ -96,7 +114,9 @@ def read_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], str
         topic: Topic = "",
         max: MaxItems = 15,
     ) -> CallToolResult:
-        return answer(lambda: recall_answer(live.model, paths or (), topic, max))
+        return answer(
+            lambda: recall_answer(live.model, paths or (), topic, max), "context"
+        )
 
     def search(
         query: Query,
@@ -111,20 +131,21 @@ def read_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], str
                 limit,
                 include_all=include_all,
                 as_of=as_of,
-            )
+            ),
+            "search",
         )
 
     def history(element: Element) -> CallToolResult:
-        return answer(lambda: history_answer(live.model, element))
+        return answer(lambda: history_answer(live.model, element), "history")
 
     def conflicts(about: About = "") -> CallToolResult:
-        return answer(lambda: conflicts_answer(live.model, about))
+        return answer(lambda: conflicts_answer(live.model, about), "conflicts")
 
     def as_of(timestamp: Timestamp) -> CallToolResult:
-        return answer(lambda: as_of_answer(live.model, timestamp, live.engine))
+        return answer(lambda: as_of_answer(live.model, timestamp, live.engine), "as-of")
 
     def status() -> CallToolResult:
-        return answer(lambda: status_answer(live.model))
+        return answer(lambda: status_answer(live.model), "status")
 
     def people(as_of: AsOf = None) -> CallToolResult:
         return answer(lambda: people_answer(live.model, as_of or "", live.engine))

@@ -43,12 +43,24 @@ class LiveStore:
         Args:
             explicit: the ``--store`` value, or ``None`` for discovery.
         """
-        self.location: StoreLocation = locate_store(explicit)
+        self._explicit = explicit
         self._lock = threading.Lock()
         self._engine: Engine | None = None
         self._fingerprint: LogPrint | None = None
         self._index: SearchIndex | None = None
         self._index_print: LogPrint | None = None
+
+    @property
+    def location(self) -> StoreLocation:
+        """Where the store is, found at each call as the CLI finds it (kg's order:
+        ``--store``, ``KGAI_STORE``, an approved ``.kgairc``, the global layer, the
+        project's own): approving a ``.kgairc`` mid-session takes effect at once.
+
+        Raises:
+            ConfigError: a corrupt layer or a refused ``store`` value (reported by
+                the tool called, never a server that fails to start).
+        """
+        return locate_store(self._explicit)
 
     @property
     def root(self) -> Path:

@@ -10,8 +10,6 @@ a repository must not choose where its decisions are uploaded.
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
@@ -25,6 +23,7 @@ from kgai_tui.core.store.config_file import (
     save_config,
 )
 from kgai_tui.core.store.discovery import project_root
+from kgai_tui.core.store.settings import global_remote
 from kgai_tui.core.write.lock import store_lock
 from kgai_tui.sync.s3_protocol import parse_s3_url
 from kgai_tui.sync.sync import effective_remote
@@ -40,17 +39,6 @@ __all__ = [
 ]
 
 DISABLED: Final = "none"
-
-
-def global_remote() -> str:
-    """``remote`` of ``$KGAI_HOME/config.json`` (default ``~/.kgai``), or ``""``."""
-    home = os.environ.get("KGAI_HOME", "") or str(Path.home() / ".kgai")
-    try:
-        data = json.loads((Path(home) / "config.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        return ""
-    value = data.get("remote") if isinstance(data, dict) else None
-    return value if isinstance(value, str) else ""
 
 
 def is_s3(url: str) -> bool:

@@ -43,21 +43,27 @@ def effective_url(root: Path, remote: str | None = None) -> str:
 
 
 def run_sync(
-    root: Path, remote: str | None = None, *, on_notice: Notice | None = None
+    root: Path,
+    remote: str | None = None,
+    *,
+    on_notice: Notice | None = None,
+    lock_timeout: float | None = None,
 ) -> SyncReport:
     """Sync ``root`` through S3 or git, whichever its effective remote selects.
 
     Raises:
         UsageError, SyncError, RefusedError, ...: as ``sync_store`` and
-            ``s3_sync_store`` raise them.
+            ``s3_sync_store`` raise them; LockTimeoutError past ``lock_timeout``.
     """
     if is_s3(effective_url(root, remote)):
         from kgai_tui.sync.s3_sync import s3_sync_store
 
-        return s3_sync_store(root, remote, on_notice=on_notice)
+        return s3_sync_store(
+            root, remote, on_notice=on_notice, lock_timeout=lock_timeout
+        )
     from kgai_tui.sync.sync import sync_store
 
-    return sync_store(root, remote, on_notice=on_notice)
+    return sync_store(root, remote, on_notice=on_notice, lock_timeout=lock_timeout)
 
 
 @dataclass(frozen=True, slots=True)

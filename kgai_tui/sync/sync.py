@@ -16,8 +16,6 @@ The git steps themselves are in :mod:`kgai_tui.sync.git`.
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -35,22 +33,12 @@ from kgai_tui.core.store.scaffold import (
     ensure_git,
     ensure_scaffold,
 )
+from kgai_tui.core.store.settings import global_remote
 from kgai_tui.core.write.writes import Notice, write_session
 from kgai_tui.sync.git import GitOutcome, git_sync
 from kgai_tui.sync.refusal import refusal_summary
 
 __all__ = ["SyncReport", "effective_remote", "render_sync", "sync_store"]
-
-
-def _global_remote() -> str:
-    """``remote`` from ``$KGAI_HOME/config.json`` (default ``~/.kgai``), or ``""``."""
-    home = os.environ.get("KGAI_HOME", "") or str(Path.home() / ".kgai")
-    try:
-        data = json.loads((Path(home) / "config.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        return ""
-    value = data.get("remote") if isinstance(data, dict) else None
-    return value if isinstance(value, str) else ""
 
 
 #: git remote helpers that run a command or use an inherited descriptor (an
@@ -69,7 +57,7 @@ def effective_remote(explicit: str | None, session: str) -> str:
         UsageError: the URL starts with ``-`` (git would read it as an option) or
             uses git's ``ext::`` or ``fd::`` transport.
     """
-    value = explicit if explicit is not None else (session or _global_remote())
+    value = explicit if explicit is not None else (session or global_remote())
     value = value.strip()
     if value == "none":
         return ""

@@ -194,7 +194,13 @@ def render_status(obj: dict[str, Any]) -> str:
         "skipped_lines",
         "sync_transport",
     ]
-    return "\n".join(f"{k}: {obj[k]}" for k in keys if k in obj)
+    lines = [f"{k}: {obj[k]}" for k in keys if k in obj]
+    if obj.get("pending_approval"):
+        lines.append(
+            f"⚠ {obj['pending_approval']} waits for your approval on this machine: "
+            "its store and capture rules do not apply yet (`kgai-tui trust --show`)"
+        )
+    return "\n".join(lines)
 
 
 @_marks_controls

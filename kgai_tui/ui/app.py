@@ -96,6 +96,8 @@ class KgaiApp(SyncActions):
         self.back_stack: list[tuple[str, str | None]] = []
         #: An (element, decision id) to show once the next read lands.
         self._focus_after_load: tuple[str, str] | None = None
+        #: Whether the project's .kgairc waits for approval (read with the store).
+        self.pending_approval = False
         theme = saved_theme()
         if theme is not None and theme in self.available_themes:
             self.theme = theme
@@ -140,8 +142,10 @@ class KgaiApp(SyncActions):
 
     @work(thread=True, exclusive=True, group="open", exit_on_error=False)
     def _load_in_worker(self, keep_moment: bool, whole: bool, asked: int) -> None:
+        from kgai_tui.core.answers.config import pending_path
         from kgai_tui.core.reads.health import doctor_problems
 
+        self.pending_approval = bool(pending_path())
         if not whole:
             model = self._open_model()
             if model is not None:
@@ -372,6 +376,7 @@ class KgaiApp(SyncActions):
             decisions=prepared.decisions,
             writers=prepared.writers,
             problems=len(self.problems),
+            pending=self.pending_approval,
         )
         self.query_one(MomentBanner).show_moment(moment, delta)
         views = self.query_one(ViewSwitcher)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+from builders import as_person
 
 from kgai_tui.core.store.shards import read_shard
 from kgai_tui.core.write.writes import init_store, record
@@ -43,7 +44,7 @@ def cli(
 ) -> subprocess.CompletedProcess[str]:
     """Run the real console script."""
     return subprocess.run(
-        [KGAI_TUI, *args],
+        [KGAI_TUI, *as_person(args)],
         capture_output=True,
         text=True,
         env={**os.environ, **(env or {})},

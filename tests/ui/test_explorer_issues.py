@@ -254,7 +254,9 @@ def test_every_view_and_the_counts_use_one_legend(demo_store: Path) -> None:
     from kgai_tui.cli.main import main
 
     for eid in sorted(v.element_ids())[:12]:
-        out = CliRunner().invoke(main, ["history", eid, "--store", str(demo_store)])
+        out = CliRunner().invoke(
+            main, ["history", eid, "--store", str(demo_store), "--text"]
+        )
         if out.exit_code:
             continue
         for idx in v.history(eid):

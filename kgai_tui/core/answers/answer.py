@@ -31,6 +31,7 @@ __all__ = [
     "first_line",
     "no_store",
     "split_paths",
+    "with_pending",
 ]
 
 #: How a read gets its engine: called once, after the arguments were checked, so a
@@ -94,6 +95,18 @@ def failure_message(exc: KgaiError | Interrupted | OSError) -> str:
     return str(exc)
 
 
+def with_pending(answer: Answer, pending: str) -> Answer:
+    """The answer with ``pending_approval``: the project's ``.kgairc`` that waits
+    for approval on this machine (``""``: none, the answer as it is). Added to
+    every successful answer, so a script or an agent learns that the repository
+    asks for a store or capture rules that are not in effect yet."""
+    if not pending or answer.obj.get("ok") is False or "pending_approval" in answer.obj:
+        return answer
+    return Answer(
+        {**answer.obj, "pending_approval": pending}, answer.floats, answer.extra
+    )
+
+
 def failure(message: str) -> Answer:
     """The failure answer: ``{"error": <first line>, "ok": false}``."""
     return Answer({"error": first_line(message), "ok": False})
@@ -101,10 +114,12 @@ def failure(message: str) -> Answer:
 
 def no_store(location: StoreLocation) -> StoreNotFoundError:
     """The error every face raises when nothing is at the discovered location."""
-    return StoreNotFoundError(
+    error = StoreNotFoundError(
         f"no kgai store at {location.root} (found via {location.source}); "
         "pass --store PATH or set KGAI_STORE"
     )
+    error.location = location
+    return error
 
 
 def split_paths(values: str | Sequence[str]) -> list[str]:

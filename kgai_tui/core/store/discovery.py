@@ -1,21 +1,29 @@
-"""Find the store a command should use (spec 1.1, without the ``.kgairc`` trust layer).
+"""Find the store a command should use, in kg 1.5's order (spec 1.1).
 
-Order: an explicit path, ``KGAI_STORE``, ``KGAI_PROJECT``/.kgai/store, then the main
-git worktree's ``.kgai/store``, then ``./.kgai/store``. An explicit path may also name
-the project directory: without a ``log/`` of its own but with ``.kgai/store/log``, its
-``.kgai/store`` is the store. Discovery only looks; it never creates a directory.
+Order: an explicit path (``--store``), ``KGAI_STORE``, the ``store`` of an approved
+``<project>/.kgairc``, the ``store`` of ``$KGAI_HOME/config.json``, then
+``<project>/.kgai/store`` (the project: ``KGAI_PROJECT``, else the main git
+worktree, else the working directory). A corrupt layer or a refused ``store`` value
+is an error, never a silent fallback to the default. An explicit path may also name
+the project directory: without a ``log/`` of its own but with ``.kgai/store/log``,
+its ``.kgai/store`` is the store. Discovery only looks; it never creates anything.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True)
 class StoreLocation:
-    """Where the store is and why it was chosen there."""
+    """Where the store is and why it was chosen there.
+
+    ``source`` is ``--store``, ``KGAI_STORE``, ``project`` (an approved
+    ``.kgairc``), ``global`` (``$KGAI_HOME/config.json``) or ``default``.
+    """
 
     root: Path
     source: str
@@ -27,11 +35,16 @@ class StoreLocation:
 
 
 def project_root(cwd: Path | None = None) -> Path:
-    """Return the project root: ``KGAI_PROJECT``, the main git worktree, or the cwd."""
+    """Return the project root: ``KGAI_PROJECT``, the main git worktree, or the cwd
+    (asked of git once per directory and process)."""
     env = os.environ.get("KGAI_PROJECT", "")
     if env:
         return Path(env)
-    here = cwd or Path.cwd()
+    return _git_project(cwd or Path.cwd())
+
+
+@lru_cache(maxsize=8)
+def _git_project(here: Path) -> Path:
     import subprocess  # only when discovery asks git: not for --version or --help
 
     try:
@@ -76,11 +89,21 @@ def store_in(path: Path) -> Path:
 
 
 def locate_store(explicit: str | None = None, cwd: Path | None = None) -> StoreLocation:
-    """Resolve the store root by the documented precedence."""
+    """Resolve the store root by kg's precedence (see the module docstring).
+
+    Raises:
+        ConfigError: a corrupt ``.kgairc``, ``config.json`` or approvals file, or a
+            configured ``store`` that cannot be honoured.
+    """
     if explicit:
         return StoreLocation(store_in(Path(explicit).expanduser()), "--store")
     env = os.environ.get("KGAI_STORE", "")
     if env:
         return StoreLocation(Path(env).expanduser(), "KGAI_STORE")
-    source = "KGAI_PROJECT" if os.environ.get("KGAI_PROJECT") else "default"
-    return StoreLocation(project_root(cwd) / ".kgai" / "store", source)
+    from kgai_tui.core.store.layers import store_from_layers
+
+    project = project_root(cwd)
+    configured, layer = store_from_layers(project)
+    if configured is not None:
+        return StoreLocation(configured, layer)
+    return StoreLocation(project / ".kgai" / "store", "default")

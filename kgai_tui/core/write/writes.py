@@ -287,12 +287,17 @@ def _check_init_target(root: Path) -> None:
 
 
 def init_store(
-    root: Path, actor: str | None = None, *, lock_timeout: float | None = None
+    root: Path,
+    actor: str | None = None,
+    *,
+    remote: str = "",
+    lock_timeout: float | None = None,
 ) -> InitResult:
     """Create the store at ``root``, or bring an existing one up to date (spec 1.2-1.4).
 
-    Idempotent: a second run changes nothing unless ``actor`` differs. Scaffold
-    files kgai did not write are never overwritten.
+    Idempotent: a second run changes nothing unless ``actor`` or ``remote`` differ.
+    ``remote`` is written into the session layer as ``kg init --remote`` writes it.
+    Scaffold files kgai did not write are never overwritten.
 
     Raises:
         RefusedError: ``.gitignore``/``.gitattributes`` exist without kgai's marker,
@@ -312,6 +317,8 @@ def init_store(
     with store_lock(root, lock_timeout):
         loaded = load_config(root)
         cfg = ensure_identity(loaded, actor)
+        if remote:
+            cfg = replace(cfg, remote=remote)
         cfg, notice = bind_machine(cfg)
         if notice:
             notices.append(notice)
@@ -322,6 +329,13 @@ def init_store(
             written.append(".git")
         if ensure_project_gitignore(root):
             written.append("project .gitignore")
+    if created:
+        # kg reads its graph.kuzu only; with none, its first read creates an EMPTY
+        # one (engine.openRead) and never replays the log (docs/config.md).
+        notices.append(
+            "for kg (the Go engine) on this store: run `kg rebuild` once before its "
+            "first read, or it starts from an empty graph.kuzu"
+        )
     return InitResult(
         root=root.absolute(),
         install_id=cfg.install_id,

@@ -115,8 +115,10 @@ class StoreHeader(Static):
         decisions: int,
         writers: int,
         problems: int,
+        pending: bool = False,
     ) -> None:
-        """The store's counts at the slider and its health (``problems`` found).
+        """The store's counts at the slider and its health (``problems`` found);
+        ``pending``: the project's ``.kgairc`` waits for approval on this machine.
 
         ``decisions`` and ``writers`` are those recorded by the slider's moment.
         The line is fitted again whenever the header is resized.
@@ -129,6 +131,7 @@ class StoreHeader(Static):
             conflicts=len(snapshot.view.conflicts()),
             problems=problems,
             palette=snapshot.palette,
+            pending=pending,
         )
         self._fit()
 
@@ -153,6 +156,7 @@ class HeaderCounts:
     conflicts: int
     problems: int
     palette: Palette
+    pending: bool = False
 
 
 def header_text(counts: HeaderCounts, width: int) -> Text:
@@ -163,6 +167,8 @@ def header_text(counts: HeaderCounts, width: int) -> Text:
         badge = Text(f" ✗ {c.problems} problem(s) · d ", palette.error_badge)
     else:
         badge = Text(" ✓ healthy ", palette.ok_badge)
+    if c.pending:  # as loud as the badge, and as lasting: it decides where writes go
+        badge = Text.assemble((" .kgairc unapproved ", palette.error_badge), " ", badge)
     plural = "s" if c.conflicts != 1 else ""
     wordings = (
         (

@@ -1,0 +1,64 @@
+"""``rebuild``: throw away a store's derived caches and build them again.
+
+What goes: the engine cache and time index, the read model (its SQLite file, log,
+lock, seal and recall arrays), the search index and the settled shard prints,
+all in the user cache directory (:func:`~kgai_tui.core.store.cache_file.cache_base`);
+the store itself (the log, ``kg.config.json``, git data, kg's ``graph.kuzu``) is
+not touched. The model is then built again from the whole log, under its lock,
+so a reader meanwhile either sees the old one or waits for the new one.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kgai_tui.core.model.schema import model_path
+from kgai_tui.core.model.seal import model_lock
+from kgai_tui.core.search.cache import cache_dir_for
+from kgai_tui.core.store.cache_file import (
+    cache_base,
+    engine_cache_path,
+    store_key,
+    time_index_path,
+)
+
+__all__ = ["derived_files", "rebuild_caches"]
+
+
+def derived_files(root: Path, base: Path | None = None) -> list[Path]:
+    """Every file and directory of the user cache derived from the store at ``root``."""
+    model = model_path(root, base)
+    siblings = sorted(model.parent.glob(model.name + "*")) if model.parent.is_dir() else []
+    return [
+        engine_cache_path(root, base),
+        time_index_path(root, base),
+        *[p for p in siblings if not p.name.endswith(".lock")],
+        cache_dir_for(root, base),
+        cache_base(base) / "prints" / f"{store_key(root)}.json",
+    ]
+
+
+def rebuild_caches(root: Path, base: Path | None = None) -> int:
+    """Delete what :func:`derived_files` lists, build the read model again from the
+    log, and return the number of events it applied.
+
+    Raises:
+        StoreNotFoundError: no store at ``root``.
+        OSError: a cache file cannot be removed or the model cannot be written.
+    """
+    from kgai_tui.core.model.open import open_model
+
+    path = model_path(root, base)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with model_lock(path):
+        for derived in derived_files(root, base):
+            if derived.is_dir():
+                shutil.rmtree(derived, ignore_errors=True)
+            else:
+                derived.unlink(missing_ok=True)
+    model = open_model(root, base)
+    try:
+        return int(model.projection.applied_count)
+    finally:
+        model.close()

@@ -345,3 +345,63 @@ def test_which_fetch_failures_mean_no_such_remote(stderr: str, missing: bool) ->
     from kgai_tui.sync.run import GitRun
 
     assert _no_such_remote(GitRun(False, b"", stderr)) is missing
+
+
+def test_rotate_then_git_sync_reconciles_the_retired_shard(
+    tmp_path: Path, bare: Path
+) -> None:
+    """A store copied with ``cp -r`` forks its twin's install id; after ``rotate``
+    the copy's next git sync records its local-only decision again under its new
+    id, adopts the remote's version of the retired shard (ours kept in the cache),
+    and from then on both stores hold every decision either side made."""
+    import shutil
+
+    from kgai_tui.core.engine.open import open_engine
+    from kgai_tui.core.store.cache_file import cache_base, store_key
+    from kgai_tui.core.wire.codec import decode_line
+
+    a = make_store(tmp_path / "a", "ana", bare)
+    record(a, "Invoices are PDF", "business_object", "invoice")
+    sync(a)
+    copy = tmp_path / "copy"
+    shutil.copytree(a, copy)
+    record(a, "Invoices are HTML", "business_object", "invoice")
+    sync(a)
+    record(copy, "Invoices are plain text", "business_object", "invoice")
+    held = (copy / "log").iterdir().__next__()
+    held_before = held.read_bytes()
+    refused = cli("sync", "--store", str(copy), "--json")
+    assert refused.returncode == 1, refused
+    assert "shard fork detected" in refused.stderr
+    assert "kgai-tui rotate" in refused.stderr
+    name = f"log/{held.name}"
+    pushed = git("show", f"main:{name}", cwd=bare).encode()
+    assert pushed == (a / name).read_bytes()  # the twin's lines were not overwritten
+    rotated = ok_json("rotate", "--store", str(copy))
+    assert rotated["old_install"] == held.stem != rotated["install"]
+    done = cli("sync", "--store", str(copy), "--json")
+    assert done.returncode == 0, done.stderr
+    assert "reconciled the retired shard" in done.stderr, done.stderr
+    assert held.read_bytes() == (a / "log" / held.name).read_bytes()
+    kept = list((cache_base() / "retired" / store_key(copy)).iterdir())
+    assert [p.read_bytes() for p in kept] == [held_before]
+    record(a, "Invoices are numbered per year", "business_object", "invoice")
+    sync(a)
+    sync(copy)
+    sync(a)
+    titles = {
+        "Invoices are HTML",
+        "Invoices are PDF",
+        "Invoices are numbered per year",
+        "Invoices are plain text",
+    }
+    for store in (a, copy):
+        for cache in (False, True):  # cold, and the read model kept since the fork
+            p = open_engine(store, cache=cache).projection
+            recorded = {t for t, h in zip(p.dec_title, p.dec_hash, strict=True) if h}
+            assert recorded == titles, (store, cache, recorded)
+    assert digest(a) == digest(copy)
+    for shard in (copy / "log").glob("*.ndjson"):
+        for raw in shard.read_bytes().splitlines():
+            line = decode_line(raw)
+            assert line.hash_ok and line.decision_id_ok, shard

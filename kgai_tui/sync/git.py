@@ -37,6 +37,7 @@ from kgai_tui.core.reads.health import redact
 from kgai_tui.core.store.install_ids import shard_install_id
 from kgai_tui.core.store.scaffold import MERGE_DRIVER
 from kgai_tui.sync.refusal import Refusal
+from kgai_tui.sync.retired import Reemit, chain_ok, reconcile_retired
 from kgai_tui.sync.run import NETWORK_TIMEOUT, GitRun, SyncError, git, must
 from kgai_tui.sync.shard import held_bytes, take_foreign
 from kgai_tui.sync.tree import (
@@ -211,13 +212,85 @@ def _own_differs(root: Path, shard: RemoteShard) -> bool:
     return not local.startswith(_blob(root, shard.oid))
 
 
-def _pull(root: Path, vetted: Vetted, on_notice: Notice) -> bool:
-    """Append the foreign shards' new lines; return whether any line was appended."""
+def _fork(root: Path, shard: RemoteShard) -> str:
+    """How the remote's copy of our own shard shows a twin writing under our id
+    (``""`` when it does not): a whole, verified chain of our install that is
+    not a prefix of ours. A copy that does not verify as such a chain is a
+    tampered one, refused and overwritten by our push as before."""
+    from kgai_tui.core.store.shards import read_shard
+    from kgai_tui.sync.s3_protocol import SegmentError, verify_segment
+
+    if shard.size > MAX_REMOTE_SHARD:
+        return ""
+    try:
+        remote = verify_segment(_blob(root, shard.oid), shard.install_id)
+    except SegmentError:
+        return ""
+    if not remote or not chain_ok(remote, shard.install_id):
+        return ""
+    local = [e.decoded for e in read_shard(root / "log" / shard.name).events]
+    if len(remote) > len(local):
+        return (
+            f"the remote holds {len(remote)} events for this install but only "
+            f"{len(local)} exist locally"
+        )
+    for n, (theirs, ours) in enumerate(zip(remote, local, strict=False), start=1):
+        if theirs.hash != ours.event_hash:
+            return (
+                f"remote event {n} is {theirs.hash[:19]} but the local event at "
+                f"that position is {ours.event_hash[:19]}"
+            )
+    return ""
+
+
+def _reconcile(
+    root: Path, shard: RemoteShard, reemit: Reemit, on_notice: Notice
+) -> tuple[str, bool]:
+    """Align a diverged retired shard with the remote's: ``(why it was kept, or
+    "")`` and whether our copy was replaced by the remote's version."""
+    from kgai_tui.core.store.shards import read_shard
+    from kgai_tui.sync.s3_protocol import SegmentError, verify_segment
+
+    try:
+        remote = verify_segment(_blob(root, shard.oid), shard.install_id)
+    except SegmentError as exc:
+        return f"{exc}; the retired shard was kept", False
+    local = [e.decoded for e in read_shard(root / "log" / shard.name).events]
+    done = reconcile_retired(root, shard.install_id, local, remote, reemit)
+    if isinstance(done, str):
+        return done, False
+    if done.kept_at is None:
+        return "", False  # ours is a prefix: the rest is appended as usual
+    on_notice(
+        f"reconciled the retired shard {shard.install_id} with the remote: "
+        f"{done.reemitted} decision(s) it never received recorded again under "
+        f"this install; our copy is kept at {done.kept_at}"
+    )
+    return "", True
+
+
+def _pull(
+    root: Path,
+    vetted: Vetted,
+    on_notice: Notice,
+    retired: frozenset[str] = frozenset(),
+    reemit: Reemit | None = None,
+) -> bool:
+    """Append the foreign shards' new lines (a diverged retired shard reconciled
+    first); return whether any line was appended or replaced."""
     for shard in vetted.own:
         if _own_differs(root, shard):
             vetted.refuse(shard.path, OWN_SHARD)
     appended = 0
     for shard in vetted.foreign:
+        if shard.install_id in retired and reemit is not None:
+            why, replaced = _reconcile(root, shard, reemit, on_notice)
+            if why:
+                vetted.refuse(shard.path, why)
+                continue
+            if replaced:
+                appended += 1  # replaced by the remote's version: nothing left to take
+                continue
         take = take_foreign(
             root / "log" / shard.name, _blob(root, shard.oid), shard.install_id
         )
@@ -239,6 +312,8 @@ def git_sync(
     *,
     actor: str,
     ours: frozenset[str],
+    retired: frozenset[str] = frozenset(),
+    reemit: Reemit | None = None,
     on_notice: Notice = _ignore,
 ) -> GitOutcome:
     """Commit, fetch, take foreign lines, record the merge and push (spec 7.1).
@@ -247,11 +322,16 @@ def git_sync(
         root: the store directory (its own git repository).
         url: the remote; ``""`` commits locally only.
         actor: the committer name (``kgai`` when empty).
-        ours: this install's id and its retired ids; nothing is taken for them.
+        ours: this install's id; nothing is taken for it.
+        retired: the ids this store wrote as before a rotation: the remote's copy
+            extends ours, or (diverged) ours is reconciled with it
+            (:mod:`kgai_tui.sync.retired`, the orphans recorded again by ``reemit``).
         on_notice: receives notices (a repaired torn tail of a foreign shard).
 
     Raises:
         SyncError: no git, no repository, a failed git step.
+        ForkError: the remote holds a verified chain of our own install that ours
+            does not extend: the store was copied (``rotate``); nothing pushed.
         WriteError: a foreign shard could not be appended to (it is as it was).
     """
     _prepare(root, actor)
@@ -284,7 +364,13 @@ def git_sync(
     remote = _rev(root, _REMOTE)
     if remote:
         vetted = vet_tree(list_tree(root, remote), ours, _held(root))
-        pulled = _pull(root, vetted, on_notice)
+        for shard in vetted.own:
+            detail = _fork(root, shard) if _own_differs(root, shard) else ""
+            if detail:
+                from kgai_tui.sync.s3_protocol import fork_error
+
+                raise fork_error(shard.install_id, detail)
+        pulled = _pull(root, vetted, on_notice, retired, reemit)
         _record(root, remote)
     git(root, "branch", "-M", "main")
     pushed = git(root, "push", "-q", "-u", "origin", "main", timeout=NETWORK_TIMEOUT)

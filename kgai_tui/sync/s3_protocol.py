@@ -246,7 +246,7 @@ def fork_error(install: str, detail: str) -> ForkError:
     return ForkError(
         f"shard fork detected for install {install}: this store and another live "
         "installation share one identity — the store was probably copied "
-        f"({detail}). Run `kg rotate` in THIS store, then `kg sync` again: the "
-        "store takes a new install id and re-emits its unpushed events under it, "
-        "and the other installation keeps the old one"
+        f"({detail}). Run `kgai-tui rotate` (or `kg rotate`) in THIS store, then "
+        "sync again: the store takes a new install id and records its unpushed "
+        "decisions again under it, and the other installation keeps the old one"
     )

@@ -33,6 +33,7 @@ from kgai_tui.core.write.session_engine import release_engine
 from kgai_tui.core.write.writes import own_shard, write_session
 from kgai_tui.sync.git import GitOutcome
 from kgai_tui.sync.refusal import MAX_LISTED, Refusal
+from kgai_tui.sync.retired import Reemit, reconcile_retired
 from kgai_tui.sync.run import SyncError
 from kgai_tui.sync.s3_client import (
     Bucket,
@@ -57,8 +58,8 @@ from kgai_tui.sync.s3_protocol import (
     verify_segment,
 )
 from kgai_tui.sync.s3_remote import is_s3, resolve_remote
-from kgai_tui.sync.shard import HeldShard, append_pulled, hold_shard
-from kgai_tui.sync.sync import SyncReport
+from kgai_tui.sync.shard import HeldShard, PulledLine, append_pulled, hold_shard
+from kgai_tui.sync.sync import SyncReport, session_reemit
 
 __all__ = ["S3Outcome", "run_segments", "s3_sync_store"]
 
@@ -296,14 +297,58 @@ def _take_segment(
 # ------------------------------------------------------------------------ round
 
 
+def _reconcile(
+    root: Path,
+    bucket: Bucket,
+    groups: dict[str, list[SegmentKey]],
+    config: StoreConfig,
+    reemit: Reemit,
+    out: S3Outcome,
+    on_notice: Notice,
+) -> None:
+    """Align every retired shard the remote holds with it (:mod:`.retired`)."""
+    for install in config.retired_installs:
+        segs = groups.get(install)
+        if not segs or twin_seq(segs) is not None:
+            continue
+        local = [
+            e.decoded for e in read_shard(root / "log" / f"{install}.ndjson").events
+        ]
+        remote: list[PulledLine] = []
+        for seg, body in zip(
+            segs, fetch_in_order(bucket.get, [s.key for s in segs]), strict=True
+        ):
+            if isinstance(body, RemoteError):
+                out.problems.append(f"reconcile {install}: get failed: {body}")
+                break
+            try:
+                remote += verify_segment(body, install)
+            except SegmentError as exc:
+                out.refuse(seg.key, f"{exc}; the retired shard was kept")
+                break
+        else:
+            done = reconcile_retired(root, install, local, remote, reemit)
+            if isinstance(done, str):
+                out.refuse(_folder(segs[0]), done)
+            elif done.kept_at is not None:
+                out.pulled = True  # our copy changed: the caches catch up
+                on_notice(
+                    f"reconciled the retired shard {install} with the remote: "
+                    f"{done.reemitted} decision(s) it never received recorded again "
+                    f"under this install; our copy is kept at {done.kept_at}"
+                )
+
+
 def run_segments(
     bucket: Bucket,
     prefix: str,
     root: Path,
     config: StoreConfig,
     on_notice: Notice = _ignore,
+    reemit: Reemit | None = None,
 ) -> S3Outcome:
-    """One round of list, fork check, push and pull; the caller holds the lock.
+    """One round of list, retired-shard reconciliation, fork check, push and pull;
+    the caller holds the lock (``reemit`` records events again under its session).
 
     Raises:
         ForkError: this install's remote shard is not a prefix of ours.
@@ -320,6 +365,8 @@ def run_segments(
     for key in odd:
         out.refuse(key, "not an install id: never a shard file name")
     install = config.install_id
+    if reemit is not None and config.retired_installs:
+        _reconcile(root, bucket, groups, config, reemit, out, on_notice)
     local = read_shard(own_shard(root, install)).events
     _push(
         bucket,
@@ -402,7 +449,10 @@ def s3_sync_store(
         old = set(session.engine.projection.contested)
         applied_before = _applied(session.engine.projection)
         scaffold = _scaffold(root)
-        outcome = run_segments(open_bucket(target), target.prefix, root, cfg, note)
+
+        outcome = run_segments(
+            open_bucket(target), target.prefix, root, cfg, note, session_reemit(session)
+        )
         wanted = (remote or "").strip()
         if wanted and wanted != cfg.remote:
             save_config(root, replace(cfg, remote=wanted))

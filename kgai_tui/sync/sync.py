@@ -16,13 +16,16 @@ The git steps themselves are in :mod:`kgai_tui.sync.git`.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from kgai_tui.core import clock
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import KgaiError, RefusedError, UsageError
+from kgai_tui.core.gosem.gotext import parse_rfc3339
 from kgai_tui.core.reads.health import redact
 from kgai_tui.core.reads.kg import conflict_groups
 from kgai_tui.core.safe_text import one_line
@@ -34,9 +37,11 @@ from kgai_tui.core.store.scaffold import (
     ensure_scaffold,
 )
 from kgai_tui.core.store.settings import global_remote
-from kgai_tui.core.write.writes import Notice, write_session
+from kgai_tui.core.wire.model import Event
+from kgai_tui.core.write.writes import Notice, WriteSession, write_session
 from kgai_tui.sync.git import GitOutcome, git_sync
 from kgai_tui.sync.refusal import refusal_summary
+from kgai_tui.sync.retired import Reemit
 
 __all__ = ["SyncReport", "effective_remote", "render_sync", "sync_store"]
 
@@ -157,6 +162,22 @@ def _ensure_scaffold(root: Path) -> None:
         raise RefusedError(f"refusing to sync: {first} — {_WHY}") from exc
 
 
+def session_reemit(session: WriteSession) -> Reemit:
+    """Record orphaned events again under the session's install (kg's ``ReEmit``):
+    same decision and time, this install's next lamports and hash chain."""
+
+    def reemit(events: Sequence[Event]) -> int:
+        for event in events:
+            assert event.decision is not None
+            session.stage(
+                event.decision, parse_rfc3339(event.recorded_at) or clock.now()
+            )
+        session.commit()
+        return len(events)
+
+    return reemit
+
+
 def sync_store(
     root: Path,
     remote: str | None = None,
@@ -196,7 +217,9 @@ def sync_store(
             root,
             url,
             actor=cfg.actor,
-            ours=frozenset((cfg.install_id, *cfg.retired_installs)),
+            ours=frozenset((cfg.install_id,)),
+            retired=frozenset(cfg.retired_installs),
+            reemit=session_reemit(session),
             on_notice=note,
         )
         after = open_engine(root)

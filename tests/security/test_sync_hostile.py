@@ -289,6 +289,41 @@ def test_a_remote_cannot_cut_or_delete_our_shard(tmp_path: Path, bare: Path) -> 
     assert remote_blob(bare, name) == shard.read_bytes()
 
 
+def test_a_forged_continuation_of_our_shard_stops_the_sync_and_loses_nothing(
+    tmp_path: Path, bare: Path
+) -> None:
+    """A valid line appended to our own shard on the remote reads as a copied store:
+    the sync stops with the fork error before pushing; our shard, the remote's
+    tree and our config are as they were (a denial of sync, never a loss)."""
+    a = make_store(tmp_path / "a", "ana", bare)
+    record(a, "Decision 0")
+    sync(a)
+    shard = own_shard(a)
+    held = shard.read_bytes()
+    config = (a / "kg.config.json").read_bytes()
+    name = f"log/{shard.name}"
+    last = decode_line(held.splitlines()[-1]).event
+    assert last.decision is not None
+    dec = replace(last.decision, title="Mallory speaks for ana")
+    dec = replace(dec, id=decision_id(dec))
+    forged = replace(last, decision=dec, lamport=last.lamport + 1, parents=(last.hash,))
+    line = marshal_event(replace(forged, hash=compute_hash(forged))) + b"\n"
+    evil = Hostile(bare, tmp_path / "evil")
+    evil.refresh()
+    (evil.work / name).write_bytes(held + line)
+    evil.push("continue ana's chain")
+    record(a, "Decision 1")
+    done = cli("sync", "--store", str(a), "--json")
+    assert done.returncode == 1, done
+    assert "shard fork detected" in done.stderr and "rotate" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert shard.read_bytes().startswith(held) and line not in shard.read_bytes()
+    assert shard.read_bytes().count(b"\n") == 2
+    assert remote_blob(bare, name) == held + line  # nothing pushed
+    assert (a / "kg.config.json").read_bytes() == config
+    assert_healthy(a)
+
+
 def test_a_remote_cannot_rewrite_or_cut_a_teammates_shard(
     tmp_path: Path, bare: Path
 ) -> None:

@@ -142,7 +142,7 @@ def test_eight_copies_race_for_one_seq(
         assert json.loads(out)["error"].startswith(
             f"shard fork detected for install {install}"
         )
-        assert "kg rotate" in err and len(err.strip().splitlines()) == 1
+        assert "kgai-tui rotate" in err and len(err.strip().splitlines()) == 1
         assert "already exists on the remote (concurrent push" in err
     winner = copies[winners[0]]
     assert keys(bucket) == [

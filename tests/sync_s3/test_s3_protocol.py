@@ -191,5 +191,5 @@ def test_the_fork_error_names_the_fix_on_one_line() -> None:
         "the store was probably copied (the remote holds 5 events, this store 4)"
         in text
     )
-    assert "Run `kg rotate` in THIS store, then `kg sync` again" in text
+    assert "Run `kgai-tui rotate` (or `kg rotate`) in THIS store, then sync" in text
     assert "\n" not in text

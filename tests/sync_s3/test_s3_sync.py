@@ -149,7 +149,7 @@ def test_go_written_lines_travel_byte_for_byte(tmp_path: Path, bucket: str) -> N
 def test_a_copied_store_is_refused_and_pushes_nothing(
     tmp_path: Path, bucket: str
 ) -> None:
-    """Same install id, diverged: the fork error names `kg rotate`; the bucket is as it was."""
+    """Same install id, diverged: the fork error names `kgai-tui rotate`; the bucket is as it was."""
     url = f"s3://{bucket}/kg"
     a = make_store(tmp_path / "a", "ana")
     decide(a, "Invoices are PDF")
@@ -161,7 +161,7 @@ def test_a_copied_store_is_refused_and_pushes_nothing(
     decide(copy, "Invoices are plain text")
     decide(copy, "Invoices are numbered")  # more events than the remote: still a fork
     before = {k: get(bucket, k) for k in keys(bucket)}
-    with pytest.raises(ForkError, match="kg rotate") as caught:
+    with pytest.raises(ForkError, match="kgai-tui rotate") as caught:
         sync(copy)
     assert "event 2 differs" in str(caught.value)
     assert {k: get(bucket, k) for k in keys(bucket)} == before
@@ -336,3 +336,54 @@ def test_a_remembered_line_count_is_used_only_while_the_shard_is_unchanged(
     report = sync(b)
     assert report.outcome.pulled and report.applied == 2
     assert shard.read_bytes() == whole
+
+
+def test_rotate_then_sync_reconciles_the_retired_shard(
+    tmp_path: Path, bucket: str
+) -> None:
+    """A copied store forks; after `rotate` its next sync records its local-only
+    decisions again under the new id, adopts the remote's retired shard (kept
+    byte for byte in the cache), pushes, and pulls the original's later lines;
+    every decision either side acknowledged is in both stores afterwards."""
+    from kgai_tui.core.engine.open import open_engine
+    from kgai_tui.core.store.cache_file import cache_base, store_key
+    from kgai_tui.core.write.rotate import rotate_install
+
+    url = f"s3://{bucket}/kg"
+    a = make_store(tmp_path / "a", "ana")
+    decide(a, "Invoices are PDF")
+    sync(a, url)
+    copy = tmp_path / "copy"
+    shutil.copytree(a, copy)
+    decide(a, "Invoices are HTML")
+    sync(a)
+    decide(copy, "Invoices are plain text")
+    with pytest.raises(ForkError):
+        sync(copy)
+    held_before = (copy / "log" / f"{install_of(a)}.ndjson").read_bytes()
+    old, new = rotate_install(copy)
+    assert old == install_of(a) and new == install_of(copy)
+    report = sync(copy)
+    assert "reconciled the retired shard" in " ".join(report.notices)
+    assert (copy / "log" / f"{old}.ndjson").read_bytes() == (
+        a / "log" / f"{old}.ndjson"
+    ).read_bytes()
+    kept = list((cache_base() / "retired" / store_key(copy)).iterdir())
+    assert [p.read_bytes() for p in kept] == [held_before]
+    decide(a, "Invoices are numbered per year")
+    sync(a)
+    sync(copy)
+    sync(a)
+    for store in (a, copy):
+        p = open_engine(store, cache=False).projection
+        recorded = sorted(t for t, h in zip(p.dec_title, p.dec_hash, strict=True) if h)
+        assert recorded == [
+            "Invoices are HTML",
+            "Invoices are PDF",
+            "Invoices are numbered per year",
+            "Invoices are plain text",
+        ], (store, recorded)
+    for shard in (copy / "log").iterdir():
+        for raw in shard.read_bytes().splitlines():
+            decoded = decode_line(raw)
+            assert decoded.hash_ok and decoded.decision_id_ok

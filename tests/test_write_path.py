@@ -245,7 +245,9 @@ def test_bad_input_with_json_prints_the_error_shape(store: Path) -> None:
 def test_input_over_64_mib_is_refused(store: Path) -> None:
     """Oversize input is refused before parsing."""
     before = snapshot(store)
-    done = kgai("record", "--store", str(store), "--text", stdin=b" " * ((64 << 20) + 1))
+    done = kgai(
+        "record", "--store", str(store), "--text", stdin=b" " * ((64 << 20) + 1)
+    )
     assert "larger than 64 MiB" in one_line_error(done, 2)
     assert snapshot(store) == before
 

@@ -419,7 +419,9 @@ def preview_text(
     for n, sid in enumerate(d.supersedes):
         idx = v.decision_index(sid)
         line = Text(sid + "  ", DIM)
-        line.append_text(plain(one_line(v.title(idx) if idx is not None else "", width)))
+        line.append_text(
+            plain(one_line(v.title(idx) if idx is not None else "", width))
+        )
         fields.add_row("supersedes" if n == 0 else "", line)
     changes = [m for m in d.mutations or () if m.op != "upsert_element" or m.props]
     if not changes:

@@ -155,7 +155,9 @@ def help_text(palette: Palette) -> Group:
     then the one legend."""
     key_style = palette.field + Style(bold=True)
     parts: list[RenderableType] = [
-        Text.assemble(("kgai-tui keys", "bold underline"), ("  (esc, ? or q closes)", DIM))
+        Text.assemble(
+            ("kgai-tui keys", "bold underline"), ("  (esc, ? or q closes)", DIM)
+        )
     ]
     for heading, rows in help_sections():
         parts.append(Text(f"\n{heading}", "bold"))

@@ -472,7 +472,9 @@ def test_time_travel_by_a_typed_moment_and_home_stays_in_the_list(
     engine = open_engine(demo_store)
     later = [
         t
-        for t, h in zip(engine.projection.dec_time, engine.projection.dec_hash, strict=True)
+        for t, h in zip(
+            engine.projection.dec_time, engine.projection.dec_hash, strict=True
+        )
         if h and t is not None and moment.timestamp() < t <= 1773532800
     ]
     assert later == []  # no decision between the slider and the moment asked for
@@ -502,11 +504,13 @@ def test_people_say_what_they_count_and_show_every_column_at_80(
     _drive(app, steps, (80, 24))
     rows = people_obj(open_engine(demo_store).projection)["people"]
     writers = {w for r in rows for w in r["writers"]}
-    assert f"{len(rows)} people (authors) · {len(writers)} writer(s) (installs)" in (
-        seen["caption"]
+    assert (
+        f"{len(rows)} people (authors) · {len(writers)} writer(s) (installs)"
+        in (seen["caption"])
     )
     assert seen["width"] == "True"
     first = rows[0]
-    assert f"{first['superseded']} of {first['decisions']} decision(s) superseded" in (
-        seen["flow"]
+    assert (
+        f"{first['superseded']} of {first['decisions']} decision(s) superseded"
+        in (seen["flow"])
     )

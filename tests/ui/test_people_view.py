@@ -122,7 +122,11 @@ def test_people_are_counted_only_while_their_view_is_shown(
     async def main() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
             await _settle(pilot)
-            for key in ("left_square_bracket", "left_curly_bracket", "greater_than_sign"):
+            for key in (
+                "left_square_bracket",
+                "left_curly_bracket",
+                "greater_than_sign",
+            ):
                 await pilot.press(key)
                 await _settle(pilot)
             assert counted == [], "the hidden People view counted"

@@ -47,7 +47,7 @@ SIZES = pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "8
 
 @pytest.fixture(autouse=True)
 def fixed_now(monkeypatch: pytest.MonkeyPatch) -> None:
-    """"3 months ago" and the moment dialog read the clock: fix it."""
+    """ "3 months ago" and the moment dialog read the clock: fix it."""
     monkeypatch.setenv("KGAI_TUI_NOW", "2026-06-15T00:00:00Z")
     monkeypatch.setattr(people_view, "now", lambda: datetime(2026, 12, 1, tzinfo=UTC))
 

@@ -147,7 +147,12 @@ def _replaced(db: sqlite3.Connection, count: int) -> bytearray:
     return bytearray(
         _mask(
             count,
-            (ix for (ix,) in db.execute("SELECT ix FROM dec WHERE superseded_by IS NOT NULL")),
+            (
+                ix
+                for (ix,) in db.execute(
+                    "SELECT ix FROM dec WHERE superseded_by IS NOT NULL"
+                )
+            ),
         )
     )
 

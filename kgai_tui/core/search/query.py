@@ -281,5 +281,7 @@ def query_problems(
     if has_element is not None:
         for name in parsed.elements:
             if not has_element(name):
-                out.append(f"no element {name!r}: element: takes a name, kind:name or id")
+                out.append(
+                    f"no element {name!r}: element: takes a name, kind:name or id"
+                )
     return out

@@ -29,7 +29,9 @@ __all__ = ["derived_files", "rebuild_caches"]
 def derived_files(root: Path, base: Path | None = None) -> list[Path]:
     """Every file and directory of the user cache derived from the store at ``root``."""
     model = model_path(root, base)
-    siblings = sorted(model.parent.glob(model.name + "*")) if model.parent.is_dir() else []
+    siblings = (
+        sorted(model.parent.glob(model.name + "*")) if model.parent.is_dir() else []
+    )
     return [
         engine_cache_path(root, base),
         time_index_path(root, base),

@@ -110,7 +110,26 @@ from kgai_tui.core.write.lock import store_lock
 from kgai_tui.core.write.writes import record
 
 root, total, seed = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+answers = Path(sys.argv[5]) if len(sys.argv) > 5 else None
 rnd = random.Random(seed)
+
+
+def await_as_of(lines: int) -> None:
+    # Wait (a bounded while) for the reader to answer as-of at this prefix, so the
+    # test sees several as-of prefixes however loaded the machine is.
+    import time
+    deadline = time.monotonic() + 60
+    while answers is not None and time.monotonic() < deadline:
+        text = answers.read_text("utf-8") if answers.exists() else ""
+        for row in text.splitlines(keepends=True):
+            if not row.endswith("\\n"):
+                break  # the reader is still writing this line
+            got = json.loads(row)
+            if got["as_of"] is not None and sum(got["shards"].values()) == lines:
+                return
+        time.sleep(0.02)
+
+
 mate = ShardWriter(sys.argv[4], actor="bob")
 n = lamport = 0
 calls = 0
@@ -137,6 +156,8 @@ while n < total:
     assert len(result["decisions"]) == len(batch), result
     lamport = max(lamport, *(e["lamport"] for e in result["decisions"]))
     calls += 1
+    if calls <= 3:
+        await_as_of(n)
     if calls % 8 == 0:
         # A teammate's line (as a sync brings it): a decision on an element that
         # does not supersede what is in force there, so the element is contested
@@ -216,7 +237,9 @@ def test_reader_sees_only_prefixes_while_a_writer_appends(tmp_path: Path) -> Non
     env = {**os.environ, "KGAI_TUI_CACHE_DIR": str(cache)}
     answers, stop = tmp_path / "answers.ndjson", tmp_path / "stop"
     reader = run_child(READER, str(root), str(cache), str(answers), str(stop), env=env)
-    writer = run_child(WRITER, str(root), "500", "17", TEAMMATE, env=env)
+    writer = run_child(
+        WRITER, str(root), "500", "17", TEAMMATE, str(answers), env=env
+    )
     try:
         calls = int(finished(writer, "the writer process", 120))
     finally:

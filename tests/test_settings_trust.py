@@ -259,6 +259,11 @@ def test_the_shared_store_recipe_end_to_end(tmp_path: Path, home: Path) -> None:
     (b / ".kgairc").write_bytes((a / ".kgairc").read_bytes())
     refused = _cli(a, "init")
     assert refused.returncode == 1 and "no local store is created" in refused.stderr
+    for read in (("status", "--text"), ("history", "feature:Invoice", "--text")):
+        waiting = _cli(a, *read)  # the advice is approval, never a local store
+        assert waiting.returncode == 3, waiting
+        assert "`kgai-tui trust` approves it" in waiting.stderr
+        assert "kgai-tui init" not in waiting.stderr
     assert not (a / ".kgai").exists()
     approved = json.loads(_cli(a, "trust").stdout)
     assert approved["approved"] is True

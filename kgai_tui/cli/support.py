@@ -233,6 +233,21 @@ def no_store_here(location: StoreLocation) -> StoreNotFoundError:
     error = no_store(location)
     where = shlex.quote(str(location.root))
     error.advice = f"create one there with `kgai-tui init --store {where}`"
+    if location.source == "default":
+        from kgai_tui.core.errors import KgaiError
+        from kgai_tui.core.store.discovery import project_root
+        from kgai_tui.core.store.layers import project_layer
+
+        try:
+            asking = project_layer(project_root())
+        except KgaiError:
+            return error
+        if asking.pending and asking.on_file.store:
+            # The team's store is elsewhere: advising a local one would fork it.
+            error.advice = (
+                f"{asking.path} names the team's store and waits for your approval: "
+                "`kgai-tui trust --show` shows it, `kgai-tui trust` approves it"
+            )
     return error
 
 

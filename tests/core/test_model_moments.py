@@ -13,6 +13,7 @@ from __future__ import annotations
 import marshal
 import os
 import random
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -41,7 +42,7 @@ from kgai_tui.core.gosem.gotext import (
 from kgai_tui.core.model.moments import MOMENTS_KEY
 from kgai_tui.core.model.open import ModelEngine, open_model
 from kgai_tui.core.model.schema import model_path
-from kgai_tui.core.model.seal import let_go_held_locks, model_lock
+from kgai_tui.core.model.seal import let_go_held_locks, model_lock, sealed
 from kgai_tui.core.reads.as_of import as_of_obj, project_as_of
 from kgai_tui.core.wire.ids import element_id
 from kgai_tui.demo import DEMO_STORE
@@ -532,3 +533,34 @@ def test_a_lock_let_go_is_free_for_another_process(tmp_path: Path) -> None:
         assert other().strip() == "held"
         let_go_held_locks()
         assert other().strip() == "took"
+
+
+def test_moments_that_come_too_late_leave_the_model_sealed() -> None:
+    """An as-of that read the whole store before a writer extended the model finds
+    its moments too late, and stores nothing: and leaves the model as trusted as
+    it found it. (It once closed its connection last, which folded the write-ahead
+    log a reader had held back: the seal broke, and every process after rebuilt the
+    model from the log; a reader racing a writer then failed outright.)"""
+    with scratch() as (root, cache):
+        shutil.copytree(DEMO_STORE, root)
+        open_model(root, cache).close()
+        stale = open_engine(root, cache_base=cache)
+        path = model_path(root, cache)
+        held = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        held.execute("BEGIN")
+        held.execute("SELECT count(*) FROM meta").fetchone()
+        mate = ShardWriter("i-late-mate", actor="bo")
+        mate.add(
+            decision("late", [upsert("feature", "Late")]),
+            lamport=10_000,
+            recorded_at="2030-01-01T00:00:00Z",
+        )
+        append_files(root, {"i-late-mate.ndjson": mate.to_bytes()})
+        assert open_model(root, cache).how == "append"
+        held.close()
+        wal = path.with_name(path.name + "-wal")
+        assert wal.stat().st_size > 0, "the held read kept the log from being folded"
+        assert sealed(path)
+        assert not open_model(root, cache).keep_moments(stale)
+        assert sealed(path)
+        assert open_model(root, cache).how == "warm"

@@ -182,12 +182,15 @@ def _save(path: Path, engine: Engine, rows: MomentRows, meta: dict[str, Any]) ->
             return False
         _write(db, rows, meta)
         fold_log(db)
+        return True
     except (sqlite3.Error, ModelCorruptError, KeyError, TypeError):
         return False
     finally:
         db.close()
-    write_seal(path)
-    return True
+        # Sealed when we took the lock, so every byte since is ours: a connection
+        # that only read, closing last, still folds and removes the write-ahead
+        # log, which left the seal broken and the next read rebuilding the model.
+        write_seal(path)
 
 
 def _write(db: sqlite3.Connection, rows: MomentRows, meta: dict[str, Any]) -> None:

@@ -1,9 +1,10 @@
 """Long work shows a progress line on a terminal, and nothing anywhere else
 (issue 18, point 9).
 
-The store is big enough (100,000 decisions) for a cold open to take seconds (20,000
-stopped being enough: their cold open took under the 0.5 s delay); every
-test points ``KGAI_TUI_CACHE_DIR`` at its own empty directory so the open is cold.
+The line waits ``KGAI_TUI_PROGRESS_DELAY`` seconds (0.5 by default; 0.02 here, so
+a 20,000-decision store's cold open, a few tenths of a second, is long work: the
+100,000 these tests once generated cost a minute of the suite); every test points
+``KGAI_TUI_CACHE_DIR`` at its own empty directory so the open is cold.
 The CLI runs as a real process with its stderr on a pseudo-terminal (or a pipe) and
 its stdout in a file.
 """
@@ -30,6 +31,8 @@ KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
 
 pytestmark = pytest.mark.slow
 
+DECISIONS = 20_000
+
 
 @dataclass
 class Ran:
@@ -47,9 +50,9 @@ class Ran:
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A generated store of 100,000 decisions over 4 shards."""
+    """A generated store of 20,000 decisions over 4 shards."""
     store = tmp_path_factory.mktemp("big") / "store"
-    generate = ["bench", "generate", str(store), "--decisions", "100000"]
+    generate = ["bench", "generate", str(store), "--decisions", str(DECISIONS)]
     subprocess.run(
         [KGAI_TUI, *generate, "--writers", "4"],
         check=True,
@@ -61,7 +64,12 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def environment(cache: Path, term: str = "xterm") -> dict[str, str]:
     """The test's environment with a cold cache of its own."""
-    return {**os.environ, "KGAI_TUI_CACHE_DIR": str(cache), "TERM": term}
+    return {
+        **os.environ,
+        "KGAI_TUI_CACHE_DIR": str(cache),
+        "TERM": term,
+        "KGAI_TUI_PROGRESS_DELAY": "0.02",
+    }
 
 
 def drain(master: int, proc: subprocess.Popen[bytes], seconds: float) -> bytes:
@@ -132,7 +140,7 @@ def test_a_cold_read_shows_progress_on_the_terminal(big: Path, tmp_path: Path) -
     assert ran.stderr.endswith(b"\r\x1b[2K")
     assert b"\n" not in ran.stderr
     # stdout is the JSON answer and nothing else.
-    assert json.loads(ran.stdout)["events"] == 100000
+    assert json.loads(ran.stdout)["events"] == DECISIONS
     assert b"kgai-tui:" not in ran.stdout and b"\x1b" not in ran.stdout
 
 
@@ -165,7 +173,7 @@ def test_a_piped_stderr_gets_no_progress(big: Path, tmp_path: Path) -> None:
     ran = piped(["status", "--store", str(big), "--json"], tmp_path)
     assert ran.code == 0, ran.shown
     assert ran.stderr == b""
-    assert json.loads(ran.stdout)["events"] == 100000
+    assert json.loads(ran.stdout)["events"] == DECISIONS
     searched = piped(["search", "decision", "--store", str(big)], tmp_path)
     assert searched.code == 0, searched.shown
     assert searched.stderr == b""
@@ -177,7 +185,7 @@ def test_a_dumb_terminal_gets_no_progress(big: Path, tmp_path: Path) -> None:
     )
     assert ran.code == 0, ran.shown
     assert ran.stderr == b""
-    assert b"events: 100000" in ran.stdout
+    assert f"events: {DECISIONS}".encode() in ran.stdout
 
 
 def test_a_write_waiting_for_the_model_lock_says_so(tmp_path: Path) -> None:
@@ -256,3 +264,19 @@ def test_a_write_waiting_for_the_model_lock_says_so(tmp_path: Path) -> None:
         os.close(held)
     _, err = piped_proc.communicate(timeout=60)
     assert piped_proc.returncode == 0 and err == b""
+
+
+@pytest.mark.parametrize(
+    ("raw", "delay"),
+    [(None, 0.5), ("0", 0.0), ("2.5", 2.5), ("-1", 0.5), ("61", 0.5), ("soon", 0.5)],
+)
+def test_the_delay_is_half_a_second_unless_set_within_bounds(
+    raw: str | None, delay: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kgai_tui.cli.support import progress_delay
+
+    if raw is None:
+        monkeypatch.delenv("KGAI_TUI_PROGRESS_DELAY", raising=False)
+    else:
+        monkeypatch.setenv("KGAI_TUI_PROGRESS_DELAY", raw)
+    assert progress_delay() == delay

@@ -253,6 +253,20 @@ def no_store_here(location: StoreLocation) -> StoreNotFoundError:
 
 # A display that would only flash by is not shown: most opens take milliseconds.
 PROGRESS_DELAY: Final = 0.5
+
+
+def progress_delay() -> float:
+    """How long work runs before its line is drawn: ``KGAI_TUI_PROGRESS_DELAY``
+    seconds (0 to 60; to see it on every open, or never on a slow disk), else
+    :data:`PROGRESS_DELAY`."""
+    raw = os.environ.get("KGAI_TUI_PROGRESS_DELAY", "")
+    try:
+        chosen = float(raw)
+    except ValueError:
+        return PROGRESS_DELAY
+    return chosen if 0.0 <= chosen <= 60.0 else PROGRESS_DELAY
+
+
 _FRAMES: Final = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
@@ -272,7 +286,7 @@ def progress_wanted() -> bool:
 
 class _Spinner:
     """A one-line spinner on fd 2, drawn from the moment the work has taken
-    :data:`PROGRESS_DELAY` seconds, and erased when it ends.
+    :func:`progress_delay` seconds, and erased when it ends.
 
     It runs on a bare ``_thread`` thread that holds no lock while the work runs
     (it waits on its own lock and writes bytes with ``os.write``), so forking
@@ -289,6 +303,7 @@ class _Spinner:
         self._ended = _thread.allocate_lock()
         self._ended.acquire()
         self._started = time.monotonic()
+        self._delay = progress_delay()
 
     def start(self) -> None:
         """Start the timer."""
@@ -301,7 +316,7 @@ class _Spinner:
 
     def _run(self) -> None:
         try:
-            if self._stop.acquire(timeout=PROGRESS_DELAY):
+            if self._stop.acquire(timeout=self._delay):
                 return
             text = self._message()
             frame = 0
@@ -334,7 +349,7 @@ class _Spinner:
 @contextmanager
 def progress(message: Callable[[], str]) -> Iterator[None]:
     """Show ``message()`` with a spinner on stderr while the block runs, once it
-    has run for :data:`PROGRESS_DELAY` seconds, and only when stderr is a terminal
+    has run for :func:`progress_delay` seconds, and only when stderr is a terminal
     (:func:`progress_wanted`). stdout is never touched, so ``--json`` output and
     pipes are unchanged. Inside another progress block it shows nothing: the outer
     line already covers the work, and two spinners would fight over one line."""

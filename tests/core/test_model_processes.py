@@ -237,9 +237,7 @@ def test_reader_sees_only_prefixes_while_a_writer_appends(tmp_path: Path) -> Non
     env = {**os.environ, "KGAI_TUI_CACHE_DIR": str(cache)}
     answers, stop = tmp_path / "answers.ndjson", tmp_path / "stop"
     reader = run_child(READER, str(root), str(cache), str(answers), str(stop), env=env)
-    writer = run_child(
-        WRITER, str(root), "500", "17", TEAMMATE, str(answers), env=env
-    )
+    writer = run_child(WRITER, str(root), "500", "17", TEAMMATE, str(answers), env=env)
     try:
         calls = int(finished(writer, "the writer process", 120))
     finally:
@@ -366,10 +364,10 @@ def lock_is_free(path: Path) -> bool:
     return True
 
 
-ROUNDS = 20
+ROUNDS = 12
 #: Rationales are prefixes of this (short: recall scores them on every read).
 RATIONALE = "because the billing team owns it now, and it is simpler to run"
-STORES = 5  # a new store every ROUNDS // STORES rounds: replays stay short
+STORES = 3  # a new store every ROUNDS // STORES rounds: replays stay short
 #: Each store's rounds: the child builds the model, extends it twice, then ("*")
 #: extends it, or rebuilds it (model deleted, or lines that sort before the last
 #: applied one arrived).
@@ -473,7 +471,7 @@ def kill_round(
         assert model.how == "warm", f"round {r}: the child finished, yet {model.how}"
     state = f"{'killed' if landed else 'done'}/{left}/{model.how}"
     # One report rendering: the properties of test_model compare all of them.
-    assert_same(model, root, reports=(3,))
+    assert_same(model, root, reports=(3,), events_every=10)
     state += as_of_checked(r, root, cache)
     # Reopened: the model the kill left is now sealed and trusted.
     again = open_model(root, cache)

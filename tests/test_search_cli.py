@@ -76,7 +76,8 @@ def test_text_rendering(store: Path) -> None:
     assert _run("search", "--store", str(store), "the")[1].startswith(
         "nothing to search for"
     )
-    assert _run("search", "--store", str(store), "zzzzqqq")[1].strip() == "no matches"
+    out = _run("search", "--store", str(store), "zzzzqqq")[1].splitlines()
+    assert out == ["no matches", "  no decision or element has the word 'zzzzqqq'"]
     code, out = _run("search", "--store", str(store), "--json")
     assert code == 0 and orjson.loads(out) == {"hits": None, "ok": True}
 

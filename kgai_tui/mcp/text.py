@@ -58,12 +58,15 @@ and rationales (BM25, deterministic order). Use it to find the store's vocabular
 when a `recall` comes back empty (then recall again with the element names found \
 here), or to find a decision by its words. `query` is free text: words may match \
 anywhere, "a phrase" must match in order, invoi* is a prefix, and kind:feature, \
-author:alice or element:Invoice filter. `limit` caps the hits (default 20, at most \
-10000). By default \
-only decisions in force are searched; `include_all` adds superseded ones. `as_of` \
-(RFC3339 or YYYY-MM-DD) limits it to what had been recorded by then. Returns the JSON \
-of `kgai-tui search --json`: {hits: [{kind, id, name, extra?, elements?, score?, \
-snippet?}] | null, ok}."""
+author:alice or element:Invoice filter. Any casing of a compound name finds it \
+(postgresql finds PostgreSQL) and a word with one typo finds what the word finds, \
+ranked after exact matches. `limit` caps the hits (default 20, at most 10000). By \
+default only decisions in force are searched; `include_all` adds superseded ones. \
+`as_of` (RFC3339 or YYYY-MM-DD) limits it to what had been recorded by then. Returns \
+the JSON of `kgai-tui search --json`: {hits: [{kind, id, name, extra?, elements?, \
+score?, snippet?}] | null, ok, notes?, did_you_mean?}: `notes` says why little matched \
+(a word no decision holds, superseded decisions that would match with include_all); \
+`did_you_mean` is the query corrected, to search again with."""
 
 HISTORY: Final = """\
 Every decision that ever shaped one element, oldest first, including superseded \

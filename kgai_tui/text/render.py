@@ -229,10 +229,15 @@ def render_search(obj: dict[str, Any]) -> str:
         Lines of text, every store string made visible.
     """
     hits = obj.get("hits")
+    notes = [f"  {n}" for n in obj.get("notes") or ()]
+    if obj.get("did_you_mean"):
+        notes.append(f"  try: kgai-tui search {shlex.quote(obj['did_you_mean'])}")
     if hits is None:
-        return "nothing to search for: the query has no searchable words"
+        return "\n".join(
+            ["nothing to search for: the query has no searchable words", *notes]
+        )
     if not hits:
-        return "no matches"
+        return "\n".join(["no matches", *notes])
     lines = []
     for i, hit in enumerate(hits):
         mark = "●" if i == 0 else "○"
@@ -246,4 +251,4 @@ def render_search(obj: dict[str, Any]) -> str:
             lines.append(f"    {hit['extra']}")
         if hit.get("elements"):
             lines.append("    → " + ", ".join(hit["elements"]))
-    return "\n".join(lines)
+    return "\n".join([*lines, *notes])

@@ -73,10 +73,11 @@ def _opened(engine: Engine) -> SearchIndex:
 
 def run_search(
     snapshot: Snapshot, query: str, *, include_all: bool
-) -> tuple[list[UiHit], str]:
-    """Run a query as of the snapshot's moment; returns hits and a caption note."""
+) -> tuple[list[UiHit], str, tuple[str, ...]]:
+    """Run a query as of the snapshot's moment; returns hits, a caption note, and
+    what the index says about a query that found little (the CLI's ``notes``)."""
     if not query.strip():
-        return [], ""
+        return [], "", ()
     index = index_for(snapshot.engine)
     hits = index.search(
         query,
@@ -100,4 +101,6 @@ def run_search(
     note = " · including superseded" if include_all else " · decisions in force"
     if snapshot.moment is not None:
         note += f" · as of {snapshot.moment.strftime('%Y-%m-%d')}"
-    return out, note
+    said = index.notes(query, hits, include_all=include_all, as_of=snapshot.moment)
+    lines = tuple(line.replace("(--all)", "(^t)") for line in said.lines)
+    return out, note, lines

@@ -42,7 +42,13 @@ def search_answer(
     from kgai_tui.core.search.model import search_obj
 
     cut = parse_as_of(as_of) if as_of else None
-    hits = index(cut is not None).search(
-        query, limit=limit, include_all=include_all, as_of=cut
-    )
-    return Answer(search_obj(hits), floats=True)
+    opened = index(cut is not None)
+    hits = opened.search(query, limit=limit, include_all=include_all, as_of=cut)
+    obj = search_obj(hits)
+    # kg's keys, then (only when a search found little) what would find more.
+    notes = opened.notes(query, hits, include_all=include_all, as_of=cut)
+    if notes.lines:
+        obj["notes"] = list(notes.lines)
+    if notes.did_you_mean is not None:
+        obj["did_you_mean"] = notes.did_you_mean
+    return Answer(obj, floats=True)

@@ -41,7 +41,7 @@ __all__ = [
 #: Bumped whenever documents, fields or analysis change; an index with another stamp
 #: is foreign and rebuilt.
 #: 5: recorded times read with ASCII digits only (Go's time.Parse).
-SCHEMA_VERSION: Final = "kgai-search-5"
+SCHEMA_VERSION: Final = "kgai-search-6"
 STAMP: Final = f"{SCHEMA_VERSION}/tantivy-{getattr(tantivy, '__version__', '?')}"
 #: Text fields and their weights, per document type (the reference's weights).
 FIELDS: Final = {

@@ -154,10 +154,30 @@ class IndexState:
         return {
             "stamp": self.stamp,
             "store": self.store,
-            "shards": [p.to_list() for p in self.shards],
+            "shards": [_print_out(p) for p in self.shards],
             "history": self.history.to_obj(),
             "live": self.live.to_obj(),
         }
+
+
+def _print_out(p: ShardPrint) -> list[Any]:
+    """A shard print as JSON: a file name that is not UTF-8 (its bytes kept as
+    lone surrogates) is written as ``{"hex": <its bytes>}``."""
+    row: list[Any] = p.to_list()
+    try:
+        row[0].encode("utf-8")
+    except UnicodeEncodeError:
+        row[0] = {"hex": row[0].encode("utf-8", "surrogateescape").hex()}
+    return row
+
+
+def _print_in(row: list[Any]) -> ShardPrint:
+    """Read :func:`_print_out`; ``ValueError``/``TypeError`` on anything else."""
+    name = row[0] if row else None
+    if isinstance(name, dict):
+        raw = bytes.fromhex(str(name["hex"]))
+        row = [raw.decode("utf-8", "surrogateescape"), *row[1:]]
+    return ShardPrint.from_list(row)
 
 
 def _digest(body: dict[str, Any]) -> str:
@@ -182,7 +202,7 @@ def load_state(cache_dir: Path, stamp: str, store: str) -> IndexState | None:
             return None
         if body["stamp"] != stamp or body["store"] != store:
             return None
-        shards = tuple(ShardPrint.from_list(row) for row in body["shards"])
+        shards = tuple(_print_in(row) for row in body["shards"])
         return IndexState(
             stamp,
             store,

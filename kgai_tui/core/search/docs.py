@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 import orjson
 
 from kgai_tui.core.gosem.gotext import normalize, parse_rfc3339
-from kgai_tui.core.search.query import split_camel
+from kgai_tui.core.search.query import compounds, split_camel
 from kgai_tui.core.wire.codec import event_obj
 
 if TYPE_CHECKING:
@@ -278,6 +278,7 @@ def history_fields(obj: dict[str, Any], id_ok: bool) -> dict[str, Any] | None:
         "time": epoch_of(at),
     }
     texts = []
+    elnames_raw = ""
     if title:
         fields["title"] = split_camel(title)
         texts.append(fields["title"])
@@ -300,7 +301,7 @@ def history_fields(obj: dict[str, Any], id_ok: bool) -> dict[str, Any] | None:
             if found is not None:
                 names.append(found.get("name", ""))
                 kinds.add(_norm(found.get("kind", "")))
-        elnames = "\n".join(names)
+        elnames = elnames_raw = "\n".join(names)
         if elnames:
             fields["elnames"] = split_camel(elnames)
             texts.append(fields["elnames"])
@@ -309,6 +310,11 @@ def history_fields(obj: dict[str, Any], id_ok: bool) -> dict[str, Any] | None:
             fields["f_kind"] = sorted(kinds)
     texts.append(fields["body"])
     texts.append(meta)
+    whole = " ".join(
+        c for c in map(compounds, (title, elnames_raw, rationale, summary)) if c
+    )
+    if whole:
+        texts.append(whole)
     fields["exact"] = "\n".join(texts)
     if norm_author:
         fields["f_author"] = [norm_author]
@@ -354,10 +360,15 @@ def index_fields(rec: DocRecord, *, typed: bool = True) -> dict[str, Any]:
     """
     out: dict[str, Any] = {"doctype": rec.doctype} if typed else {}
     texts = []
+    whole = []
     for name, text in rec.text:
         if text:
             out[name] = split_camel(text)
             texts.append(out[name])
+            if name != "meta" and (found := compounds(text)):
+                whole.append(found)
+    if whole:
+        texts.append(" ".join(whole))
     if texts:
         out["exact"] = "\n".join(texts)
     for name, values in rec.filters:

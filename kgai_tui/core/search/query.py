@@ -34,6 +34,7 @@ __all__ = [
     "ParsedQuery",
     "camel_offsets",
     "camel_positions",
+    "compounds",
     "parse_query",
     "query_problems",
     "split_camel",
@@ -101,6 +102,21 @@ def split_camel(text: str) -> str:
         last = pos
     parts.append(text[last:])
     return " ".join(parts)
+
+
+_RUN: Final = re.compile(r"[^\W_]+")
+
+
+def compounds(text: str) -> str:
+    """The camelCase words of ``text`` as written, space-separated (``""``: none).
+
+    The index splits ``PostgreSQL`` into ``postgre`` + ``sql``; the ``exact`` field
+    also holds the word whole, so the vocabulary a query is met with knows it
+    (``sendgird`` is one edit from ``sendgrid``). Unscored: no BM25 score moves.
+    """
+    if text.isascii() and not _ASCII_PAIR.search(text):
+        return ""
+    return " ".join(run for run in _RUN.findall(text) if camel_positions(run))
 
 
 def camel_offsets(text: str) -> tuple[str, list[int]]:

@@ -14,6 +14,7 @@ than ``Widget.focus`` (which waits its turn behind those keys).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -156,10 +157,9 @@ class SearchView(Vertical):
             return
         from kgai_tui.ui.search_adapter import run_search
 
-        hits, note = run_search(snapshot, query, include_all=include_all)
+        hits, note, problems = run_search(snapshot, query, include_all=include_all)
         if get_current_worker().is_cancelled:
             return
-        problems = query_problems_of(snapshot, query) if len(hits) < THIN else []
         names: list[str] = []
         if query.strip() and len(hits) < THIN and snapshot.moment is None:
             names = did_you_mean(snapshot.projection, query)
@@ -176,7 +176,7 @@ class SearchView(Vertical):
         hits: list[Any],
         note: str,
         names: list[str] | None = None,
-        problems: list[str] | None = None,
+        problems: Sequence[str] = (),
     ) -> None:
         if generation != self._generation:
             return
@@ -229,7 +229,7 @@ class SearchView(Vertical):
             )
         else:
             text = Text(f"{len(hits)} hit(s) for “{one_line(query, 60)}”{note}", "dim")
-            for problem in problems or ():
+            for problem in problems:
                 text.append("\n")
                 text.append_text(plain(one_line(problem, 120), "bold"))
             if names:
@@ -255,27 +255,3 @@ def _highlight(text: str, spans: tuple[tuple[int, int], ...]) -> Text:
     for start, end in spans:
         out.stylize("bold reverse", start, end)
     return out
-
-
-def query_problems_of(snapshot: Snapshot, query: str) -> list[str]:
-    """What in ``query`` cannot match in this snapshot (an unclosed quote, a kind
-    or an element the store lacks), one line each; the ``element:`` values are
-    resolved as the index resolves them (an id, ``kind:name``, or a name)."""
-    from kgai_tui.core.gosem.gotext import normalize
-    from kgai_tui.core.search.query import parse_query, query_problems
-    from kgai_tui.core.wire.ids import resolve_ref
-
-    parsed = parse_query(query)
-    if parsed.unclosed is None and not parsed.kinds and not parsed.elements:
-        return []
-    v = snapshot.view
-    names = list(v.element_names())
-    kinds = {kind for _, kind, _ in names if kind}
-    named = {normalize(name) for _, _, name in names}
-
-    def exists(value: str) -> bool:
-        if v.has_element(value) or normalize(value) in named:
-            return True
-        return ":" in value and v.has_element(resolve_ref(value)[2])
-
-    return query_problems(parsed, kinds=kinds, has_element=exists)

@@ -226,6 +226,11 @@ def test_search_tool_matches_the_cli(store: Path) -> None:
         ),
         ({"query": "the of and"}, ["the", "of", "and"]),  # nothing to search: hits null
         ({"query": "invoice", "as_of": "soon"}, ["--as-of", "soon", "invoice"]),
+        # Forgiving search (issue 42): a compound typed in lower case, a typo with
+        # its notes and did_you_mean, a slip in a filter: the same bytes.
+        ({"query": "productsearch"}, ["productsearch"]),
+        ({"query": "stripe webhok evnetbus"}, ["stripe", "webhok", "evnetbus"]),
+        ({"query": "kind:foo invoice"}, ["kind:foo", "invoice"]),
     ]
 
     async def steps(client: Client) -> list[CallToolResult]:
@@ -237,6 +242,10 @@ def test_search_tool_matches_the_cli(store: Path) -> None:
         done = cli("search", "--store", str(store), "--json", *argv)
         assert text_of(result) == done.stdout, (args, done.stderr)
         assert result.is_error == (done.returncode != 0), args
+    typo = json.loads(text_of(results[-2]))
+    assert typo["did_you_mean"] == "stripe webhok eventbus"
+    assert any("'evnetbus'; did you mean 'eventbus'?" in n for n in typo["notes"])
+    assert "no element kind 'foo'" in json.loads(text_of(results[-1]))["notes"][0]
 
 
 def test_the_server_sees_events_appended_while_it_runs(store: Path) -> None:

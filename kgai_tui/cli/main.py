@@ -190,6 +190,11 @@ LAZY_COMMANDS: Final[dict[str, LazyCommand]] = {
         "remote_command",
         "Show or set the remote that kgai-tui sync uses.",
     ),
+    "hook": LazyCommand(
+        "kgai_tui.cli.hooks",
+        "hook_group",
+        "Answer a coding agent's hooks (hook JSON on stdin).",
+    ),
     "people": LazyCommand(
         "kgai_tui.cli.team",
         "people_command",

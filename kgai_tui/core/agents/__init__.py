@@ -1,0 +1,1 @@
+"""What coding agents are told, and when: the capture policy and the hooks' answers."""

@@ -190,6 +190,11 @@ LAZY_COMMANDS: Final[dict[str, LazyCommand]] = {
         "remote_command",
         "Show or set the remote that kgai-tui sync uses.",
     ),
+    "agent": LazyCommand(
+        "kgai_tui.cli.kit",
+        "agent_group",
+        "Wire coding agents to the decision memory: a plugin, or what to paste.",
+    ),
     "hook": LazyCommand(
         "kgai_tui.cli.hooks",
         "hook_group",

@@ -106,8 +106,12 @@ as of a past moment (RFC3339 or YYYY-MM-DD). Returns the JSON of \
 
 RECORD: Final = """\
 Record new decisions in the team's log (append-only; nothing is ever overwritten). \
-Only call it when the person asked for the decision to be recorded or approved its \
-wording. Give exactly one of `decision` (one object) or `decisions` (a list), each \
+Call it in the turn that made a structural decision: a module, service or feature \
+split, merged or moved; a domain element renamed; a dependency, vendor or data store \
+added or replaced; an ownership or API boundary, or how something is exposed, stored \
+or rendered, changed; an earlier decision replaced. Never for bug fixes, formatting, \
+code-level renames, tests, or analyses nobody acted on; when the person asks for a \
+record, record what they say. Give exactly one of `decision` (one object) or `decisions` (a list), each \
 {title, rationale?, author?, date?, refs?, supersedes_on?: ["kind:name"], mutations: \
 [{op: "upsert_element", kind, name, props?} | {op: "set_prop", element, key, value} \
 | {op: "add_link" | "retire_link", from, to, link}]}, the document `kgai-tui record` \

@@ -1,7 +1,7 @@
 """The capture policy: what an agent records, written once.
 
-The stop hook's nudge, the skill of the Claude Code kit and docs/agents.md all say
-this; the reference's changelog is why it exists at all: agents that recognised a
+The stop hook's nudge, the skill of the Claude Code kit, the MCP ``record`` tool's
+description (kgai_tui/mcp/text.py) and docs/agents.md all say this; the reference's changelog is why it exists at all: agents that recognised a
 decision recorded it only half to three quarters of the time until the end of a turn
 that edited code asked them once.
 """

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from kgai_tui.core.agents.policy import RECORD_WHEN
+
 INSTRUCTIONS: Final = """\
 kgai is this team's decision memory: an append-only log of engineering decisions \
 (what was decided, why, by whom, and what it replaced), projected into elements \
@@ -104,19 +106,19 @@ installs they wrote from. Use it to find who to ask about an area. `as_of` count
 as of a past moment (RFC3339 or YYYY-MM-DD). Returns the JSON of \
 `kgai-tui people --json`."""
 
-RECORD: Final = """\
-Record new decisions in the team's log (append-only; nothing is ever overwritten). \
-Call it in the turn that made a structural decision: a module, service or feature \
-split, merged or moved; a domain element renamed; a dependency, vendor or data store \
-added or replaced; an ownership or API boundary, or how something is exposed, stored \
-or rendered, changed; an earlier decision replaced. Never for bug fixes, formatting, \
-code-level renames, tests, or analyses nobody acted on; when the person asks for a \
-record, record what they say. Give exactly one of `decision` (one object) or `decisions` (a list), each \
+RECORD: Final = (
+    (
+        "Record new decisions in the team's log (append-only; nothing is ever "
+        "overwritten). " + RECORD_WHEN + " "
+    )
+    + """\
+Give exactly one of `decision` (one object) or `decisions` (a list), each \
 {title, rationale?, author?, date?, refs?, supersedes_on?: ["kind:name"], mutations: \
 [{op: "upsert_element", kind, name, props?} | {op: "set_prop", element, key, value} \
 | {op: "add_link" | "retire_link", from, to, link}]}, the document `kgai-tui record` \
 reads (the input schema describes every field). A decision on an element supersedes the decisions in force there. \
 `dry_run` shows what would be written. Returns the JSON of `kgai-tui record --json`."""
+)
 
 RESOLVE_CONFLICT: Final = """\
 End a conflict on one element by recording a decision that supersedes every side \

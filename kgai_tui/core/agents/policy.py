@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["CAPTURE_RULES", "STOP_NUDGE"]
+__all__ = ["CAPTURE_RULES", "RECORD_WHEN", "STOP_NUDGE"]
 
 #: What counts, what does not, and how to record it (the skill quotes it whole).
 CAPTURE_RULES: Final = """\
@@ -32,6 +32,16 @@ own names (search first: `search` finds the vocabulary), links with `add_link`.
 - Conflicts are the team's: show them and ask which side stands; never resolve one on \
 your own. Trust is the user's: never approve or dismiss a `.kgairc` yourself.
 """
+
+#: When to call ``record`` (the MCP tool's description says it in these words).
+RECORD_WHEN: Final = (
+    "Call it in the turn that made a structural decision: a module, service or "
+    "feature split, merged or moved; a domain element renamed; a dependency, vendor "
+    "or data store added or replaced; an ownership or API boundary, or how something "
+    "is exposed, stored or rendered, changed; an earlier decision replaced. Never for "
+    "bug fixes, formatting, code-level renames, tests, or analyses nobody acted on; "
+    "when the person asks for a record, record what they say."
+)
 
 #: The stop hook's one question, when the turn edited files and recorded nothing.
 STOP_NUDGE: Final = (

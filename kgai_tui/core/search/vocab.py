@@ -37,6 +37,8 @@ _PART_MIN: Final = 2
 _PARTS_MAX: Final = 4
 #: A typo is looked for in words of at least this many letters (as the typo tier).
 _NEAREST_MIN: Final = 3
+#: At most this many unknown words of a query get a nearest word.
+_NEAREST_WORDS: Final = 8
 _ALPHABET: Final = string.ascii_lowercase + string.digits
 _RUN: Final = re.compile(r"[^\W_]+")
 _LEFT_EDGE: Final = r"(?:(?<![^\W_])|(?<=[a-z])(?=[A-Z]))"
@@ -232,7 +234,10 @@ def unknown_words(
             if not stems or holds(stems[0]) or vocab.split(word) is not None:
                 continue
             if all(word != seen for seen, _ in out):
-                out.append((word, vocab.nearest(word)))
+                # A nearest word costs ~150 lookups a letter: a hostile query of
+                # fifty long unknown words stays a few ms by asking for the first few.
+                near = vocab.nearest(word) if len(out) < _NEAREST_WORDS else None
+                out.append((word, near))
     return out
 
 

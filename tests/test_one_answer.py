@@ -51,6 +51,8 @@ NOT_READS = {
     "sync",
     "remote",  # shows or sets where sync goes: the config, not a read of the log
     "mcp",
+    "agent",  # writes or prints a plugin kit: configuration, not a read
+    "hook",  # an agent's hooks: they answer its JSON (tests/test_hooks.py)
     "bench",
     "report",  # Markdown or HTML, never JSON (tests/test_report.py)
     # kg's settings and identity commands: they read or write configuration, not

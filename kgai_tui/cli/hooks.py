@@ -79,6 +79,8 @@ def hook_group() -> None:
     session-start prints the store's state and the team's capture rules; stop asks
     once to record a decision when the turn edited files and recorded none;
     pre-edit gives the decisions in force for the file about to be edited.
+
+    Example: kgai-tui hook stop < hook.json
     """
 
 

@@ -72,7 +72,13 @@ def _write(target: Path, files: dict[str, str]) -> None:
 
 @click.group("agent")
 def agent_group() -> None:
-    """Wire coding agents to the decision memory: a plugin, or what to paste."""
+    """Wire a coding agent to the decision memory.
+
+    kit claude DIR writes a Claude Code plugin; kit codex|cursor|zed|agents-md
+    prints what to paste; check DIR checks a plugin folder.
+
+    Example: kgai-tui agent kit claude ~/plugins/kgai-tui
+    """
 
 
 @agent_group.command("kit")

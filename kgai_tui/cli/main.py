@@ -193,7 +193,7 @@ LAZY_COMMANDS: Final[dict[str, LazyCommand]] = {
     "agent": LazyCommand(
         "kgai_tui.cli.kit",
         "agent_group",
-        "Wire coding agents to the decision memory: a plugin, or what to paste.",
+        "Wire a coding agent to the decision memory.",
     ),
     "hook": LazyCommand(
         "kgai_tui.cli.hooks",

@@ -62,6 +62,7 @@ def _hook(
         text=True,
         env=os.environ.copy(),
         check=False,
+        timeout=60,  # a hook that blocks fails the test instead of hanging it
     )
 
 
@@ -119,7 +120,9 @@ def test_garbage_on_stdin_never_fails_the_turn(
 
 def test_an_unreadable_transcript_is_an_empty_turn(shop: Path, tmp_path: Path) -> None:
     event = json.loads(_event("stop.json", shop))
-    for path in (tmp_path / "missing.jsonl", tmp_path):  # absent, a directory
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)  # nobody writes: opening it plainly would block the hook
+    for path in (tmp_path / "missing.jsonl", tmp_path, fifo):  # absent, dir, FIFO
         event["transcript_path"] = str(path)
         done = _hook("stop", json.dumps(event), tmp_path / "x")
         assert (done.returncode, done.stdout) == (0, "")

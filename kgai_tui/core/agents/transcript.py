@@ -15,6 +15,8 @@ from typing import Any, Final
 
 import orjson
 
+from kgai_tui.core.store.regular_file import open_regular
+
 __all__ = ["EDIT_TOOLS", "Turn", "read_turn"]
 
 #: The tools that change files.
@@ -55,12 +57,12 @@ def _is_prompt(obj: Any) -> bool:
 
 
 def _read(path: Path) -> bytes:
-    with open(path, "rb") as fh:
-        fh.seek(0, 2)
-        size = fh.tell()
-        fh.seek(max(0, size - MAX_BYTES))
-        data = fh.read(MAX_BYTES)
-    if size > MAX_BYTES:  # started mid-line: drop the partial first line
+    """The transcript's last :data:`MAX_BYTES`: a regular file only (a FIFO named
+    by a hostile hook JSON would block the hook until the agent's timeout)."""
+    with open_regular(path) as f:
+        start = max(0, f.size - MAX_BYTES)
+        data = f.read(start)
+    if start:  # started mid-line: drop the partial first line
         data = data.split(b"\n", 1)[1] if b"\n" in data else b""
     return data
 

@@ -159,6 +159,12 @@ def test_a_failing_background_sync_is_reported_at_the_next_session(
         " · the last background sync failed (2026-11-30T08:59:00Z: git push: could "
         "not read from remote repository)"
     )
+    # A FIFO in its place is not waited on: the line just has no sync part.
+    (shop / ".kgai" / "store" / "last-autosync.json").unlink()
+    os.mkfifo(shop / ".kgai" / "store" / "last-autosync.json")
+    done = _hook("session-start", _event("session-start.json", shop), tmp_path / "x")
+    root = (shop / ".kgai" / "store").resolve()
+    assert (done.returncode, done.stdout) == (0, STATUS.format(root=root) + "\n")
 
 
 def test_approved_capture_rules_are_framed_as_data(shop: Path, tmp_path: Path) -> None:

@@ -134,8 +134,10 @@ def last_auto_sync(root: Path) -> dict[str, Any] | None:
     cannot be read)."""
     import json
 
-    try:
-        obj = json.loads((root / LAST_NAME).read_bytes())
+    from kgai_tui.core.store.regular_file import read_regular
+
+    try:  # a regular file only, and small: the session-start hook reads it
+        obj = json.loads(read_regular(root / LAST_NAME, 64 << 10))
     except (OSError, ValueError):
         return None
     return obj if isinstance(obj, dict) else None

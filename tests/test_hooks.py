@@ -221,7 +221,10 @@ def test_hostile_rules_cannot_close_the_frame_or_reach_the_terminal(
     tag = lines[2].split(" ", 1)[0][1:]
     closing = [i for i, line in enumerate(lines) if line == f"</{tag}>"]
     assert len(closing) == 1, "only our own closing tag closes the block"
-    assert "[cut at 8000 bytes: keep capture rules short]" in done.stdout
+    assert (
+        "[truncated at 8000 bytes — keep capture rules short; link out for detail]"
+        in done.stdout
+    )
     assert lines[-2].endswith("tell the user which file asked.")
 
 

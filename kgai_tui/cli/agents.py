@@ -172,19 +172,10 @@ def remote_command(
 
     Example: kgai-tui remote --global s3://team-decisions/{project}
     """
+    from kgai_tui.cli.settings import one_layer
     from kgai_tui.sync.s3_remote import check_remote, remote_view, set_session_remote
 
-    named = [
-        n
-        for n, on in (("session", session), ("project", project), ("global", global_))
-        if on
-    ]
-    if len(named) > 1:
-        raise UsageError(
-            "--session, --project and --global are mutually exclusive — a value is "
-            "written to exactly one layer"
-        )
-    scope = named[0] if named else "session"
+    scope = one_layer(session, project, global_) or "session"
     location = resolve_location(store)
     if url is not None and unset:
         raise UsageError("--unset takes no URL argument")

@@ -27,7 +27,7 @@ from kgai_tui.core.safe_text import visible
 _SUBCOMMANDS = ("show", "list", "get", "set", "unset")
 
 
-def _scope(session: bool, project: bool, global_: bool) -> str | None:
+def one_layer(session: bool, project: bool, global_: bool) -> str | None:
     """The one layer named, or ``None``; two or three is a usage error."""
     named = [
         n
@@ -105,7 +105,7 @@ def config_command(
     """
     from kgai_tui.core.answers.config import config_get_obj, config_show_obj
 
-    scope = _scope(session, project, global_)
+    scope = one_layer(session, project, global_)
     sub, rest = (words[0], words[1:]) if words else ("show", ())
     if sub not in _SUBCOMMANDS:
         raise UsageError(
@@ -176,7 +176,7 @@ def prompt_command(
     """
     from kgai_tui.core.answers.config import config_get_obj
 
-    obj = config_get_obj("prompt", _scope(session, project, global_), store)
+    obj = config_get_obj("prompt", one_layer(session, project, global_), store)
     if raw:
         if obj["value"]:
             click.echo(visible(obj["value"], keep_newlines=True))

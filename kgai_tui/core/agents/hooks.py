@@ -17,7 +17,6 @@ from kgai_tui.core.agents.transcript import Turn
 from kgai_tui.core.safe_text import visible
 
 __all__ = [
-    "PROMPT_CAP",
     "pending_text",
     "pre_edit_reply",
     "rules_block",
@@ -25,8 +24,6 @@ __all__ = [
     "stop_reply",
 ]
 
-#: The most of the team's rules injected at session start (bytes of UTF-8).
-PROMPT_CAP: Final = 8000
 _ELEMENTS_SHOWN: Final = 5
 _DECISIONS_SHOWN: Final = 3
 
@@ -72,12 +69,11 @@ def pending_text(path: str) -> str:
 
 
 def rules_block(rules: str, source: str, nonce: str) -> str:
-    """The team's capture rules as data, behind a tag made of ``nonce``."""
+    """The team's capture rules as data, behind a tag made of ``nonce``.
+
+    ``rules`` come from the settings layers, which already cut them at 8,000 bytes
+    with kg's note (:func:`~kgai_tui.core.store.settings.cap_prompt`)."""
     text = visible(rules, keep_newlines=True)
-    raw = text.encode("utf-8", "surrogatepass")
-    if len(raw) > PROMPT_CAP:
-        text = raw[:PROMPT_CAP].decode("utf-8", "ignore")
-        text += f"\n[cut at {PROMPT_CAP} bytes: keep capture rules short]"
     tag = f"kgai-rules-{nonce}"
     if tag in text:
         text = "[rules left out: they contain this session's delimiter]"

@@ -197,6 +197,28 @@ def test_a_corrupt_kgairc_is_loud_everywhere(repo: Path) -> None:
     assert done.stderr.count("\n") == 1 and "corrupt" in done.stderr
 
 
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo"])
+def test_a_kgairc_that_is_no_regular_file_is_one_line_not_a_hang(
+    repo: Path, target: str
+) -> None:
+    """git keeps symlinks: a committed .kgairc pointing at /dev/zero or a FIFO must
+    neither exhaust memory nor block; it is refused like a corrupt one."""
+    if target == "fifo":
+        os.mkfifo(repo / "pipe")
+        target = str(repo / "pipe")
+    (repo / ".kgairc").symlink_to(target)
+    done = subprocess.run(
+        [*KGAI, "status", "--text"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "not a regular file" in done.stderr
+
+
 # ------------------------------------------------------------------ resolution
 
 

@@ -24,15 +24,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from kgai_tui.core.errors import ConfigError, UsageError
 
 __all__ = [
     "KEY_LAYERS",
     "LAYERS",
+    "MISSING",
     "PROJECT_FILE",
     "PROMPT_MAX_BYTES",
     "SETTING_KEYS",
@@ -44,6 +46,7 @@ __all__ = [
     "global_config_path",
     "global_remote",
     "kgai_home",
+    "read_json_file",
     "read_settings",
     "unknown_keys_in",
     "validate_layer_key",
@@ -224,6 +227,46 @@ def _field(name: str) -> str | None:
     return None
 
 
+#: What :func:`read_json_file` returns for a file that is not there.
+MISSING: Final = object()
+#: A settings or approvals file is a few hundred bytes; anything past this is not one.
+_JSON_FILE_MAX: Final = 1 << 20
+
+
+def read_json_file(path: Path) -> Any:
+    """The JSON value of a small settings-like file, or :data:`MISSING`.
+
+    The file may be a symlink (dotfile managers make them) but must end at a regular
+    file of at most 1 MiB: a committed ``.kgairc`` pointing at ``/dev/zero`` or a
+    FIFO would otherwise exhaust memory or block every command.
+
+    Raises:
+        ConfigError: unreadable, not a regular file, too large, or not JSON
+            (``cannot read <path>: …`` / ``corrupt <path>: …``, as kg says).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return MISSING
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"cannot read {path}: not a regular file")
+        if st.st_size > _JSON_FILE_MAX:
+            raise ConfigError(f"cannot read {path}: larger than {_JSON_FILE_MAX} bytes")
+        raw = os.read(fd, _JSON_FILE_MAX + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"corrupt {path}: {exc}") from None
+
+
 def read_settings(path: Path) -> tuple[Settings, bool]:
     """The settings a layer file holds, and whether it exists (unknown keys pass).
 
@@ -231,18 +274,9 @@ def read_settings(path: Path) -> tuple[Settings, bool]:
         ConfigError: the file is unreadable, not a JSON object, or sets a key to a
             value that is not a string (``corrupt <path>: …``, as kg says).
     """
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    data = read_json_file(path)
+    if data is MISSING:
         return Settings(), False
-    except NotADirectoryError:
-        return Settings(), False
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"corrupt {path}: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"corrupt {path}: the file is not a JSON object")
     values: dict[str, str] = {}
@@ -265,8 +299,8 @@ def unknown_keys_in(path: Path) -> tuple[str, ...]:
     """The keys a layer file holds that are not layered keys (``_`` annotations
     skipped), sorted: a typo like ``stor`` must not do nothing quietly."""
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        data = read_json_file(path)
+    except ConfigError:
         return ()
     if not isinstance(data, dict):
         return ()
@@ -402,11 +436,7 @@ def write_layer(path: Path, key: str, value: str) -> None:
     updated = current.set(key, value)
     merged: dict[str, object] = {}
     if exists:
-        try:
-            loaded = json.loads(path.read_bytes())
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"corrupt {path}: {exc}") from None
-        merged = dict(loaded)
+        merged = dict(read_json_file(path))  # an object: read_settings checked it
     for name in list(merged):
         if _field(name) is not None:
             del merged[name]

@@ -19,7 +19,6 @@ covered by one approval; one that inherited it says so once (``ack``).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,9 +27,11 @@ from typing import Any, Final
 from kgai_tui.core.errors import ConfigError, RefusedError
 from kgai_tui.core.store.settings import (
     KEY_LAYERS,
+    MISSING,
     SETTING_KEYS,
     Settings,
     kgai_home,
+    read_json_file,
     read_settings,
 )
 
@@ -96,16 +97,9 @@ class TrustState:
 
 def _load() -> dict[str, dict[str, Any]]:
     path = trust_path()
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    data = read_json_file(path)
+    if data is MISSING:
         return {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"corrupt {path}: {exc}") from None
     if not isinstance(data, dict) or not all(
         isinstance(v, dict) for v in data.values()
     ):

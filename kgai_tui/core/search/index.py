@@ -132,6 +132,7 @@ class SearchIndex:
         self._root = root
         self._engine = engine
         self._moments: dict[datetime, Moment] = {}
+        self._vocab: tuple[tuple[int, int], Vocabulary] | None = None
 
     # ------------------------------------------------------------ opening
 
@@ -353,7 +354,11 @@ class SearchIndex:
         return SearchNotes(tuple(lines), fixed)
 
     def _vocabulary(self) -> Vocabulary:
+        """The indexes' vocabulary, made once per index (see :class:`Vocabulary`)."""
         searchers = (self._live.searcher(), self._history.searcher())
+        key = (searchers[0].num_docs, searchers[1].num_docs)
+        if self._vocab is not None and self._vocab[0] == key:
+            return self._vocab[1]
 
         def adjacent(parts: tuple[str, ...]) -> bool:
             # The parts, stemmed as the index holds them, side by side in a name
@@ -370,7 +375,9 @@ class SearchIndex:
                         return True
             return False
 
-        return Vocabulary(searchers, adjacent)
+        vocab = Vocabulary(searchers, adjacent)
+        self._vocab = (key, vocab)
+        return vocab
 
     def _holds(self, term: str) -> bool:
         """Whether some document's scored text has the (stemmed) index term."""

@@ -59,6 +59,11 @@ class Vocabulary:
         self._searchers = tuple(searchers)
         self._adjacent = adjacent
         self._seen: dict[str, int] = {}
+        # The index behind a vocabulary never changes (a grown index is a new
+        # SearchIndex), so splits and nearest words are kept: the CLI's answer asks
+        # for them twice (the typo tier, then the notes).
+        self._splits: dict[str, tuple[str, ...] | None] = {}
+        self._nearest: dict[str, str | None] = {}
 
     def count(self, word: str) -> int:
         """In how many documents (summed over the indexes) ``word`` is written."""
@@ -82,6 +87,11 @@ class Vocabulary:
         everywhere. A plural or other inflection the whole split misses is tried
         through its stem (``postgresqls``).
         """
+        if word not in self._splits and len(self._splits) < 4096:
+            self._splits[word] = self._split(word)
+        return self._splits[word] if word in self._splits else self._split(word)
+
+    def _split(self, word: str) -> tuple[str, ...] | None:
         if not _SPLIT_MIN <= len(word) <= _SPLIT_MAX or not word.isalnum():
             return None
         if self.knows(word):
@@ -123,6 +133,11 @@ class Vocabulary:
 
         Ties go to the word in more documents, then the first in code point order.
         """
+        if word not in self._nearest and len(self._nearest) < 4096:
+            self._nearest[word] = self._near(word)
+        return self._nearest[word] if word in self._nearest else self._near(word)
+
+    def _near(self, word: str) -> str | None:
         if len(word) < _NEAREST_MIN or self.knows(word):
             return None
         best: tuple[int, str] | None = None

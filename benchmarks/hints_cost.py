@@ -31,6 +31,10 @@ Usage::
 
     KGAI_TUI_CACHE_DIR=/tmp/me/cache .venv/bin/python -m benchmarks.hints_cost \\
         /tmp/kgeng/kg1m [--runs 7] [--process-runs 5] [--no-process] [--case worst]
+        [--without hints|bridge]
+
+``--without bridge`` makes "without" the hints as they were before the bridge
+(issue 42): WordNet's alternatives off, everything else equal.
 
 The store must already have its read model in ``KGAI_TUI_CACHE_DIR`` (run any read
 on it once); the store itself is only read.
@@ -90,20 +94,58 @@ QUERIES: Final[list[Query]] = [
         "igen000000000007 rollout plan now",
         "all 10,000 near misses in 2 ties (one writer exact, 29 one edit)",
     ),
+    Query(
+        "bridged",
+        "picture compression",
+        "19 WordNet alternatives, none reaching an element",
+    ),
+    Query(
+        "bridged",
+        "lot of choices",
+        "19 alternatives; 'batch' (a props key) reaches all 10,000 elements, "
+        "'decision making' every decision's title",
+    ),
+    Query(
+        "bridged",
+        "judgment on the workbench",
+        "16 alternatives; 'judicial decision' and 'bench' each score all 1M decisions",
+    ),
 ]
 
 
-@contextmanager
-def _without_hints() -> Iterator[None]:
-    """Recall as before hints: ``is_thin`` answers False, nothing else changes."""
+#: What "without" takes away: ``hints`` (``is_thin`` answers False: recall as
+#: before hints) or ``bridge`` (the hints without WordNet's alternatives: as
+#: before the bridge). Set from ``--without``.
+WITHOUT: list[str] = ["hints"]
+
+
+def _patch_without() -> tuple[object, str, object]:
+    """Patch what ``WITHOUT`` names away; return what to put back."""
+    if WITHOUT[0] == "bridge":
+        from kgai_tui.core.recall import bridge
+
+        saved = getattr(bridge, "wordnet")  # noqa: B009 (patched)
+        setattr(bridge, "wordnet", _no_wordnet)  # noqa: B010
+        return bridge, "wordnet", saved
     from kgai_tui.core.reads import context
 
     saved = getattr(context, "is_thin")  # noqa: B009 (not exported; patched)
     setattr(context, "is_thin", _never)  # noqa: B010
+    return context, "is_thin", saved
+
+
+@contextmanager
+def _without_hints() -> Iterator[None]:
+    """Recall without what ``WITHOUT`` names, nothing else changed."""
+    module, name, saved = _patch_without()
     try:
         yield
     finally:
-        setattr(context, "is_thin", saved)  # noqa: B010
+        setattr(module, name, saved)
+
+
+def _no_wordnet() -> None:
+    return None
 
 
 def _never(total: int, q_toks: object) -> bool:
@@ -230,6 +272,8 @@ def main(argv: list[str]) -> int:
     )
     process = "--no-process" not in argv
     case = argv[argv.index("--case") + 1] if "--case" in argv else ""
+    if "--without" in argv:
+        WITHOUT[0] = argv[argv.index("--without") + 1]
     exe = Path(sys.executable).parent
     print(
         f"store {store}, {runs} runs in process, {prun} whole processes; "
@@ -258,6 +302,7 @@ def main(argv: list[str]) -> int:
                     "-m",
                     "benchmarks.hints_cost",
                     "--cli-without-hints",
+                    WITHOUT[0],
                     *args,
                 ],
                 prun,
@@ -279,12 +324,13 @@ def main(argv: list[str]) -> int:
 
 
 def _cli_without_hints(argv: list[str]) -> int:
-    """Run the kgai-tui CLI on ``argv`` with hints off (the whole-process baseline)."""
+    """Run the kgai-tui CLI on ``argv[1:]`` without ``argv[0]`` (``hints`` or
+    ``bridge``): the whole-process baseline."""
     from kgai_tui.cli.launch import entry
-    from kgai_tui.core.reads import context
 
-    setattr(context, "is_thin", _never)  # noqa: B010
-    sys.argv = ["kgai-tui", *argv]
+    WITHOUT[0] = argv[0]
+    _patch_without()
+    sys.argv = ["kgai-tui", *argv[1:]]
     entry()
     return 0
 

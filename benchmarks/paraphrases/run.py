@@ -15,7 +15,7 @@ recall exactly as an agent does (the answer function behind ``kgai-tui context
 Usage::
 
     python benchmarks/paraphrases/run.py [--store PATH] [--questions FILE] [--json]
-        [--verbose]
+        [--verbose]  (with --json: the counts and one row per question)
 
 It prints one table; ``--json`` prints the counts as JSON instead. Deterministic:
 the same store gives the same numbers.
@@ -81,12 +81,17 @@ def main() -> None:
     ap.add_argument("--store", type=Path, default=DEMO_STORE)
     ap.add_argument("--questions", type=Path, default=HERE / "questions.json")
     ap.add_argument("--json", action="store_true", help="print the counts as JSON")
-    ap.add_argument("--verbose", action="store_true", help="one line per question")
+    ap.add_argument(
+        "--verbose", action="store_true", help="one line (or JSON row) per question"
+    )
     args = ap.parse_args()
     questions = json.loads(args.questions.read_text("utf-8"))["questions"]
     result = measure(args.store, questions)
     if args.json:
-        print(json.dumps({k: v for k, v in result.items() if k != "rows"}, indent=2))
+        keep = (
+            result if args.verbose else {k: v for k, v in result.items() if k != "rows"}
+        )
+        print(json.dumps(keep, indent=2))
         return
     if args.verbose:
         for r in result["rows"]:

@@ -46,8 +46,8 @@ in force on that element (newest first, at most 4).
 
 When fewer than 3 elements match a topic, the answer adds `hints`: [{kind, name, \
 element_id, why}], best first, the store's elements nearest to your words (shared \
-word forms, decisions using your words, initials such as CDN), each with the words \
-that matched. Retry ONCE with the first hint's `name` as the topic (e.g. topic \
+word forms, decisions using your words, initials such as CDN, WordNet synonyms such \
+as image for picture), each with the words that matched. Retry ONCE with the first hint's `name` as the topic (e.g. topic \
 "EventBus" after "message queue" missed); try the next hint if that is not what you \
 meant. Hints are suggestions, not answers: only `items` carry decisions. If there \
 are no hints either, call `search` (or `status`) to learn the element names and \

@@ -29,6 +29,12 @@ from kgai_tui.core.model.open import open_model
 from kgai_tui.core.reads import context
 from kgai_tui.core.reads.context import context_obj, decision_boost, relevance
 from kgai_tui.core.recall import index as recall_index
+from kgai_tui.core.recall.bridge import (
+    ALTERNATIVES,
+    BROADER_WEIGHT,
+    SENSES,
+    SYNONYM_WEIGHT,
+)
 from kgai_tui.core.recall.hints import (
     HINT_CAP,
     INITIALS_MAX,
@@ -37,6 +43,7 @@ from kgai_tui.core.recall.hints import (
     is_thin,
 )
 from kgai_tui.core.recall.scoring import ABOUT_WEIGHT, tokenize
+from kgai_tui.core.recall.wordnet import POS, wordnet
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.replay.projection_view import ProjectionView
 from kgai_tui.core.wire.model import Event, Mutation
@@ -55,6 +62,11 @@ WORDS = [
 ACRONYMS = ["CDN", "SLOs", "API", "PDF", "CI"]
 KINDS = ["service", "feature", "infra", "policy", "concept"]
 NOISE = ["zeta", "omega", "quux", "plover", "xylem", "walrus"]
+# Words the stores never use whose WordNet synonyms or broader terms are in WORDS.
+BRIDGED = [
+    "bill", "transport", "hoard", "lookup", "defrayal", "pushcart", "inventory",
+    "stash", "depict", "consignment", "freight", "consequence",
+]  # fmt: skip
 
 
 # --------------------------------------------------------------------------- units
@@ -160,10 +172,53 @@ def reference_hints(p: ProjectionView, about: str) -> list[str] | None:
                     [initials + "s"],
                 ):
                     gain[e] = ABOUT_WEIGHT * size / len(q)
-    score = {e: rel[e] + gain.get(e, 0.0) for e in p.graph.nodes}
+    bridged = reference_bridge(p, q)
+    score = {e: rel[e] + gain.get(e, 0.0) + bridged[e] for e in p.graph.nodes}
     cand = [e for e in p.graph.nodes if rel[e] < 1 and score[e] > 0 and name[e]]
     cand.sort(key=lambda e: (-score[e], -p.max_authority_lamport(e), e))
     return cand[:HINT_CAP]
+
+
+def reference_bridge(p: ProjectionView, q: list[str]) -> dict[str, float]:
+    """The bridge's documented steps (``recall/bridge.py``), written out plainly."""
+    wn = wordnet()
+    assert wn is not None
+    total = dict.fromkeys(p.graph.nodes, 0.0)
+    for word in dict.fromkeys(q):
+        forms: list[str] = []
+        for pos in POS:
+            forms = wn.base_forms(word, pos)
+            if forms:
+                break
+        same: list[str] = []
+        broader: list[str] = []
+        for form in forms:
+            for offset in wn.offsets(form, pos)[:SENSES]:
+                synset = wn.synset(pos, offset)
+                same += synset.lemmas
+                for symbol, ptr_pos, ptr_off in synset.pointers:
+                    if symbol in ("@", "@i"):
+                        broader += wn.synset(ptr_pos, ptr_off).lemmas
+        best = dict.fromkeys(p.graph.nodes, 0.0)
+        seen: set[str] = set()
+        alts: list[tuple[list[str], float]] = []
+        for lemmas, weight in ((same, SYNONYM_WEIGHT), (broader, BROADER_WEIGHT)):
+            for lemma in lemmas:
+                if lemma in seen:
+                    continue
+                seen.add(lemma)
+                toks = tokenize(lemma.replace("_", " "))
+                if toks and not set(toks) <= {word, *forms}:
+                    alts.append((toks, weight))
+        for toks, weight in alts[:ALTERNATIVES]:
+            boost = decision_boost(p, toks)
+            for e in p.graph.nodes:
+                r = relevance(p, e, [], toks, boost)
+                if r >= 1 and weight * r > best[e]:
+                    best[e] = weight * r
+        for e in p.graph.nodes:
+            total[e] += best[e]
+    return {e: v / len(q) for e, v in total.items()}
 
 
 # --------------------------------------------------------------------------- stores
@@ -231,6 +286,8 @@ def topics(c: Chooser, events: list[Event]) -> list[str]:
     for _ in range(5):
         words = [_perturb(c, c.choice(WORDS)) for _ in range(c.integer(1, 2))]
         words += c.subset(NOISE, 50)
+        if c.chance(50):
+            words.append(c.choice(BRIDGED))
         words = c.permutation(words)
         if c.chance(40):
             # A contiguous run whose initials spell an acronym (some name it).

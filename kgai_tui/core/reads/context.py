@@ -26,7 +26,7 @@ from kgai_tui.core.recall.scoring import (
 from kgai_tui.core.wire.props import parse_props
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable, Sequence
 
     from kgai_tui.core.recall.index import RecallIndex
     from kgai_tui.core.recall.tokens import F64
@@ -102,6 +102,22 @@ def _relevances(
         return zip(ids, rel.tolist(), strict=True)
     boost = decision_boost(p, q_toks) if q_toks else {}
     return ((eid, relevance(p, eid, paths, q_toks, boost)) for eid in p.graph.nodes)
+
+
+def _relevance_of(p: ProjectionView) -> Callable[[Sequence[str]], F64]:
+    """Recall's relevance of every element for tokens and no paths, in the order
+    :func:`_relevances` gives them (the bridge of the hints asks it)."""
+    import numpy as np
+
+    index = recall_index_for(p)
+
+    def relevance_of(toks: Sequence[str]) -> F64:
+        if index is not None:
+            return index.relevance_array([], list(toks))[1]
+        rel = [r for _, r in _relevances(p, [], list(toks))]
+        return np.array(rel, dtype=np.float64)
+
+    return relevance_of
 
 
 def _order(row: tuple[float, int, str]) -> tuple[float, int, str]:
@@ -220,7 +236,9 @@ def context_obj(
                 [e for e, _ in every],
                 np.fromiter((r for _, r in every), dtype=np.float64, count=len(every)),
             )
-        out["hints"] = [h.obj() for h in hints(p, q_toks, *arrays, index)]
+        out["hints"] = [
+            h.obj() for h in hints(p, q_toks, *arrays, index, _relevance_of(p))
+        ]
     return out
 
 

@@ -22,15 +22,19 @@ The algorithm (docs/agents.md, "Hints", is its reference):
    the initials plus ``s`` (``SLOs``), gains ``6 x n / len(tokens)`` for a run of
    ``n`` tokens: as if those ``n`` tokens had matched its name exactly. Each
    element keeps its largest gain (the longest, then leftmost, run).
-3. **Candidates** are the named elements with ``rel < 1`` (not in the answer)
-   and ``hint = rel + initials gain > 0``.
-4. **Order**, total: ``hint`` descending, then the latest authority's lamport
+3. **The bridge** (:mod:`.bridge`): WordNet's synonyms and broader terms of each
+   topic word, scored against the store, add their bridged score.
+4. **Candidates** are the named elements with ``rel < 1`` (not in the answer)
+   and ``hint = rel + initials gain + bridged > 0``.
+5. **Order**, total: ``hint`` descending, then the latest authority's lamport
    descending, then the element id ascending (recall's own order). The first
    :data:`HINT_CAP` are kept.
-5. **Why**, one line per hint: the initials, or the element's own words (when its
-   name, kind and props give at least half of ``rel``), or else the decision
-   shaping it that scores best for the topic (ties: the newest, lamport then id),
-   each with the store's words that matched and the topic words they matched.
+6. **Why**, one line per hint: the initials; or, when the bridge gave more than
+   ``rel``, the WordNet word it took and why that word reaches the element;
+   or the element's own words (when its name, kind and props give at least half
+   of ``rel``), or else the decision shaping it that scores best for the topic
+   (ties: the newest, lamport then id), each with the store's words that matched
+   and the topic words they matched.
 
 What was measured and left out (docs/agents.md): English stemming added no
 question on the paraphrase set (``matchStrength``'s prefix rule already joins
@@ -47,7 +51,7 @@ lamports). No decision is scanned per query. Measured: ``benchmarks/hints_cost.p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -61,6 +65,7 @@ from kgai_tui.core.recall.scoring import (
 )
 
 if TYPE_CHECKING:
+    from kgai_tui.core.recall.bridge import Bridged
     from kgai_tui.core.recall.index import RecallIndex
     from kgai_tui.core.recall.tokens import F64, I64
     from kgai_tui.core.replay.projection_view import ProjectionView
@@ -238,6 +243,19 @@ def _why(
     return _why_decision(p, q_toks, idx)
 
 
+def _why_bridged(
+    p: ProjectionView,
+    bridge: Bridged,
+    eid: str,
+    index: RecallIndex | None,
+    at: int,
+) -> str:
+    alt = bridge.alts[int(bridge.best[at])]
+    rel = float(bridge.part[at]) / alt.weight
+    said = f'"{alt.word}" ~ "{alt.lemma}" (WordNet {alt.relation})'
+    return f"{said}; {_why(p, list(alt.toks), eid, rel, '', index, at)}"
+
+
 def _first_in_order(
     p: ProjectionView, ids: Sequence[str], score: F64, cand: I64, want: int
 ) -> list[tuple[str, int]]:
@@ -285,6 +303,7 @@ def hints(
     ids: Sequence[str],
     rel: F64,
     index: RecallIndex | None,
+    relevance_of: Callable[[Sequence[str]], F64] | None = None,
 ) -> list[Hint]:
     """The hints for a topic, best first (see the module doc for the algorithm).
 
@@ -294,6 +313,8 @@ def hints(
         ids: every element id, in the order of ``rel``.
         rel: every element's recall relevance for this query.
         index: the recall index that computed ``rel``, or None (a scan).
+        relevance_of: recall's relevance of every element, in the order of
+            ``ids``, for other tokens and no paths (the bridge); None: no bridge.
     """
     if not q_toks or not len(ids):
         return []
@@ -309,6 +330,13 @@ def hints(
             k = pos.get(eid)
             if k is not None:
                 score[k] += gain
+    bridge: Bridged | None = None
+    if relevance_of is not None:
+        from kgai_tui.core.recall.bridge import bridged
+
+        bridge = bridged(q_toks, relevance_of, len(ids))
+        own = score.copy()
+        score += bridge.score
     cand = np.flatnonzero((rel < 1) & (score > 0))
     rows: list[tuple[str, int]] = []
     want = HINT_CAP
@@ -323,6 +351,9 @@ def hints(
     for eid, k in rows:
         kind, name, _ = p.element(eid) or ("", "", "")
         initials = gains[eid][1] if eid in gains else ""
-        why = _why(p, q_toks, eid, float(rel[k]), initials, index, k)
+        if bridge is not None and not initials and bridge.score[k] > own[k]:
+            why = _why_bridged(p, bridge, eid, index, k)
+        else:
+            why = _why(p, q_toks, eid, float(rel[k]), initials, index, k)
         out.append(Hint(eid, kind, name, why))
     return out

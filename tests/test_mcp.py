@@ -27,7 +27,9 @@ from kgai_tui.demo import DEMO_STORE
 
 KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
 NOW = "2026-06-01T12:00:00Z"
-READ_TOOLS = {"recall", "search", "history", "conflicts", "as_of", "status", "people"}
+READ_TOOLS = {
+    "recall", "search", "history", "conflicts", "as_of", "status", "people", "query"
+}  # fmt: skip
 WRITE_TOOLS = {"record", "resolve_conflict"}
 PAYMENTS = "el_7afad531e3f0096a1da2"  # contested in the demo store
 T = TypeVar("T")
@@ -146,6 +148,33 @@ READ_CASES: list[tuple[str, dict[str, Any], list[str]]] = [
     # Failures: the CLI prints {"error", "ok": false} on stdout, the tool the same bytes.
     ("history", {"element": "feature:Nope"}, ["history", "feature:Nope"]),
     ("as_of", {"timestamp": "yesterday"}, ["as-of", "yesterday"]),
+    (
+        "query",
+        {"cypher": "MATCH (e:Element) RETURN e.kind AS kind, count(*) AS n"},
+        [
+            "query",
+            "--limit",
+            "100",
+            "MATCH (e:Element) RETURN e.kind AS kind, count(*) AS n",
+        ],
+    ),
+    (
+        "query",
+        {
+            "cypher": "MATCH (e:Element) RETURN e.name",
+            "limit": 2,
+            "as_of": "2026-02-01",
+        },
+        [
+            "query",
+            "--limit",
+            "2",
+            "--as-of",
+            "2026-02-01",
+            "MATCH (e:Element) RETURN e.name",
+        ],
+    ),
+    ("query", {"cypher": "DROP TABLE Element"}, ["query", "DROP TABLE Element"]),
 ]
 
 BAD_ARGUMENTS: list[tuple[str, dict[str, Any], str]] = [

@@ -32,15 +32,17 @@ from mcp.types import CallToolResult, TextContent
 import kgai_tui.cli.main as cli_main
 import kgai_tui.mcp.server as mcp_server
 import kgai_tui.ui.views.agent as agent_view
-from kgai_tui.core.answers import kg, moments, people, recall, search
+from kgai_tui.core.answers import kg, moments, people, query, recall, search
 from kgai_tui.core.answers.answer import Answer, encode, failure, failure_message
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import KgaiError
 from kgai_tui.demo import DEMO_STORE
 from kgai_tui.mcp.store import LiveStore
 
-ANSWER_MODULES = (kg, recall, moments, search, people)
+ANSWER_MODULES = (kg, recall, moments, search, people, query)
 PAYMENTS = "el_7afad531e3f0096a1da2"  # contested in the demo store
+KINDS = "MATCH (e:Element) RETURN e.kind AS kind, count(*) AS n"
+LINKS = "MATCH (a:Element)-[r:LINK]->(b:Element) RETURN a.name, r.kind, b.name"
 #: Commands that write, serve or open the explorer: not reads.
 NOT_READS = {
     "open",
@@ -215,6 +217,34 @@ CASES: list[Case] = [
     Case("export_answer", (), ["export"]),
     Case("export_answer", (), ["export", "--canonical"], kwargs={"canonical": True}),
     Case("doctor_answer", (), ["doctor"]),
+    Case(
+        "query_answer",
+        (KINDS,),
+        ["query", "--limit", "100", KINDS],
+        ("query", {"cypher": KINDS}),
+        kwargs={"limit": 100},
+    ),
+    Case(
+        "query_answer",
+        (LINKS,),
+        ["query", "--as-of", "2026-02-01", "--limit", "3", LINKS],
+        ("query", {"cypher": LINKS, "as_of": "2026-02-01", "limit": 3}),
+        kwargs={"as_of": "2026-02-01", "limit": 3},
+    ),
+    Case(
+        "query_answer",
+        ("MATCH (e:Element RETURN e",),
+        ["query", "--limit", "100", "MATCH (e:Element RETURN e"],
+        ("query", {"cypher": "MATCH (e:Element RETURN e"}),
+        kwargs={"limit": 100},
+    ),
+    Case(
+        "query_answer",
+        ("MATCH (e:Element) SET e.name = 'x'",),
+        ["query", "--limit", "100", "MATCH (e:Element) SET e.name = 'x'"],
+        ("query", {"cypher": "MATCH (e:Element) SET e.name = 'x'"}),
+        kwargs={"limit": 100},
+    ),
 ]
 
 

@@ -215,6 +215,11 @@ LAZY_COMMANDS: Final[dict[str, LazyCommand]] = {
         "search_command",
         "Search elements and decisions (BM25).",
     ),
+    "query": LazyCommand(
+        "kgai_tui.cli.query",
+        "query_command",
+        "Ask the graph anything in read-only Cypher.",
+    ),
     "bench": LazyCommand(
         "kgai_tui.cli.bench",
         "bench_group",

@@ -143,3 +143,20 @@ Decisions = Annotated[
     list[Decision] | None,
     Field(description="Several decisions, recorded in order as one batch."),
 ]
+Cypher = Annotated[
+    str,
+    Field(
+        min_length=1,
+        description="One read-only Cypher query over kg's schema (see the tool "
+        "description), e.g. MATCH (e:Element) RETURN e.kind, count(*) AS n.",
+    ),
+]
+QueryLimit = Annotated[
+    int,
+    Field(
+        ge=1,
+        strict=True,
+        description="At most this many rows (default 100); the answer's `dropped` "
+        "says how many more there were.",
+    ),
+]

@@ -46,6 +46,7 @@ from kgai_tui.mcp.args import (
     About,
     AsOf,
     ConflictElement,
+    Cypher,
     Decisions,
     DryRun,
     Element,
@@ -55,6 +56,7 @@ from kgai_tui.mcp.args import (
     OneDecision,
     Paths,
     Query,
+    QueryLimit,
     Rationale,
     SearchLimit,
     Timestamp,
@@ -150,6 +152,18 @@ def read_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], str
     def people(as_of: AsOf = None) -> CallToolResult:
         return answer(lambda: people_answer(live.model, as_of or "", live.engine))
 
+    def query(
+        cypher: Cypher, limit: QueryLimit = 100, as_of: AsOf = None
+    ) -> CallToolResult:
+        def produce() -> Answer:
+            from kgai_tui.core.answers.query import query_answer
+
+            return query_answer(
+                live.model, cypher, as_of=as_of, whole=live.engine, limit=limit
+            )
+
+        return answer(produce, "query")
+
     return [
         (recall, mcp_text.RECALL),
         (search, mcp_text.SEARCH),
@@ -158,6 +172,7 @@ def read_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], str
         (as_of, mcp_text.AS_OF),
         (status, mcp_text.STATUS),
         (people, mcp_text.PEOPLE),
+        (query, mcp_text.QUERY),
     ]
 
 

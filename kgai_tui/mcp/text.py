@@ -128,6 +128,24 @@ prefix of at least 4 characters, of the decision that wins) OR `title` (and an \
 optional `rationale`) for a new deciding decision. Returns the JSON of \
 `kgai-tui resolve-conflict --json`."""
 
+QUERY: Final = """\
+Ask the decision graph anything no other tool answers, in read-only Cypher (kg's \
+`kg query`; the engine is Kuzu's dialect). Schema: node Element(id, kind, name, \
+props: "key=value" lines sorted by key); node Decision(id, title, rationale, \
+author, refs, summary, recorded_at TIMESTAMP, lamport INT64, install_id, \
+event_hash); rel LINK(Element->Element, kind, created_by); rel SHAPES(Decision->\
+Element, authority BOOLEAN: true where the decision changed the element); rel \
+SUPERSEDES(Decision->Decision, newer to older). A decision is in force on an \
+element when it SHAPES it with authority and no decision superseding it does too. \
+Examples: MATCH (a:Element)-[r:LINK]->(b:Element) RETURN a.name, r.kind, b.name; \
+MATCH (d:Decision)-[:SHAPES]->(e:Element {name:'Invoice'}) RETURN d.title, \
+d.rationale ORDER BY d.recorded_at; MATCH (e:Element) WHERE NOT EXISTS { MATCH \
+(:Decision)-[:SHAPES]->(e) } RETURN e.name. `as_of` answers over the graph as it \
+stood then. Returns the JSON of `kgai-tui query`: {ok, rows: [{<RETURN column as \
+written>: value}] or null, dropped?}; timestamps RFC3339 UTC; rows without ORDER BY \
+are sorted by their JSON. Writes (CREATE, MERGE, SET, DELETE...) and file clauses \
+(COPY, LOAD, EXPORT...) are refused; a syntax error names its position."""
+
 #: Each tool's human title (clients show it in lists and approval prompts).
 TITLES: Final = {
     "recall": "Recall the decisions for code",
@@ -137,6 +155,7 @@ TITLES: Final = {
     "as_of": "The graph at a past moment",
     "status": "Decision memory status",
     "people": "Who decided what",
+    "query": "Query the graph (Cypher)",
     "record": "Record decisions",
     "resolve_conflict": "Resolve a conflict",
 }

@@ -1,0 +1,202 @@
+"""Run one read-only Cypher query: the graph it runs on, the rows, their order.
+
+**Where the graph lives.** Beside the read model, in the user cache
+(``<model>.graph``, stamped with what the model was built from,
+``<model>.graph.stamp``): built on the first query, rebuilt when the log has grown
+since (the stamp no longer matches), then opened read-only by every query. The
+build writes a temporary file in the same directory and renames it into place, so
+a reader never sees half a graph and two builders never collide. A store read
+without its model (the whole store, a moment of ``--as-of``) gets a graph in
+memory, built for the one query.
+
+**Rows.** Keyed by the RETURN columns as written (alias or expression text), values
+as kg prints them (:mod:`.values`). A query without ORDER BY gets a total order all
+the same: its rows sorted by their JSON bytes (Go's encoding), so the answer is the
+same on every machine, whatever order the database scanned in. ``limit`` keeps the
+first rows of that order and counts the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from hashlib import sha256
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from kgai_tui.core.errors import KgaiError
+from kgai_tui.core.gosem.gojson import marshal, with_go_floats
+from kgai_tui.core.query.guard import has_order_by, refusal
+from kgai_tui.core.query.values import row_value
+
+__all__ = [
+    "GRAPH_FORMAT",
+    "QueryError",
+    "QueryRows",
+    "graph_path",
+    "run_query",
+]
+
+#: Bumped when what the graph file holds changes.
+GRAPH_FORMAT: Final = 1
+#: Memory a reading database may use for its pages.
+READ_POOL: Final = 256 * 1024 * 1024
+#: The default time limit of one query, in seconds.
+DEFAULT_TIMEOUT: Final = 30.0
+
+
+class QueryError(KgaiError):
+    """A query that did not run: refused, malformed, or stopped (exit 1, as kg)."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueryRows:
+    """A query's rows in their final order, and what else the answer says."""
+
+    rows: list[dict[str, Any]]
+    dropped: int
+    ordered_by_query: bool
+    graph: str  # "stored", "built" or "memory"
+
+
+def graph_path(model: Path) -> Path:
+    """Where the queryable graph of the model at ``model`` lives."""
+    return model.with_name(model.name + ".graph")
+
+
+def _stamp_of(shard_states: Any) -> str:
+    import ladybug
+
+    raw = orjson.dumps(
+        [GRAPH_FORMAT, getattr(ladybug, "__version__", ""), shard_states],
+        option=orjson.OPT_SORT_KEYS,
+    )
+    return sha256(raw).hexdigest()
+
+
+def _stored_graph(engine: Any, say: Callable[[str], None]) -> tuple[Any, str]:
+    """The model's graph opened read-only, built first when missing or stale."""
+    import ladybug
+
+    target = graph_path(engine.model_path)
+    stamp_file = target.with_name(target.name + ".stamp")
+    stamp = _stamp_of(engine.shard_states)
+    how = "stored"
+    try:
+        current = stamp_file.read_text("ascii").strip() == stamp and target.is_file()
+    except (OSError, UnicodeDecodeError):
+        current = False
+    if not current:
+        from kgai_tui.core.query.build import build_graph
+
+        n = len(engine.projection.dec_id)
+        say(f"building the query graph of {n:,} decisions (once per change of the log)")
+        tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+        _remove(tmp)
+        try:
+            build_graph(engine.projection, tmp).close()
+            os.replace(tmp, target)
+            _remove(Path(str(tmp) + ".wal"))
+            side = stamp_file.with_name(f"{stamp_file.name}.tmp-{os.getpid()}")
+            side.write_text(stamp + "\n", "ascii")
+            os.replace(side, stamp_file)
+        finally:
+            _remove(tmp)
+        how = "built"
+    db = ladybug.Database(str(target), read_only=True, buffer_pool_size=READ_POOL)
+    return db, how
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+
+
+def _graph(engine: Any, view: Any, say: Callable[[str], None]) -> tuple[Any, str]:
+    if view is None and getattr(engine, "model_path", None) is not None:
+        return _stored_graph(engine, say)
+    from kgai_tui.core.query.build import build_graph
+
+    p = view if view is not None else engine.projection
+    return build_graph(p, None), "memory"
+
+
+def _one_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def run_query(
+    engine: Any,
+    cypher: str,
+    *,
+    view: Any = None,
+    limit: int | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    say: Callable[[str], None] = lambda _line: None,
+) -> QueryRows:
+    """Run ``cypher`` on the graph of ``engine`` (or of ``view``, a projection at a
+    moment).
+
+    Raises:
+        QueryError: refused (kg's file words, a write), malformed (the position in
+            the message), or stopped at ``timeout`` seconds.
+    """
+    reason = refusal(cypher)
+    if reason is not None:
+        raise QueryError(reason)
+    import ladybug
+
+    db, how = _graph(engine, view, say)
+    conn = ladybug.Connection(db)
+    try:
+        conn.set_query_timeout(max(1, int(timeout * 1000)))
+        try:
+            result = conn.execute(cypher)
+        except RuntimeError as exc:
+            raise QueryError(_message(exc, timeout)) from exc
+        if isinstance(result, list):  # several statements: kg reads the first
+            result = result[0]
+        columns = result.get_column_names()
+        rows = []
+        try:
+            while result.has_next():
+                values = result.get_next()
+                pairs = sorted(zip(columns, values, strict=True), key=_first)
+                rows.append({c: row_value(v) for c, v in pairs})
+        except RuntimeError as exc:
+            raise QueryError(_message(exc, timeout)) from exc
+    finally:
+        conn.close()
+        db.close()
+    ordered = has_order_by(cypher)
+    if not ordered:
+        rows.sort(key=_bytes)
+    dropped = 0
+    if limit is not None and len(rows) > limit:
+        dropped = len(rows) - limit
+        rows = rows[:limit]
+    return QueryRows(rows, dropped, ordered, how)
+
+
+def _first(pair: tuple[str, Any]) -> str:
+    return pair[0]
+
+
+def _bytes(row: dict[str, Any]) -> bytes:
+    """A row as Go prints it (map keys sorted, floats in Go's format)."""
+    return marshal(with_go_floats(row))
+
+
+def _message(exc: Exception, timeout: float) -> str:
+    line = _one_line(exc)
+    low = line.lower()
+    if "interrupt" in low or "timeout" in low:
+        return f"query stopped after {timeout:g} s, its time limit (--timeout)"
+    if "read-only" in low or "read only" in low:
+        return "query is read-only: the graph may not be changed"
+    return line

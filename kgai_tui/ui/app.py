@@ -108,7 +108,7 @@ class KgaiApp(SyncActions):
         self._syncing = False
 
     def compose(self) -> ComposeResult:
-        """Header, banner, the seven views, the slider and the key bar."""
+        """Header, banner, the eight views, the slider and the key bar."""
         yield StoreHeader(id="header")
         yield MomentBanner(id="banner")
         yield ViewSwitcher(self.root, id="views")
@@ -453,8 +453,16 @@ class KgaiApp(SyncActions):
             del self.back_stack[:-BACK_DEPTH]
 
     def action_view(self, key: str) -> None:
-        """Show one of the seven views (keys 1 to 7)."""
+        """Show one of the eight views (keys 1 to 8)."""
         self.show_view(key)
+
+    def action_query_example(self, n: int) -> None:
+        """A saved query of the palette, in the Query view, run."""
+        from kgai_tui.ui.views.query import QueryView
+        from kgai_tui.ui.views.query_examples import QUERY_EXAMPLES
+
+        self.show_view("query")
+        self.query_one(QueryView).set_query(QUERY_EXAMPLES[n][1])
 
     def action_search_box(self) -> None:
         """The Search view, its box focused (``/``)."""

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Final
 from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 
+from kgai_tui.ui.views.query_examples import QUERY_EXAMPLES
+
 if TYPE_CHECKING:
     from textual.app import App
 
@@ -32,8 +34,9 @@ VIEWS: Final[tuple[tuple[str, str], ...]] = (
     ("search", "Search"),
     ("paths", "Paths"),
     ("people", "People"),
+    ("query", "Query"),
 )
-"""Every view of the switcher: its id and title (keys 1 to 7, in this order)."""
+"""Every view of the switcher: its id and title (keys 1 to 8, in this order)."""
 
 SCOPES: Final[tuple[tuple[str, str], ...]] = (
     ("app", "Everywhere"),
@@ -107,6 +110,7 @@ _VIEW_HELP: Final = {
     "search": "search decisions and elements as of the slider",
     "paths": "what governs a file path or glob (recall by paths)",
     "people": "who decided what, whose decisions were replaced, stale elements",
+    "query": "ask the graph anything in read-only Cypher, as `kgai-tui query`",
 }
 
 # fmt: off
@@ -213,6 +217,15 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "the exact JSON an agent receives for the path typed", bar=49, bind=False),
     Command("kgai.people.open", "people", "enter", "", "⏎", "shaped",
         "list the elements the highlighted person shaped", bar=50, bind=False),
+    Command("kgai.query.run", "query", "enter", "", "⏎", "run/open",
+        "in the box: run the query; on a cell with an id: open it", bar=50,
+        bind=False),
+    *(
+        Command(f"kgai.query.example-{n}", "query", "", f"query_example({n})", "",
+            name, f"saved query: {name}", palette=f"query: {name}",
+            palette_help=cypher[:70])
+        for n, (name, cypher) in enumerate(QUERY_EXAMPLES)
+    ),
     # ------------------------------------------------------------------ dialogs
     Command("kgai.decision.close", "decision", "escape", "dismiss(None)", "esc",
         "close", "close the record", bar=100),
@@ -263,6 +276,7 @@ PALETTE: Final[tuple[str, ...]] = (
     "kgai.app.doctor",
     "kgai.app.reload",
     "kgai.app.sync",
+    *(f"kgai.query.example-{n}" for n in range(len(QUERY_EXAMPLES))),
 )
 """The palette's own entries, in the order it lists them."""
 

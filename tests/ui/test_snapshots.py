@@ -106,6 +106,33 @@ def fixed_store(demo_store: Path) -> Iterator[Path]:
     shutil.rmtree(target.parent, ignore_errors=True)
 
 
+QUERY = (
+    "MATCH (e:Element)<-[:SHAPES]-(d:Decision) "
+    "RETURN e.name, e.kind, count(d) AS decisions ORDER BY decisions DESC, e.name"
+)
+
+
+@pytest.mark.snapshot
+@SIZES
+def test_query_view_snapshot(
+    snap_compare: Any, demo_store: Path, size: tuple[int, int]
+) -> None:
+    """The Query view (8) after a query ran: the rows, the caption, the keys."""
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _settle(pilot)
+        await pilot.press("8")
+        await pilot.pause()
+        pilot.app.query_one("#query-input", Input).value = QUERY
+        await pilot.press("enter")
+        await _settle(pilot)
+        _steady_cursors(pilot)
+        await pilot.pause()
+
+    app = make_app(demo_store, label="demo store", live=False)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
 @pytest.mark.snapshot
 @SIZES
 @pytest.mark.parametrize("dialog", list(DIALOGS))

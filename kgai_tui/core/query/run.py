@@ -61,6 +61,7 @@ class QueryRows:
     dropped: int
     ordered_by_query: bool
     graph: str  # "stored", "built" or "memory"
+    columns: list[str]  # as RETURN lists them (the rows' keys are sorted, as Go's)
 
 
 def graph_path(model: Path) -> Path:
@@ -161,7 +162,7 @@ def run_query(
             raise QueryError(_message(exc, timeout)) from exc
         if isinstance(result, list):  # several statements: kg reads the first
             result = result[0]
-        columns = result.get_column_names()
+        columns: list[str] = result.get_column_names()
         rows = []
         try:
             while result.has_next():
@@ -180,7 +181,7 @@ def run_query(
     if limit is not None and len(rows) > limit:
         dropped = len(rows) - limit
         rows = rows[:limit]
-    return QueryRows(rows, dropped, ordered, how)
+    return QueryRows(rows, dropped, ordered, how, list(columns))
 
 
 def _first(pair: tuple[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""The seven views in one ContentSwitcher: which one shows, and handing each a snapshot."""
+"""The eight views in one ContentSwitcher: which one shows, and handing each a snapshot."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from kgai_tui.ui.views.elements import ElementRows, ElementsView
 from kgai_tui.ui.views.graph import GraphView
 from kgai_tui.ui.views.paths import PathsView
 from kgai_tui.ui.views.people import PeopleView
+from kgai_tui.ui.views.query import QueryView
 from kgai_tui.ui.views.search import SearchView
 from kgai_tui.ui.views.timeline import TimelineView
 
@@ -24,6 +25,7 @@ FOCUS = {
     "search": "#search-input",
     "paths": "#paths-input",
     "people": "#people-table",
+    "query": "#query-input",
 }
 """The widget each view focuses when shown."""
 
@@ -31,12 +33,14 @@ LISTS = {
     "elements": "#element-tree",
     "search": "#search-results",
     "paths": "#paths-results",
+    "query": "#query-table",
 }
 """Where Escape leaves a view's text box for (its main list)."""
 
 
 class ViewSwitcher(ContentSwitcher):
-    """Elements, Graph, Timeline, Conflicts, Search, Paths and People, one at a time."""
+    """Elements, Graph, Timeline, Conflicts, Search, Paths, People and Query, one at
+    a time."""
 
     def __init__(self, root: Path, *, id: str | None = None) -> None:
         """Start on Elements; ``root`` is where Conflicts writes resolutions."""
@@ -52,6 +56,7 @@ class ViewSwitcher(ContentSwitcher):
         yield SearchView(id="search")
         yield PathsView(id="paths")
         yield PeopleView(id="people")
+        yield QueryView(id="query")
 
     def show_view(self, key: str) -> None:
         """Show a view by id and focus its main widget."""
@@ -84,6 +89,7 @@ class ViewSwitcher(ContentSwitcher):
         self.query_one(SearchView).show(snapshot)
         self.query_one(PathsView).show(snapshot)
         self.query_one(PeopleView).show(snapshot)
+        self.query_one(QueryView).show(snapshot)
         return selected
 
     def show_timeline(self, snapshot: Snapshot) -> None:

@@ -1,0 +1,199 @@
+"""QueryView: kg's read-only Cypher in the explorer, as ``kgai-tui query`` answers.
+
+Type a query, Enter runs it (never a keystroke: a half-typed query is a syntax
+error); the rows show in a table, keyed by the RETURN columns. Enter on a cell
+holding an element or decision id opens it. The slider's moment applies: at now
+the query runs on the graph stored beside the read model; at a past moment on
+that moment's graph, built in memory. A few saved queries are in the palette
+("query: ...").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.widgets import DataTable, Input, Static
+from textual.worker import get_current_worker
+
+from kgai_tui.ui.render import DIM
+from kgai_tui.ui.safe_text import one_line, plain
+from kgai_tui.ui.snapshot import DecisionRequested, ElementRequested, Snapshot
+
+#: At most this many rows in the table (the caption says how many more).
+LIMIT: Final = 500
+#: A cell shows at most this many characters.
+CELL: Final = 60
+
+
+@dataclass(frozen=True, slots=True)
+class QueryResult:
+    """What the view shows for one run: rows and columns, or an error."""
+
+    cypher: str
+    columns: list[str]
+    rows: list[dict[str, Any]]
+    dropped: int
+    error: str = ""
+
+
+def run(snapshot: Snapshot, cypher: str) -> QueryResult:
+    """Run a query for the snapshot (in a worker): the moment's graph, or now's."""
+    from kgai_tui.core.errors import KgaiError
+    from kgai_tui.core.query.run import run_query
+
+    view = snapshot.projection if snapshot.moment is not None else None
+    try:
+        got = run_query(snapshot.engine, cypher, view=view, limit=LIMIT)
+    except KgaiError as exc:
+        return QueryResult(cypher, [], [], 0, str(exc) or type(exc).__name__)
+    return QueryResult(cypher, got.columns, got.rows, got.dropped)
+
+
+def _cell(value: Any) -> Text:
+    if value is None:
+        return Text("null", DIM)
+    if isinstance(value, str):
+        return plain(one_line(value, CELL))
+    from kgai_tui.core.gosem.gojson import marshal
+
+    return plain(one_line(marshal(value).decode("utf-8", "replace"), CELL))
+
+
+class QueryView(Vertical):
+    """A Cypher box, a caption that says what the answer is, and the rows."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "run", "Run the query", show=False, priority=True),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        """Start empty."""
+        super().__init__(id=id)
+        self.snapshot: Snapshot | None = None
+        self.result: QueryResult | None = None
+        self._generation = 0
+
+    def compose(self) -> ComposeResult:
+        """The box, the caption, the table."""
+        yield Input(
+            placeholder="Cypher, e.g. MATCH (e:Element) RETURN e.kind, count(*) AS n",
+            id="query-input",
+        )
+        yield Static(id="query-caption")
+        table: DataTable[Text] = DataTable(id="query-table", cursor_type="cell")
+        yield table
+
+    def on_mount(self) -> None:
+        """Say what the view is for before anything runs."""
+        self.query_one("#query-caption", Static).update(self._caption(None))
+
+    def show(self, snapshot: Snapshot) -> None:
+        """Keep the snapshot; run the shown query again when the data changed."""
+        same = self.snapshot is not None and self.snapshot.revision == snapshot.revision
+        self.snapshot = snapshot
+        if not same and self.result is not None:
+            self._start(self.result.cypher)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Enter runs the query from the box (on a cell, it opens the id)."""
+        if action == "run":
+            return self.screen.focused is self.query_one("#query-input", Input)
+        return True
+
+    def action_run(self) -> None:
+        """Run the typed query."""
+        self._start(self.query_one("#query-input", Input).value)
+
+    def set_query(self, cypher: str) -> None:
+        """Put a query in the box and run it (the palette's saved queries)."""
+        box = self.query_one("#query-input", Input)
+        box.value = cypher
+        box.focus()
+        self._start(cypher)
+
+    def _start(self, cypher: str) -> None:
+        if self.snapshot is None:
+            return
+        self._generation += 1
+        if cypher.strip():
+            self.query_one("#query-caption", Static).update(
+                Text(
+                    "running… (the first query after the log changed builds the graph)",
+                    DIM,
+                )
+            )
+        self._compute(self.snapshot, cypher, self._generation)
+
+    @work(thread=True, exclusive=True, group="query", exit_on_error=False)
+    def _compute(self, snapshot: Snapshot, cypher: str, generation: int) -> None:
+        result = (
+            run(snapshot, cypher) if cypher.strip() else QueryResult(cypher, [], [], 0)
+        )
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._present, snapshot, result, generation)
+
+    def _present(
+        self, snapshot: Snapshot, result: QueryResult, generation: int
+    ) -> None:
+        if generation != self._generation or snapshot is not self.snapshot:
+            return
+        self.result = result
+        table: DataTable[Text] = self.query_one("#query-table", DataTable)
+        table.clear(columns=True)
+        for column in result.columns:
+            table.add_column(plain(one_line(column, CELL)), key=column)
+        for n, row in enumerate(result.rows):
+            table.add_row(*(_cell(row.get(c)) for c in result.columns), key=str(n))
+        self.query_one("#query-caption", Static).update(self._caption(result))
+        if result.rows and self.screen.focused is self.query_one("#query-input", Input):
+            table.focus()
+
+    def _caption(self, result: QueryResult | None) -> Text:
+        moment = (
+            ""
+            if self.snapshot is None or self.snapshot.moment is None
+            else f" as of {self.snapshot.moment.strftime('%Y-%m-%d %H:%M')}"
+        )
+        if result is None or not result.cypher.strip():
+            return Text(
+                "Type read-only Cypher, enter runs it. Nodes Element(id, kind, name, "
+                "props) and Decision(id, title, rationale, author, recorded_at, "
+                "lamport, …); edges LINK, SHAPES(authority), SUPERSEDES. "
+                "ctrl+p \u2192 \u201cquery:\u201d for saved queries.",
+                DIM,
+            )
+        if result.error:
+            return Text.assemble(
+                ("the query did not run: ", "bold"), plain(one_line(result.error, 200))
+            )
+        if not result.rows:
+            return Text(f"no rows{moment}: the query matched nothing", DIM)
+        more = f", {result.dropped} more not shown" if result.dropped else ""
+        return Text(
+            f"{len(result.rows)} row(s){moment}{more} · enter on an id opens it",
+            DIM,
+        )
+
+    @on(DataTable.CellSelected, "#query-table")
+    def _open(self, event: DataTable.CellSelected) -> None:
+        if self.snapshot is None:
+            return
+        value = event.value.plain if isinstance(event.value, Text) else str(event.value)
+        p = self.snapshot.projection
+        if p.has_element(value):
+            self.post_message(ElementRequested(value))
+            return
+        index = self.snapshot.view.decision_index(value)
+        if index is not None:
+            self.post_message(DecisionRequested(index))
+            return
+        self.app.notify(
+            "not an element or decision id; return e.id or d.id to open one",
+            timeout=4,
+        )

@@ -9,8 +9,11 @@ projection's graph order and decision indices), so go-kuzu's internal ids
 ``_Applied`` table is created, empty: kg keeps its event hashes there, which no
 read of ours needs.
 
-A decision stub (a superseded id never replayed) is its id and NULLs, as kg's
-``MERGE (:Decision {id})``; an element stub has ``''`` kind, name and props.
+A decision stub (a superseded id created before its own event, which kg then
+leaves as it is) is what kg's bulk loader writes, the path every store of 1,000
+events or more takes and the one the projection and ``export`` follow (spec 3.5):
+``''`` text, lamport 0, a NULL ``recorded_at``. An element stub has ``''`` kind,
+name and props.
 ``recorded_at`` is whole seconds (the projection keeps Unix seconds; kg keeps the
 fraction, which its RFC3339 output drops); an unparsable time is Go's zero time.
 """
@@ -50,17 +53,17 @@ BUFFER_POOL: Final = 512 * 1024 * 1024
 
 class _Rows:
     """CSV rows as ladybug reads them (``ESCAPE='"'``): text quoted (a quoted
-    empty cell is ``''``), numbers and booleans bare; a row of a stub is written
-    with bare empty cells, which ladybug reads as NULL."""
+    empty cell is ``''``), numbers and booleans bare, a bare empty cell NULL."""
 
     def __init__(self, path: Path) -> None:
         self._file = path.open("w", encoding="utf-8", errors="replace", newline="")
         self.row = csv.writer(
             self._file, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n"
         ).writerow
-        self.bare = csv.writer(
-            self._file, quoting=csv.QUOTE_MINIMAL, lineterminator="\n"
-        ).writerow
+
+    def line(self, text: str) -> None:
+        """Write one row already in CSV form."""
+        self._file.write(text + "\n")
 
     def close(self) -> None:
         self._file.close()
@@ -117,8 +120,9 @@ def write_rows(p: ProjectionView, into: Path) -> dict[str, int]:
         p
     ):
         ids.append(_clean(did))
-        if not ehash:  # a stub: kg's MERGE (:Decision {id})
-            out.bare((ids[-1],))
+        if not ehash:  # a stub, as kg's bulk loader writes it
+            quoted = '"' + ids[-1].replace('"', '""') + '"'
+            out.line(quoted + ',"","","","","",,0,"",""')
         else:
             out.row(
                 (

@@ -26,6 +26,7 @@ SHOTS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("9-resolve", ("4", "r", "n", *"Sold-out products stay 30 days, marked")),
     ("10-story", ("1", "down", "down", "down", "down", "down", "down", "down", "s")),
+    ("11-query", ("8", "ctrl+p", *"replaced", "enter")),
 ]
 
 

@@ -30,7 +30,10 @@ from pathlib import Path
 from typing import Any
 
 QUERIES: list[tuple[str, str]] = [
-    ("kg: links", "MATCH (a:Element)-[r:LINK]->(b:Element) RETURN a.name, r.kind, b.name"),
+    (
+        "kg: links",
+        "MATCH (a:Element)-[r:LINK]->(b:Element) RETURN a.name, r.kind, b.name",
+    ),
     (
         "kg: decisions on one element",
         "MATCH (d:Decision)-[:SHAPES]->(e:Element {name:'ELEMENT'}) "
@@ -138,7 +141,9 @@ def _grand_cypher(store: str, timeout: float) -> tuple[float, Any]:
     g: nx.MultiDiGraph[str] = nx.MultiDiGraph()
     for eid in p.graph.nodes:
         kind, name, props = p.element(eid) or ("", "", "")
-        g.add_node(eid, __labels__={"Element"}, id=eid, kind=kind, name=name, props=props)
+        g.add_node(
+            eid, __labels__={"Element"}, id=eid, kind=kind, name=name, props=props
+        )
     ids = list(p.dec_id)
     for i, (did, title, author, lam, when) in enumerate(
         zip(ids, p.dec_title, p.dec_author, p.dec_lamport, p.dec_time, strict=True)

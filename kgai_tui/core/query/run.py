@@ -123,6 +123,7 @@ def _graph(engine: Any, view: Any, say: Callable[[str], None]) -> tuple[Any, str
     from kgai_tui.core.query.build import build_graph
 
     p = view if view is not None else engine.projection
+    say(f"building the query graph of {len(p.dec_id):,} decisions in memory")
     return build_graph(p, None), "memory"
 
 

@@ -3,7 +3,10 @@
 **Where the graph lives.** Beside the read model, in the user cache
 (``<model>.graph``, stamped with what the model was built from,
 ``<model>.graph.stamp``): built on the first query, rebuilt when the log has grown
-since (the stamp no longer matches), then opened read-only by every query. The
+since (the stamp no longer matches), then opened read-only by every query. Rebuilt,
+not extended: an extended graph numbers its nodes (go-kuzu's ``ID``, which a query
+returning a node prints) otherwise than a build in replay order, and the answer
+must depend on the store alone. The
 build writes a temporary file in the same directory and renames it into place, so
 a reader never sees half a graph and two builders never collide. A store read
 without its model (the whole store, a moment of ``--as-of``) gets a graph in

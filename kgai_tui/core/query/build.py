@@ -171,8 +171,14 @@ def build_graph(p: ProjectionView, target: Path | None) -> Any:
     )
     try:
         counts = write_rows(p, scratch)
+        # One thread: with more, COPY numbers the rows (go-kuzu's ID.Offset, which
+        # a query returning a node prints) in the order its threads finish, which
+        # differs from machine to machine and from run to run; with one, in the
+        # order of the files: replay order.
         db = ladybug.Database(
-            None if target is None else str(target), buffer_pool_size=BUFFER_POOL
+            None if target is None else str(target),
+            buffer_pool_size=BUFFER_POOL,
+            max_num_threads=1,
         )
         conn = ladybug.Connection(db)
         for ddl in DDL:

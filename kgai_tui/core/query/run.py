@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 #: Bumped when what the graph file holds changes.
-GRAPH_FORMAT: Final = 1
+GRAPH_FORMAT: Final = 2  # 2: built on one thread (ids in replay order)
 #: Memory a reading database may use for its pages.
 READ_POOL: Final = 256 * 1024 * 1024
 #: The default time limit of one query, in seconds.

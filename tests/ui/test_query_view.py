@@ -115,3 +115,35 @@ def test_the_slider_s_moment_applies_and_saved_queries_run(demo_store: Path) -> 
     assert seen["then"][0]["n"] == seen["now"][0]["n"] - 1
     assert " as of " in seen["caption"]
     assert seen["example"] == QUERY_EXAMPLES[0][1]
+
+
+def test_a_hidden_query_view_waits_to_be_shown_before_it_runs_again(
+    demo_store: Path,
+) -> None:
+    """Slider steps taken in another view build no moment's graph for the query
+    (a minute at a million decisions); coming back runs it for the new moment."""
+    app = make_app(demo_store, live=False)
+    seen: dict[str, Any] = {}
+    count = "MATCH (d:Decision) RETURN count(d) AS n"
+
+    async def main() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await _settle(pilot)
+            await pilot.press("8")
+            view = app.query_one(QueryView)
+            view.set_query(count)
+            await _settle(pilot)
+            seen["now"] = view.result.rows if view.result else None
+            await pilot.press("escape", "1")
+            await pilot.press("left_square_bracket", "left_square_bracket")
+            await _settle(pilot)
+            seen["hidden"] = view.result.rows if view.result else None
+            seen["built"] = view._moment is not None
+            await pilot.press("8")
+            await _settle(pilot)
+            seen["shown"] = view.result.rows if view.result else None
+
+    asyncio.run(main())
+    assert seen["hidden"] == seen["now"] and not seen["built"]
+    assert seen["shown"] and seen["now"]
+    assert seen["shown"][0]["n"] == seen["now"][0]["n"] - 1

@@ -41,6 +41,7 @@ __all__ = [
     "QueryError",
     "QueryRows",
     "graph_path",
+    "memory_graph",
     "run_query",
 ]
 
@@ -63,7 +64,7 @@ class QueryRows:
     rows: list[dict[str, Any]]
     dropped: int
     ordered_by_query: bool
-    graph: str  # "stored", "built" or "memory"
+    graph: str  # "stored", "built", "memory" or "given"
     columns: list[str]  # as RETURN lists them (the rows' keys are sorted, as Go's)
 
 
@@ -130,6 +131,14 @@ def _graph(engine: Any, view: Any, say: Callable[[str], None]) -> tuple[Any, str
     return build_graph(p, None), "memory"
 
 
+def memory_graph(p: Any) -> Any:
+    """A graph of the projection ``p`` in memory, for :func:`run_query`'s
+    ``database`` (the caller closes it)."""
+    from kgai_tui.core.query.build import build_graph
+
+    return build_graph(p, None)
+
+
 def _one_line(exc: Exception) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -140,12 +149,14 @@ def run_query(
     cypher: str,
     *,
     view: Any = None,
+    database: Any = None,
     limit: int | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     say: Callable[[str], None] = lambda _line: None,
 ) -> QueryRows:
     """Run ``cypher`` on the graph of ``engine`` (or of ``view``, a projection at a
-    moment).
+    moment; or on ``database``, a graph the caller built and keeps open, e.g. with
+    :func:`memory_graph`, for several queries at one moment).
 
     Raises:
         QueryError: refused (kg's file words, a write), malformed (the position in
@@ -156,7 +167,10 @@ def run_query(
         raise QueryError(reason)
     import ladybug
 
-    db, how = _graph(engine, view, say)
+    if database is not None:
+        db, how = database, "given"
+    else:
+        db, how = _graph(engine, view, say)
     conn = ladybug.Connection(db)
     try:
         conn.set_query_timeout(max(1, int(timeout * 1000)))
@@ -177,7 +191,8 @@ def run_query(
             raise QueryError(_message(exc, timeout)) from exc
     finally:
         conn.close()
-        db.close()
+        if database is None:
+            db.close()
     ordered = has_order_by(cypher)
     if not ordered:
         rows.sort(key=_bytes)

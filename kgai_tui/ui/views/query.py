@@ -42,14 +42,14 @@ class QueryResult:
     error: str = ""
 
 
-def run(snapshot: Snapshot, cypher: str) -> QueryResult:
-    """Run a query for the snapshot (in a worker): the moment's graph, or now's."""
+def run(snapshot: Snapshot, cypher: str, database: Any = None) -> QueryResult:
+    """Run a query for the snapshot (in a worker): on ``database`` (the moment's
+    graph, built once per moment by the view), else on now's stored graph."""
     from kgai_tui.core.errors import KgaiError
     from kgai_tui.core.query.run import run_query
 
-    view = snapshot.projection if snapshot.moment is not None else None
     try:
-        got = run_query(snapshot.engine, cypher, view=view, limit=LIMIT)
+        got = run_query(snapshot.engine, cypher, database=database, limit=LIMIT)
     except KgaiError as exc:
         return QueryResult(cypher, [], [], 0, str(exc) or type(exc).__name__)
     return QueryResult(cypher, got.columns, got.rows, got.dropped)
@@ -78,6 +78,9 @@ class QueryView(Vertical):
         self.snapshot: Snapshot | None = None
         self.result: QueryResult | None = None
         self._generation = 0
+        # The graph of the slider's moment, built once per snapshot revision.
+        self._moment: tuple[int, Any] | None = None
+        self._stale = False
 
     def compose(self) -> ComposeResult:
         """The box, the caption, the table."""
@@ -98,6 +101,17 @@ class QueryView(Vertical):
         same = self.snapshot is not None and self.snapshot.revision == snapshot.revision
         self.snapshot = snapshot
         if not same and self.result is not None:
+            # Only in front: a moment's graph is built for the query (a minute at a
+            # million decisions), not for every slider step taken in another view.
+            if self.display:
+                self._start(self.result.cypher)
+            else:
+                self._stale = True
+
+    def on_show(self) -> None:
+        """Run the shown query again for the moment the slider moved to meanwhile."""
+        if self._stale and self.result is not None:
+            self._stale = False
             self._start(self.result.cypher)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -130,11 +144,26 @@ class QueryView(Vertical):
             )
         self._compute(self.snapshot, cypher, self._generation)
 
+    def _moment_graph(self, snapshot: Snapshot) -> Any:
+        """The graph of the snapshot's moment (None at now: the stored graph),
+        built once per snapshot revision."""
+        if snapshot.moment is None:
+            return None
+        if self._moment is not None and self._moment[0] == snapshot.revision:
+            return self._moment[1]
+        from kgai_tui.core.query.run import memory_graph
+
+        if self._moment is not None:
+            self._moment[1].close()
+        self._moment = (snapshot.revision, memory_graph(snapshot.projection))
+        return self._moment[1]
+
     @work(thread=True, exclusive=True, group="query", exit_on_error=False)
     def _compute(self, snapshot: Snapshot, cypher: str, generation: int) -> None:
-        result = (
-            run(snapshot, cypher) if cypher.strip() else QueryResult(cypher, [], [], 0)
-        )
+        if not cypher.strip():
+            result = QueryResult(cypher, [], [], 0)
+        else:
+            result = run(snapshot, cypher, self._moment_graph(snapshot))
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._present, snapshot, result, generation)
 

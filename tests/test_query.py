@@ -632,3 +632,58 @@ def test_the_answer_of_a_moment_says_it(demo: Any) -> None:
     )
     obj = json.loads(encode(answer))
     assert obj["as_of"] == "2026-02-01T23:59:59Z" and obj["rows"][0]["n"] > 0
+
+
+# --------------------------------------------------------------------------- hostile sizes
+
+
+def test_queries_the_engine_cannot_parse_are_refused_not_crashed(demo: Any) -> None:
+    """Sums of 10,000 terms and lists nested 800 deep kill the process inside the
+    engine (a segfault, measured); the guard refuses them in one line, and the
+    largest it lets through run."""
+    from kgai_tui.core.query.guard import MAX_DEPTH, MAX_LENGTH
+
+    terms = (MAX_LENGTH - len("RETURN  AS n") + 1) // 2
+    longest = "RETURN " + "+".join(["1"] * terms) + " AS n"
+    assert len(longest) <= MAX_LENGTH
+    assert ask(demo, longest) == [{"n": terms}]
+    deepest = "RETURN " + "[" * MAX_DEPTH + "1" + "]" * MAX_DEPTH + " AS x"
+    assert len(ask(demo, deepest)) == 1
+    for text, said in (
+        ("RETURN " + "+".join(["1"] * 10_000), "too long"),
+        ("RETURN " + "[" * (MAX_DEPTH + 1) + "1" + "]" * (MAX_DEPTH + 1), "nests"),
+        ("RETURN '\udcff' AS x", "not valid UTF-8"),
+    ):
+        with pytest.raises(QueryError, match=said):
+            ask(demo, text)
+
+
+def test_an_undecodable_command_line_is_one_line(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(DEMO_STORE, store)
+    out = subprocess.run(
+        [sys.executable, "-m", "kgai_tui", "query", "--store", str(store),
+         b"RETURN '\xff\xfe' AS x"],
+        capture_output=True, check=False,
+        env={**os.environ, "KGAI_TUI_CACHE_DIR": str(tmp_path / "cache")},
+    )  # fmt: skip
+    assert out.returncode == 1
+    assert b"Traceback" not in out.stderr and out.stderr.count(b"\n") == 1
+    assert json.loads(out.stdout) == {
+        "error": "query is not valid UTF-8 text",
+        "ok": False,
+    }
+
+
+def test_a_query_returning_too_many_rows_is_refused_before_they_are_read(
+    demo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kgai_tui.core.query import run
+
+    monkeypatch.setattr(run, "MAX_ROWS", 50)
+    with pytest.raises(QueryError, match=r"returns 65 rows, more than 50"):
+        ask(demo, "MATCH (d:Decision) RETURN d.id")
+    # With ORDER BY and a limit only the kept rows are read; the rest are counted.
+    got = run.run_query(demo, "MATCH (d:Decision) RETURN d.id ORDER BY d.id", limit=10)
+    assert len(got.rows) == 10 and got.dropped == 55
+    assert [r["d.id"] for r in got.rows] == sorted(demo.projection.dec_id)[:10]

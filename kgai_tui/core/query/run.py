@@ -49,6 +49,10 @@ __all__ = [
 GRAPH_FORMAT: Final = 2  # 2: built on one thread (ids in replay order)
 #: Memory a reading database may use for its pages.
 READ_POOL: Final = 256 * 1024 * 1024
+#: The most rows a query may bring into Python (each a dict: ~1 KB); a query
+#: returning more is refused before they are read (its ORDER BY and a LIMIT, or
+#: ``limit`` with an ORDER BY, keep it under).
+MAX_ROWS: Final = 1_000_000
 #: The default time limit of one query, in seconds.
 DEFAULT_TIMEOUT: Final = 30.0
 
@@ -181,9 +185,19 @@ def run_query(
         if isinstance(result, list):  # several statements: kg reads the first
             result = result[0]
         columns: list[str] = result.get_column_names()
-        rows = []
+        total = int(result.get_num_tuples())
+        ordered = has_order_by(cypher)
+        # Rows past --limit are only counted when the query orders them itself;
+        # without ORDER BY every row is needed for the total order.
+        wanted = total if limit is None or not ordered else min(total, limit)
+        if wanted > MAX_ROWS:
+            raise QueryError(
+                f"query returns {total:,} rows, more than {MAX_ROWS:,}: add LIMIT "
+                "(with ORDER BY), or narrow it"
+            )
+        rows: list[dict[str, Any]] = []
         try:
-            while result.has_next():
+            while len(rows) < wanted and result.has_next():
                 values = result.get_next()
                 pairs = sorted(zip(columns, values, strict=True), key=_first)
                 rows.append({c: row_value(v) for c, v in pairs})
@@ -193,13 +207,10 @@ def run_query(
         conn.close()
         if database is None:
             db.close()
-    ordered = has_order_by(cypher)
     if not ordered:
         rows.sort(key=_bytes)
-    dropped = 0
-    if limit is not None and len(rows) > limit:
-        dropped = len(rows) - limit
-        rows = rows[:limit]
+    dropped = total - min(total, limit if limit is not None else total)
+    rows = rows[: total - dropped]
     return QueryRows(rows, dropped, ordered, how, list(columns))
 
 

@@ -86,7 +86,8 @@ to record any structural decision the change made.
 This project keeps its engineering decisions in a kgai store: an append-only log of
 who decided what and why, projected into elements (features, services, business
 objects) and the decisions in force for each. The `kgai` MCP server reads it
-(`recall`, `search`, `history`, `conflicts`, `as_of`, `status`, `people`) and writes
+(`recall`, `search`, `history`, `conflicts`, `as_of`, `status`, `people`, and
+`query` for read-only Cypher over the graph when no other tool answers) and writes
 it (`record`, `resolve_conflict`).
 
 {rules}

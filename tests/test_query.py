@@ -434,7 +434,13 @@ def test_words_inside_strings_and_names_pass() -> None:
         assert refusal(text) is None, text
 
 
-@pytest.mark.parametrize("cypher", WRITES)
+@pytest.mark.parametrize(
+    "cypher",
+    [
+        *WRITES,
+        *(f"// load it\n{w} Element FROM '/tmp/x.csv' /* 'q' */" for w in FILE_WORDS),
+    ],
+)
 def test_writes_are_refused_and_nothing_changes(
     tmp_path: Path, cypher: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_query import HEADS_QUERY
 
 from kgai_tui.cli.support import model_source
 from kgai_tui.core.answers.kg import export_answer
@@ -27,15 +28,6 @@ from kgai_tui.core.reads.kg import conflicts_obj, heads_obj, history_obj
 from kgai_tui.demo import DEMO_STORE
 
 FIXTURES = Path(__file__).parent / "fixtures"
-
-HEADS = """MATCH (d:Decision)-[s:SHAPES]->(e:Element)
-    WHERE s.authority = true
-      AND NOT EXISTS { MATCH (d2:Decision)-[:SUPERSEDES]->(d), (d2)-[s2:SHAPES]->(e)
-                       WHERE s2.authority = true }
-    WITH e, d ORDER BY d.lamport DESC, d.id SKIP 0
-    WITH e, collect(d.id) AS heads, collect(d.title) AS titles
-    WHERE size(heads) > 1
-    RETURN e.id AS eid, e.name AS name, e.kind AS kind, heads, titles ORDER BY e.id"""
 
 EXPORT = {
     "elements": "MATCH (e:Element) RETURN e.id AS id, e.kind AS kind, e.name AS name, "
@@ -79,7 +71,7 @@ def check_kg_examples(
         got = ask(cypher)
         assert got == (exported[part] or []), part
     # The conflicts: kg's heads query with its filter.
-    got = ask(HEADS)
+    got = ask(HEADS_QUERY)
     want = conflicts_obj(p)["conflicts"] or []
     # kg's read drops empty strings from both lists (asStrSlice, spec 6.2).
     assert [
@@ -87,7 +79,7 @@ def check_kg_examples(
         for r in got
     ] == [(c["element_id"], c["heads"], c["titles"]) for c in want]
     # Every head: the same query without it, against the heads read.
-    every = ask(HEADS.replace("WHERE size(heads) > 1", ""))
+    every = ask(HEADS_QUERY.replace("WHERE size(heads) > 1", ""))
     heads = heads_obj(p, None)["heads"]
     assert [(r["eid"], r["heads"]) for r in every] == [
         (h["element_id"], [d["id"] for d in h["decisions"]]) for h in heads

@@ -14,7 +14,7 @@ from typing import Any
 from kgai_tui.core.answers.answer import Answer, EngineSource
 from kgai_tui.core.errors import UsageError
 
-__all__ = ["query_answer", "query_rows"]
+__all__ = ["query_answer"]
 
 
 def _check(cypher: str, limit: int | None) -> None:
@@ -22,54 +22,6 @@ def _check(cypher: str, limit: int | None) -> None:
         raise UsageError('usage: kgai-tui query "<cypher>"')
     if limit is not None and limit < 1:
         raise UsageError(f"--limit must be at least 1, not {limit}")
-
-
-def query_rows(
-    engine: EngineSource,
-    cypher: str,
-    *,
-    as_of: str | None = None,
-    whole: EngineSource | None = None,
-    limit: int | None = None,
-    timeout: float | None = None,
-    say: Callable[[str], None] = lambda _line: None,
-) -> Any:
-    """Run the query (see :func:`query_answer`); return the rows' record.
-
-    Raises:
-        UsageError: an empty query, ``limit`` below 1, a bad timestamp.
-        QueryError: the query was refused, malformed or stopped.
-    """
-    from kgai_tui.core.query.guard import refusal
-    from kgai_tui.core.query.run import DEFAULT_TIMEOUT, QueryError, run_query
-
-    _check(cypher, limit)
-    reason = refusal(cypher)  # before anything is opened
-    if reason is not None:
-        raise QueryError(reason)
-    view = None
-    opened: Any
-    if as_of is not None:
-        from kgai_tui.core.reads.as_of import as_of_view
-        from kgai_tui.core.reads.kg import parse_as_of
-
-        cut = parse_as_of(as_of)
-        first = engine()
-        opened = (
-            whole() if whole is not None and hasattr(first, "keep_moments") else first
-        )
-        say("building the graph as it stood then (a moment is not stored)")
-        view = as_of_view(opened, cut)
-    else:
-        opened = engine()
-    return run_query(
-        opened,
-        cypher,
-        view=view,
-        limit=limit,
-        timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
-        say=say,
-    )
 
 
 def query_answer(
@@ -85,27 +37,48 @@ def query_answer(
     """``query "<cypher>" [--as-of T] [--limit N]``: kg's rows, in a total order.
 
     ``engine`` opens the store (its read model, whose graph is stored beside it);
-    ``whole`` opens the whole store when a moment is asked for.
+    ``whole`` opens the whole store when a moment is asked for. The arguments,
+    the moment and the query's text are checked before anything is opened.
 
     Raises:
         UsageError: an empty query, ``limit`` below 1, a bad timestamp.
         QueryError: the query was refused, malformed or stopped.
     """
-    got = query_rows(
-        engine,
+    from kgai_tui.core.query.guard import refusal
+    from kgai_tui.core.query.run import DEFAULT_TIMEOUT, QueryError, run_query
+
+    _check(cypher, limit)
+    reason = refusal(cypher)
+    if reason is not None:
+        raise QueryError(reason)
+    obj: dict[str, Any] = {"ok": True}
+    view = None
+    if as_of is not None:
+        from kgai_tui.core.gosem.gotext import format_rfc3339
+        from kgai_tui.core.reads.as_of import as_of_view
+        from kgai_tui.core.reads.kg import parse_as_of
+
+        cut = parse_as_of(as_of)
+        first = engine()
+        # A read model has no full view at a moment: the whole store gives it.
+        opened = (
+            whole() if whole is not None and hasattr(first, "keep_moments") else first
+        )
+        say("building the graph as it stood then (a moment is not stored)")
+        view = as_of_view(opened, cut)
+    else:
+        opened = engine()
+    got = run_query(
+        opened,
         cypher,
-        as_of=as_of,
-        whole=whole,
+        view=view,
         limit=limit,
-        timeout=timeout,
+        timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
         say=say,
     )
-    obj: dict[str, Any] = {"ok": True, "rows": got.rows or None}
+    obj["rows"] = got.rows or None
     if got.dropped:
         obj["dropped"] = got.dropped
     if as_of is not None:
-        from kgai_tui.core.gosem.gotext import format_rfc3339
-        from kgai_tui.core.reads.kg import parse_as_of
-
-        obj["as_of"] = format_rfc3339(parse_as_of(as_of))
+        obj["as_of"] = format_rfc3339(cut)
     return Answer(obj, floats=True)

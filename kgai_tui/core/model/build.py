@@ -38,6 +38,7 @@ __all__ = [
     "el_row",
     "graph_state",
     "link_rows",
+    "plain_columns",
     "shard_state",
     "write_meta",
 ]
@@ -59,8 +60,9 @@ def _json_list(values: Sequence[Any]) -> str | None:
     return orjson.dumps(list(values)).decode() if values else None
 
 
-def _plain_columns(p: Projection | Any) -> tuple[Any, ...]:
-    """The decision columns stored as they are (``DEC_COLUMNS`` before the lists)."""
+def plain_columns(p: Projection | Any) -> tuple[Any, ...]:
+    """The decision columns stored as they are (``DEC_COLUMNS`` before the lists):
+    id, title, rationale, author, refs, summary, time, lamport, install, hash."""
     return (
         p.dec_id,
         p.dec_title,
@@ -77,7 +79,7 @@ def _plain_columns(p: Projection | Any) -> tuple[Any, ...]:
 
 def dec_rows(p: Projection | Any, indices: Iterable[int]) -> Iterator[tuple[Any, ...]]:
     """Rows for the decision table, list columns as JSON."""
-    cols = _plain_columns(p)
+    cols = plain_columns(p)
     shapes, sup, by = p.dec_shapes, p.dec_supersedes, p.dec_superseded_by
     for i in indices:
         yield (
@@ -100,7 +102,7 @@ def dec_rows_all(p: Projection) -> Iterator[tuple[Any, ...]]:
         [dumps(v).decode() if v else None for v in column]
         for column in (p.dec_shapes, p.dec_supersedes, p.dec_superseded_by)
     ]
-    return zip(range(len(p.dec_id)), *_plain_columns(p), *lists, strict=True)
+    return zip(range(len(p.dec_id)), *plain_columns(p), *lists, strict=True)
 
 
 def el_row(

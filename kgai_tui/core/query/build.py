@@ -90,19 +90,9 @@ def _when(stamp: int | None) -> str:
 def _decisions(p: ProjectionView) -> Iterator[tuple[Any, ...]]:
     """Decision rows in index order: ``zip`` over the columns streams a model's
     rows (one cursor per column) instead of holding them."""
-    return zip(
-        p.dec_id,
-        p.dec_title,
-        p.dec_rationale,
-        p.dec_author,
-        p.dec_refs,
-        p.dec_summary,
-        p.dec_time,
-        p.dec_lamport,
-        p.dec_install,
-        p.dec_hash,
-        strict=True,
-    )
+    from kgai_tui.core.model.build import plain_columns
+
+    return zip(*plain_columns(p), strict=True)
 
 
 def write_rows(p: ProjectionView, into: Path) -> dict[str, int]:

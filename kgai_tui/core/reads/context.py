@@ -104,17 +104,19 @@ def _relevances(
     return ((eid, relevance(p, eid, paths, q_toks, boost)) for eid in p.graph.nodes)
 
 
-def _relevance_of(p: ProjectionView) -> Callable[[Sequence[str]], F64]:
+def _relevance_of(
+    p: ProjectionView, index: RecallIndex | None
+) -> Callable[[Sequence[str]], F64]:
     """Recall's relevance of every element for tokens and no paths, in the order
-    :func:`_relevances` gives them (the bridge of the hints asks it)."""
+    :func:`_relevances` gives them (the bridge of the hints asks it): from the
+    answer's own ``index``, or by the scan when there is none."""
     import numpy as np
-
-    index = recall_index_for(p)
 
     def relevance_of(toks: Sequence[str]) -> F64:
         if index is not None:
             return index.relevance_array([], list(toks))[1]
-        rel = [r for _, r in _relevances(p, [], list(toks))]
+        boost = decision_boost(p, list(toks))
+        rel = [relevance(p, e, [], list(toks), boost) for e in p.graph.nodes]
         return np.array(rel, dtype=np.float64)
 
     return relevance_of
@@ -237,7 +239,7 @@ def context_obj(
                 np.fromiter((r for _, r in every), dtype=np.float64, count=len(every)),
             )
         out["hints"] = [
-            h.obj() for h in hints(p, q_toks, *arrays, index, _relevance_of(p))
+            h.obj() for h in hints(p, q_toks, *arrays, index, _relevance_of(p, index))
         ]
     return out
 

@@ -11,12 +11,11 @@ that moment's graph, built in memory. A few saved queries are in the palette
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
@@ -68,10 +67,6 @@ def _cell(value: Any) -> Text:
 class QueryView(Vertical):
     """A Cypher box, a caption that says what the answer is, and the rows."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "run", "Run the query", show=False, priority=True),
-    ]
-
     def __init__(self, *, id: str | None = None) -> None:
         """Start empty."""
         super().__init__(id=id)
@@ -114,15 +109,13 @@ class QueryView(Vertical):
             self._stale = False
             self._start(self.result.cypher)
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Enter runs the query from the box (on a cell, it opens the id)."""
-        if action == "run":
-            return self.screen.focused is self.query_one("#query-input", Input)
-        return True
-
-    def action_run(self) -> None:
-        """Run the typed query."""
-        self._start(self.query_one("#query-input", Input).value)
+    @on(Input.Submitted, "#query-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        """Enter in the box runs the query. The Input posts this after it has taken
+        every key typed before Enter: a binding on the view would read the box
+        first, and run half a query that was pasted or typed fast."""
+        event.stop()
+        self._start(event.value)
 
     def set_query(self, cypher: str) -> None:
         """Put a query in the box and run it (the palette's saved queries)."""

@@ -693,3 +693,29 @@ def test_a_query_returning_too_many_rows_is_refused_before_they_are_read(
     got = run.run_query(demo, "MATCH (d:Decision) RETURN d.id ORDER BY d.id", limit=10)
     assert len(got.rows) == 10 and got.dropped == 55
     assert [r["d.id"] for r in got.rows] == sorted(demo.projection.dec_id)[:10]
+
+
+def test_recorded_times_go_accepts_and_python_cannot_hold(tmp_path: Path) -> None:
+    """Year 0 (Go parses it; ladybug's binding crashed reading it back) is stored as
+    Go's zero time; year 500 keeps its four digits; a zone becomes UTC."""
+    from builders import ShardWriter, decision, upsert, write_store
+
+    w = ShardWriter("i-old")
+    for n, at in enumerate(
+        ["0000-06-01T00:00:00Z", "0500-01-01T00:00:00Z", "2026-03-01T10:00:00+02:00"]
+    ):
+        w.add(
+            decision(f"t{n}", [upsert("feature", f"F{n}")]),
+            lamport=n + 1,
+            recorded_at=at,
+        )
+    root = write_store(tmp_path / "store", {"i-old.ndjson": w.to_bytes()})
+    engine = open_engine(root, cache=False)
+    got = ask(
+        engine, "MATCH (d:Decision) RETURN d.title, d.recorded_at ORDER BY d.title"
+    )
+    assert [r["d.recorded_at"] for r in got] == [
+        "0001-01-01T00:00:00Z",
+        "0500-01-01T00:00:00Z",
+        "2026-03-01T08:00:00Z",
+    ]

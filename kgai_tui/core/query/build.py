@@ -24,9 +24,10 @@ import csv
 import shutil
 import tempfile
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+
+from kgai_tui.core.gosem.gotext import format_epoch
 
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection_view import ProjectionView
@@ -46,6 +47,8 @@ DDL: Final = (
 )
 
 _ZERO: Final = "0001-01-01 00:00:00"
+#: Unix seconds of 0001-01-01T00:00:00Z.
+_YEAR_ONE: Final = -62_135_596_800
 #: Memory the builder's database may use for its pages (ladybug's default is most
 #: of the machine's memory).
 BUFFER_POOL: Final = 512 * 1024 * 1024
@@ -82,9 +85,12 @@ def _clean(text: str) -> str:
 
 
 def _when(stamp: int | None) -> str:
-    if stamp is None:
+    """A recorded time as ladybug reads it. Go accepts year 0; ladybug stores it
+    as 1 BC, and its Python binding crashes the process reading it back
+    (measured): a time before year 1 is stored as Go's zero time."""
+    if stamp is None or stamp < _YEAR_ONE:
         return _ZERO
-    return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    return format_epoch(stamp)[:-1].replace("T", " ")
 
 
 def _decisions(p: ProjectionView) -> Iterator[tuple[Any, ...]]:

@@ -17,21 +17,18 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-__all__ = ["rfc3339", "row_value"]
+from kgai_tui.core.gosem.gotext import format_rfc3339
 
-_ZERO = datetime(1, 1, 1)
+__all__ = ["rfc3339", "row_value"]
 
 
 def rfc3339(t: datetime, fraction: bool = False) -> str:
-    """``t`` (naive UTC, or aware) as Go's RFC3339 (``RFC3339Nano`` when asked)."""
-    if t.tzinfo is not None:
-        t = t.astimezone(UTC).replace(tzinfo=None)
-    text = t.strftime("%Y-%m-%dT%H:%M:%S")
-    if len(text) < 19:  # years before 1000: strftime does not pad on every libc
-        text = f"{t.year:04d}" + text[text.index("-") :]
+    """``t`` (naive UTC, or aware) as Go's RFC3339 (``RFC3339Nano`` when asked):
+    :func:`~kgai_tui.core.gosem.gotext.format_rfc3339`, plus the fraction."""
+    text = format_rfc3339(t if t.tzinfo is not None else t.replace(tzinfo=UTC))
     if fraction and t.microsecond:
-        text += f".{t.microsecond:06d}".rstrip("0")
-    return text + "Z"
+        text = text[:-1] + f".{t.microsecond:06d}".rstrip("0") + "Z"
+    return text
 
 
 def _internal(value: Any) -> dict[str, int]:

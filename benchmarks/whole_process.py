@@ -74,6 +74,7 @@ ROWS: Final = {
     "search_as_of": "search --as-of T TEXT",
     "people_as_of": "people --as-of T",
     "record": "record (one decision)",
+    "export": "export --canonical",
     "first_answer": "first answer, empty cache (status)",
 }
 
@@ -88,11 +89,18 @@ COLUMNS: Final = {
 @dataclass(frozen=True)
 class Target:
     """A row's target: a median below ``ms``, and at most ``demo_ratio`` times the
-    demo store's median when given; ``rss`` says whether the 150 MB read limit holds."""
+    demo store's median when given; ``rss`` says whether the 150 MB read limit
+    holds (``rss_mb``: another limit for the row)."""
 
     ms: float
     demo_ratio: float | None = None
     rss: bool = True
+    rss_mb: float | None = None
+
+    @property
+    def rss_limit(self) -> float:
+        """The row's peak RSS limit (MB)."""
+        return RSS_LIMIT_MB if self.rss_mb is None else self.rss_mb
 
     @property
     def text(self) -> str:
@@ -101,7 +109,7 @@ class Target:
         if self.demo_ratio is not None:
             parts.append(f"<= {self.demo_ratio}x demo")
         if self.rss:
-            parts.append(f"RSS < {RSS_LIMIT_MB:.0f} MB")
+            parts.append(f"RSS < {self.rss_limit:.0f} MB")
         return ", ".join(parts)
 
 
@@ -122,6 +130,8 @@ TARGETS: Final = {
     "search_as_of": Target(500.0),  # an as-of read: held to as-of's target
     "people_as_of": Target(500.0),  # likewise
     "record": Target(300.0, rss=False),
+    # Issue 40: the whole projection, printed as it is read (305 MB at 1M).
+    "export": Target(5_000.0, rss_mb=300.0),
     "first_answer": Target(10_000.0),
 }
 
@@ -376,6 +386,8 @@ def _argv(
         return ["search", "--as-of", s.at, s.about, *at], None
     if key == "people_as_of":
         return ["people", "--as-of", s.at, *at], None
+    if key == "export":
+        return ["export", "--canonical", *at], None
     if key == "record":
         kind, _, name = s.element.partition(":")
         doc = {
@@ -549,7 +561,7 @@ def _judge(key: str, cells: dict[str, dict[str, Any]]) -> dict[str, Any]:
         ok = ok and ratio is not None and ratio <= target.demo_ratio
     rss = "-"
     if target.rss:
-        rss = "met" if model["rss_mb"] < RSS_LIMIT_MB else "missed"
+        rss = "met" if model["rss_mb"] < target.rss_limit else "missed"
     return {
         "key": key,
         "label": ROWS[key],

@@ -17,10 +17,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from test_query import HEADS_QUERY
 
 from kgai_tui.cli.support import model_source
+from kgai_tui.core.answers.answer import encode
 from kgai_tui.core.answers.kg import export_answer
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.query.run import memory_graph, run_query
@@ -66,7 +68,7 @@ def check_kg_examples(
         return run_query(engine, cypher).rows
 
     # kg's Export: the same four lists as our export (which follows kg's).
-    exported = export_answer(lambda: engine).obj
+    exported = orjson.loads(encode(export_answer(lambda: engine)))
     for part, cypher in EXPORT.items():
         got = ask(cypher)
         assert got == (exported[part] or []), part

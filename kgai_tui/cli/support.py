@@ -30,7 +30,7 @@ import click
 from kgai_tui.core.answers.answer import (
     Answer,
     EngineSource,
-    encode,
+    chunks_of,
     failure,
     failure_message,
     first_line,
@@ -158,7 +158,8 @@ def emit(answer: Answer) -> None:
     from kgai_tui.core.answers.config import pending_path
 
     answer = with_pending(answer, pending_path())
-    sys.stdout.buffer.write(encode(answer))
+    for chunk in chunks_of(answer):
+        sys.stdout.buffer.write(chunk)
     sys.stdout.flush()
     _PRINTED[:] = [answer]
 

@@ -7,10 +7,12 @@ from pathlib import Path
 import orjson
 import pytest
 
+from kgai_tui.core.answers.answer import encode
+from kgai_tui.core.answers.kg import export_answer
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.gosem.gojson import marshal
 from kgai_tui.core.gosem.gotext import normalize
-from kgai_tui.core.reads.export import export_obj, export_parts
+from kgai_tui.core.reads.export import export_digest, export_parts
 from kgai_tui.core.wire.codec import (
     _decision_from_canonical_dict,
     compute_hash,
@@ -134,7 +136,6 @@ def test_fixture_store_replays_to_check_digest() -> None:
     engine = open_engine(GO_VECTORS)
     assert engine.problems == []
     assert len(engine.events) == 300
-    assert (
-        export_obj(export_parts(engine.projection), canonical=True)["digest"]
-        == CHECK_DIGEST
-    )
+    assert export_digest(export_parts(engine.projection)) == CHECK_DIGEST
+    printed = orjson.loads(encode(export_answer(lambda: engine, canonical=True)))
+    assert printed["digest"] == CHECK_DIGEST

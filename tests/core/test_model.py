@@ -147,7 +147,7 @@ def reads(
         + ([render_html(build_report(p, None, 2))] if reports == REPORT_LASTS else []),
         # What the explorer's header shows (the model: from the people tables).
         "header": _header_counts(p),
-        # The model exports from its tables (ModelEngine.export_rows), the replay
+        # The model exports from its tables (ModelEngine.export_source), the replay
         # from its projection.
         "export": encode(
             export_answer(lambda: engine, canonical=True, whole=_model_must_answer)
@@ -631,7 +631,7 @@ def test_an_export_whose_shapes_do_not_decode_comes_from_the_whole_store(
     with db:
         db.execute("UPDATE el SET shapes = ? WHERE id = ?", (shapes, eid))
     model = ModelEngine(root, db, "warm", [], path)
-    assert model.export_rows() is None
+    assert model.export_source() is None
     whole = open_engine(root, cache=False)
     got = encode(export_answer(lambda: model, canonical=True, whole=lambda: whole))
     assert got == encode(export_answer(lambda: whole, canonical=True))

@@ -8,8 +8,8 @@ A failure has one shape everywhere too: :func:`failure` -> ``{"error", "ok": fal
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kgai_tui.core.errors import KgaiError, StoreNotFoundError
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Answer",
     "EngineSource",
+    "chunks_of",
     "encode",
     "failure",
     "failure_message",
@@ -56,6 +57,10 @@ class Answer:
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Facts for the text renderers that kg's JSON does not carry (never encoded):
     ``history``'s one-legend status of each decision on the element."""
+    stream: Callable[[Mapping[str, Any]], Iterator[bytes]] | None = None
+    """An answer too large to hold (``export``: 300 MB at a million decisions): its
+    bytes, made as they are written, given the keys printed after its own; ``obj``
+    then holds only those keys (``pending_approval``)."""
 
     @property
     def ok(self) -> bool:
@@ -74,8 +79,18 @@ def encode(answer: Answer) -> bytes:
     # a command module is imported.
     from kgai_tui.core.gosem.gojson import marshal_indent, with_go_floats
 
+    if answer.stream is not None:
+        return b"".join(answer.stream(answer.obj))
     obj = with_go_floats(answer.obj) if answer.floats else answer.obj
     return escape_json_controls(marshal_indent(obj))
+
+
+def chunks_of(answer: Answer) -> Iterator[bytes]:
+    """The answer's bytes in pieces: a streamed answer's as they are made (never
+    held whole), any other's in one."""
+    if answer.stream is not None:
+        return answer.stream(answer.obj)
+    return iter((encode(answer),))
 
 
 def first_line(message: str) -> str:
@@ -102,9 +117,7 @@ def with_pending(answer: Answer, pending: str) -> Answer:
     asks for a store or capture rules that are not in effect yet."""
     if not pending or answer.obj.get("ok") is False or "pending_approval" in answer.obj:
         return answer
-    return Answer(
-        {**answer.obj, "pending_approval": pending}, answer.floats, answer.extra
-    )
+    return replace(answer, obj={**answer.obj, "pending_approval": pending})
 
 
 def failure(message: str) -> Answer:

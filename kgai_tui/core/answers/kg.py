@@ -88,25 +88,24 @@ def export_answer(
     canonical: bool = False,
     whole: EngineSource | None = None,
 ) -> Answer:
-    """``export [--canonical]``: the whole projection (and its replay digest).
+    """``export [--canonical]``: the whole projection (and its replay digest),
+    printed as it is read (:func:`kgai_tui.core.reads.export.export_chunks`).
 
-    ``engine`` may open the read model, whose tables then give the rows without a
-    replay; should they not decode, ``whole`` opens the whole store instead.
+    ``engine`` may open the read model, whose tables then give the rows in print
+    order without a replay; should they not decode, ``whole`` opens the whole store
+    instead (decided before the first byte).
     """
-    from kgai_tui.core.reads.export import (
-        ExportRows,
-        export_obj,
-        export_parts,
-        parts_of,
-    )
+    from functools import partial
+
+    from kgai_tui.core.reads.export import ProjectionExport, export_chunks
 
     opened = engine()
-    from_model = getattr(opened, "export_rows", None)
-    rows = None if from_model is None else from_model()
-    if rows is not None:
-        return Answer(export_obj(parts_of(ExportRows(*rows)), canonical=canonical))
-    if from_model is not None:
-        if whole is None:
-            raise TypeError("a read model exports only with a whole-store source")
-        opened = whole()
-    return Answer(export_obj(export_parts(opened.projection), canonical=canonical))
+    from_model = getattr(opened, "export_source", None)
+    source = None if from_model is None else from_model()
+    if source is None:
+        if from_model is not None:
+            if whole is None:
+                raise TypeError("a read model exports only with a whole-store source")
+            opened = whole()
+        source = ProjectionExport(opened.projection)
+    return Answer({}, stream=partial(export_chunks, source, canonical=canonical))

@@ -41,7 +41,7 @@ from kgai_tui.core.store.shards import LineProblem, LogSummary, list_log
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
-    from kgai_tui.core.model.export import ModelExportRows
+    from kgai_tui.core.model.export import ModelExport
     from kgai_tui.core.model.moment_probe import MomentProbe
     from kgai_tui.core.model.people_at import PeopleParts
     from kgai_tui.core.model.people_steps import PersonSteps
@@ -191,13 +191,13 @@ class ModelEngine:
         except _FAILURES:
             return None
 
-    def export_rows(self) -> ModelExportRows | None:
-        """The export's rows from the model's tables, or ``None`` when they do not
-        decode (the whole store answers then)."""
-        from kgai_tui.core.model.export import model_rows
+    def export_source(self) -> ModelExport | None:
+        """The export's parts from the model's tables, checked, or ``None`` when
+        they do not decode (the whole store answers then)."""
+        from kgai_tui.core.model.export import ModelExport
 
         try:
-            return model_rows(self.db, len(self.projection.dec_id))
+            return ModelExport.check(self.db, len(self.projection.dec_id))
         except _FAILURES:
             return None
 

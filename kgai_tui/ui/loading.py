@@ -1,0 +1,350 @@
+"""Reading the store for the explorer: the present from the read model, the whole
+store once the slider's history is asked for, the slider's moments, and the graph
+at the slider's moment.
+
+A mixin of :class:`~kgai_tui.ui.app.KgaiApp`. All store work runs in thread
+workers; results come back to the UI thread and are handed to the views as an
+immutable :class:`Snapshot`. Every load and every projection is numbered when it
+is asked for, on the UI thread, and only the latest one asked for is shown.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, cast
+
+from textual import on, work
+from textual.worker import Worker, WorkerState
+
+from kgai_tui.ui.live import LiveReload
+from kgai_tui.ui.navigation import Navigation
+from kgai_tui.ui.prepare import Prepared, prepare, prepare_preview
+from kgai_tui.ui.snapshot import ReloadRequested, Snapshot
+from kgai_tui.ui.sync_actions import read_sync_status
+from kgai_tui.ui.theme import Palette
+from kgai_tui.ui.views.switcher import ViewSwitcher
+from kgai_tui.ui.widgets.header import MomentBanner, StoreHeader
+from kgai_tui.ui.widgets.time_slider import TimeSlider
+
+if TYPE_CHECKING:
+    from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.model.open import ModelEngine
+    from kgai_tui.core.reads.moments import GraphDelta, TimeCursor
+    from kgai_tui.core.replay.projection_view import ProjectionView
+    from kgai_tui.sync.status import SyncStatus
+
+
+class StoreLoading(Navigation):
+    """The load workers, the slider's history and moments, and presenting a
+    snapshot."""
+
+    label: str
+    cursor: TimeCursor | None
+    pending_approval: bool
+    _live: LiveReload
+    _revision: int
+    _loads_asked: int
+    _projections_asked: int
+    _history_pending: tuple[Engine, bool] | None
+    _history_wanted: bool
+    _after_history: str | datetime | None
+    _focus_after_load: tuple[str, str] | None
+
+    def _load(self, keep_moment: bool) -> None:
+        """Read the store again in a worker; ``keep_moment`` keeps the slider's place.
+
+        The present is read through the read model when it holds the log:
+        rows fetched from disk, no replay. The whole store is read once the
+        history is wanted (the slider moved back), or when there is no model."""
+        self._loads_asked += 1
+        self._load_in_worker(keep_moment, self._history_wanted, self._loads_asked)
+
+    @work(thread=True, exclusive=True, group="open", exit_on_error=False)
+    def _load_in_worker(self, keep_moment: bool, whole: bool, asked: int) -> None:
+        from kgai_tui.core.answers.config import pending_path
+        from kgai_tui.core.reads.health import doctor_problems
+
+        self.pending_approval = bool(pending_path())
+        if not whole:
+            model = self._open_model()
+            if model is not None:
+                self.call_from_thread(
+                    self._model_loaded, *model, read_sync_status(self.root), asked
+                )
+                return
+        from kgai_tui.core.engine.open import open_engine
+
+        engine = open_engine(self.root)
+        problems = doctor_problems(engine)
+        status = read_sync_status(self.root)
+        self.call_from_thread(
+            self._loaded, engine, problems, keep_moment, status, asked=asked
+        )
+
+    def _open_model(self) -> tuple[ModelEngine, Prepared, list[str]] | None:
+        """The read model, with the present's first paint and doctor's list, when
+        it holds the log as it is (see :func:`open_model_if_current`)."""
+        import sqlite3
+
+        from kgai_tui.core.model.open import open_model_if_current
+        from kgai_tui.core.model.rows import ModelCorruptError
+        from kgai_tui.core.model.schema import model_enabled
+        from kgai_tui.core.reads.health import doctor_problems
+
+        model = open_model_if_current(self.root) if model_enabled() else None
+        if model is None:
+            return None
+        try:
+            prepared = prepare_preview(model.projection, self.palette)
+            problems = doctor_problems(cast("Engine", model))
+        except (sqlite3.Error, ModelCorruptError, OSError, ValueError, KeyError):
+            model.close()  # the whole store answers instead, as without a model
+            return None
+        return model, prepared, problems
+
+    def _model_loaded(
+        self,
+        model: ModelEngine,
+        prepared: Prepared,
+        problems: list[str],
+        status: SyncStatus | None,
+        asked: int,
+    ) -> None:
+        """Show the present from the read model; the slider's history waits until
+        it is asked for (:class:`TimeSlider.HistoryWanted`)."""
+        if asked != self._loads_asked or self._history_wanted:
+            model.close()  # a newer load was asked for, or the whole store is
+            return
+        engine = cast("Engine", model)
+        self._opened(engine, problems, status)
+        self._history_pending = None
+        slider = self.query_one(TimeSlider)
+        slider.loading = False
+        slider.set_moments([], keep=False)
+        slider.on_demand = True
+        projection = cast("ProjectionView", model.projection)
+        self._present(engine, projection, None, None, prepared)
+
+    def _opened(
+        self, engine: Engine, problems: list[str], status: SyncStatus | None
+    ) -> None:
+        self.engine, self.cursor, self.problems = engine, None, problems
+        if status is not None:
+            self.sync_status = status
+            self._show_remote()
+        self._live.loaded()
+        self.query_one(StoreHeader).opened()
+
+    @on(TimeSlider.HistoryWanted)
+    def _history_asked(self, event: TimeSlider.HistoryWanted) -> None:
+        """Read the whole store once, for the slider; then do what the key asked.
+
+        The slider's own line says the history is being read, and stops saying
+        it when it is there (no notification that outlives the wait)."""
+        event.stop()
+        self._after_history = event.then
+        if self._history_wanted:
+            return  # on its way
+        self._history_wanted = True
+        self.query_one(TimeSlider).loading = True
+        self._load(keep_moment=True)
+
+    def _loaded(
+        self,
+        engine: Engine,
+        problems: list[str],
+        keep_moment: bool,
+        status: SyncStatus | None = None,
+        *,
+        asked: int,
+    ) -> None:
+        if asked != self._loads_asked:
+            return  # a newer load was asked for; its engine comes next
+        self._history_wanted = True  # the whole store is read from now on
+        self._opened(engine, problems, status)
+        self._history_pending = (engine, keep_moment)
+        slider = self.query_one(TimeSlider)
+        slider.loading = True
+        if not keep_moment or slider.at_now:
+            self._project(None)
+        else:  # the past stays on screen; its history comes next
+            self._read_history()
+
+    @on(Worker.StateChanged)
+    def _worker_changed(self, event: Worker.StateChanged) -> None:
+        """A failed open ends the opening clock and says why in the header."""
+        worker = event.worker
+        if worker.group != "open" or event.state != WorkerState.ERROR:
+            return
+        header = self.query_one(StoreHeader)
+        header.opened()
+        if self.snapshot is None:
+            header.show_failure(str(worker.error), self.palette)
+
+    def _read_history(self) -> None:
+        """Read the time index (the slider's moments) once per load, in a worker."""
+        pending, self._history_pending = self._history_pending, None
+        if pending is not None:
+            self._history(*pending)
+
+    @work(thread=True, exclusive=True, group="history", exit_on_error=False)
+    def _history(self, engine: Engine, keep_moment: bool) -> None:
+        from kgai_tui.core.reads.moments import TimeCursor
+
+        cursor = TimeCursor.of_engine(engine)
+        self.call_from_thread(self._cursor_ready, engine, cursor, keep_moment)
+
+    def _cursor_ready(
+        self, engine: Engine, cursor: TimeCursor, keep_moment: bool
+    ) -> None:
+        if engine is not self.engine:
+            return  # a newer load replaced it
+        self.cursor = cursor
+        slider = self.query_one(TimeSlider)
+        slider.loading = False
+        slider.set_moments(cursor.moments, keep=keep_moment)
+        then, self._after_history = self._after_history, None
+        if then == "step":
+            slider.action_step(-1)
+        elif then == "month":
+            slider.step_month(-1)
+        elif then == "start":
+            slider.jump(to_start=True)
+        elif isinstance(then, datetime):
+            slider.go_to(then)
+        if not slider.at_now:  # the present is on screen already
+            self._project(slider.moment)
+
+    @on(ReloadRequested)
+    def _reload_requested(self, event: ReloadRequested) -> None:
+        """A view wrote to the store: re-read it, then show what it asked for."""
+        self._focus_after_load = event.focus
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        """Re-read the shards now (keeping the slider's moment)."""
+        self._load(keep_moment=True)
+
+    def _poll(self) -> None:
+        if self._live.changed():
+            self._load(keep_moment=True)
+
+    @on(TimeSlider.Changed)
+    def _slid(self, event: TimeSlider.Changed) -> None:
+        self._project(event.slider.moment)
+
+    def _project(self, moment: datetime | None) -> None:
+        """Show the graph at ``moment`` (``None``: now), projected in a worker.
+
+        What it projects from is taken here, on the UI thread, so a load landing
+        meanwhile cannot mix into it."""
+        engine, cursor = self.engine, self.cursor
+        if engine is None or (moment is not None and cursor is None):
+            return
+        self._projections_asked += 1
+        previous = self.snapshot.projection if self.snapshot is not None else None
+        self._project_in_worker(
+            engine, cursor, moment, previous, self.palette, self._projections_asked
+        )
+
+    @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
+    def _project_in_worker(
+        self,
+        engine: Engine,
+        cursor: TimeCursor | None,
+        moment: datetime | None,
+        previous: ProjectionView | None,
+        palette: Palette,
+        asked: int,
+    ) -> None:
+        from kgai_tui.core.reads.moments import graph_delta
+
+        projection = (
+            engine.projection if moment is None or cursor is None else cursor.at(moment)
+        )
+        delta = graph_delta(previous, projection) if previous is not None else None
+        prepared = prepare(projection, delta, palette)
+        self.call_from_thread(
+            self._projected, asked, engine, projection, moment, delta, prepared
+        )
+
+    def _projected(
+        self,
+        asked: int,
+        engine: Engine,
+        projection: ProjectionView,
+        moment: datetime | None,
+        delta: GraphDelta | None,
+        prepared: Prepared,
+    ) -> None:
+        if asked != self._projections_asked:
+            return  # the user moved on; the latest request's answer comes next
+        self._present(engine, projection, moment, delta, prepared)
+
+    def _present(
+        self,
+        engine: Engine,
+        projection: ProjectionView,
+        moment: datetime | None,
+        delta: GraphDelta | None,
+        prepared: Prepared,
+        *,
+        revision: int | None = None,
+    ) -> None:
+        """Show new data (or, given its ``revision``, the same data in a new look)."""
+        if revision is None:
+            self._revision += 1
+            revision = self._revision
+        previous = self.snapshot.engine if self.snapshot is not None else None
+        self.snapshot = Snapshot(
+            engine, projection, moment, delta, revision, prepared.palette
+        )
+        self.query_one(StoreHeader).show_snapshot(
+            self.label,
+            self.snapshot,
+            decisions=prepared.decisions,
+            writers=prepared.writers,
+            problems=len(self.problems),
+            pending=self.pending_approval,
+        )
+        self.query_one(MomentBanner).show_moment(moment, delta)
+        views = self.query_one(ViewSwitcher)
+        self.selected_element = views.present(
+            self.snapshot, prepared.elements, self.selected_element
+        )
+        if previous is not None and previous is not engine:
+            _close_model(previous)  # no view holds its rows any more
+        # O(decisions) work waits until this view is painted: the timeline, then,
+        # once per load, the time index for the slider.
+        self.call_after_refresh(views.show_timeline, self.snapshot)
+        self.call_after_refresh(self._read_history)
+        if prepared.palette != self.palette:  # the theme changed meanwhile
+            self._restyle(self.snapshot, self.palette)
+        focus, self._focus_after_load = self._focus_after_load, None
+        if focus is not None and moment is None:
+            self._show_new_decision(*focus)
+
+    @work(thread=True, exclusive=True, group="restyle", exit_on_error=False)
+    def _restyle(self, snapshot: Snapshot, palette: Palette) -> None:
+        prepared = prepare(snapshot.projection, snapshot.delta, palette)
+        self.call_from_thread(self._restyled, snapshot, prepared)
+
+    def _restyled(self, snapshot: Snapshot, prepared: Prepared) -> None:
+        if snapshot is not self.snapshot or prepared.palette != self.palette:
+            return  # newer data or another theme is on its way
+        self._present(
+            snapshot.engine,
+            snapshot.projection,
+            snapshot.moment,
+            snapshot.delta,
+            prepared,
+            revision=snapshot.revision,
+        )
+
+
+def _close_model(engine: Engine) -> None:
+    """Close a store read through its model (a whole store holds no connection)."""
+    from kgai_tui.core.model.open import ModelEngine
+
+    if isinstance(engine, ModelEngine):
+        engine.close()

@@ -91,7 +91,7 @@ def off(env: dict[str, str], tmp: Path) -> dict[str, str]:
 
 
 def model_file(env: dict[str, str]) -> list[Path]:
-    return sorted(Path(env["KGAI_TUI_CACHE_DIR"]).glob("model/*.sqlite"))
+    return sorted(Path(env["KGAI_TUI_CACHE_DIR"]).glob("*/model.sqlite"))
 
 
 def test_reads_equal_the_whole_store_after_every_write(
@@ -149,7 +149,7 @@ def test_a_first_read_answers_then_the_model_appears(
     env = dict(env, KGAI_TUI_CACHE_DIR=str(tmp_path / "fresh"))
     first = run(["history", "feature:Invoice", "--store", str(root), "--json"], env)
     deadline = time.monotonic() + 60
-    while not list(Path(env["KGAI_TUI_CACHE_DIR"]).glob("model/*.seal")):
+    while not list(Path(env["KGAI_TUI_CACHE_DIR"]).glob("*/model.sqlite.seal")):
         assert time.monotonic() < deadline, "the model was never written"
         time.sleep(0.1)
     assert (

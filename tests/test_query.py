@@ -452,7 +452,7 @@ def test_writes_are_refused_and_nothing_changes(
 
     for _ in range(2):  # the first read after an empty cache answers from its replay
         query_answer(model_source(str(store)), "MATCH (e:Element) RETURN count(e) AS n")
-    assert graph_path(next((cache / "model").glob("*.sqlite"))).is_file()
+    assert graph_path(next(cache.glob("*/model.sqlite"))).is_file()
     before = _snapshot(store) | _snapshot(cache)
     with pytest.raises(QueryError, match=r"read-only"):
         query_answer(model_source(str(store)), cypher)
@@ -479,7 +479,7 @@ def test_the_database_refuses_what_the_guard_does_not_see(
     monkeypatch.setenv("KGAI_TUI_CACHE_DIR", str(tmp_path / "cache"))
     for _ in range(2):  # the first read after an empty cache answers from its replay
         query_answer(model_source(str(store)), "RETURN 1 AS one")
-    graph = graph_path(next((tmp_path / "cache" / "model").glob("*.sqlite")))
+    graph = graph_path(next((tmp_path / "cache").glob("*/model.sqlite")))
     before = graph.read_bytes()
     monkeypatch.setattr(run, "refusal", lambda _cypher: None)
     with pytest.raises(QueryError, match=r"read-only"):
@@ -568,7 +568,7 @@ def test_the_cli_prints_kg_s_shape_and_null_rows(tmp_path: Path) -> None:
     assert bad.returncode == 1
     assert json.loads(bad.stdout)["ok"] is False
     assert bad.stderr.count(b"\n") == 1 and b"Traceback" not in bad.stderr
-    graph = graph_path(next((tmp_path / "cache" / "model").glob("*.sqlite")))
+    graph = graph_path(next((tmp_path / "cache").glob("*/model.sqlite")))
     assert graph.is_file()
 
 

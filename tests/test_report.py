@@ -248,10 +248,10 @@ def test_the_report_now_comes_from_the_model_with_the_same_bytes(
     cache = tmp_path / "cache"
     monkeypatch.setenv("KGAI_TUI_CACHE_DIR", str(cache))
     for store in (demo_store, _old_times_store(tmp_path)):
-        before = set(cache.glob("model/*.seal"))
+        before = set(cache.glob("*/model.sqlite.seal"))
         report(store)  # the first read answers from its replay and builds the model
         deadline = time.monotonic() + 60
-        while set(cache.glob("model/*.seal")) == before:
+        while set(cache.glob("*/model.sqlite.seal")) == before:
             assert time.monotonic() < deadline, "the model was never sealed"
             time.sleep(0.05)
         for args in ([], ["--format", "html"], ["--last", "2"], ["--last", "0"]):

@@ -357,7 +357,7 @@ def test_rotate_then_git_sync_reconciles_the_retired_shard(
     import shutil
 
     from kgai_tui.core.engine.open import open_engine
-    from kgai_tui.core.store.cache_file import cache_base, store_key
+    from kgai_tui.core.store.cache_file import store_cache_dir
     from kgai_tui.core.wire.codec import decode_line
 
     a = make_store(tmp_path / "a", "ana", bare)
@@ -383,7 +383,7 @@ def test_rotate_then_git_sync_reconciles_the_retired_shard(
     assert done.returncode == 0, done.stderr
     assert "reconciled the retired shard" in done.stderr, done.stderr
     assert held.read_bytes() == (a / "log" / held.name).read_bytes()
-    kept = list((cache_base() / "retired" / store_key(copy)).iterdir())
+    kept = list((store_cache_dir(copy) / "retired").iterdir())
     assert [p.read_bytes() for p in kept] == [held_before]
     record(a, "Invoices are numbered per year", "business_object", "invoice")
     sync(a)

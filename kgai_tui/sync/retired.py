@@ -13,7 +13,7 @@ can be pulled again (kg's ``reconcileRetired``, ``RewriteShard`` and ``ReEmit``)
 What this adds to kg's: the orphans are recorded again *before* the file is
 replaced, the remote's version must verify whole (every line's hash, decision id,
 install and chain) and start with our common prefix, and the replaced file is kept,
-byte for byte, in the user cache directory (``retired/<store>/``), so no line this
+byte for byte, in the store's directory of the user cache (``<key>/retired/``), so no line this
 store held is lost. Only a retired id the store's own config lists is ever
 replaced: a remote cannot reach any other shard this way.
 """
@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgai_tui.core.store.cache_file import cache_base, store_key
+from kgai_tui.core.store.cache_file import store_cache_dir
 from kgai_tui.core.store.config_file import fsync_dir
 from kgai_tui.core.wire.codec import DecodedLine
 from kgai_tui.core.wire.model import Event
@@ -104,7 +104,7 @@ def reconcile_retired(
     events = [d.event for d in orphans if d.event.decision is not None]
     reemitted = reemit(events) if events else 0
     shard = root / "log" / f"{install}.ndjson"
-    kept_dir = cache_base(base) / "retired" / store_key(root)
+    kept_dir = store_cache_dir(root, base) / "retired"
     kept_dir.mkdir(parents=True, exist_ok=True)
     kept = (
         kept_dir / f"{install}.{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.ndjson"

@@ -17,10 +17,9 @@ from pathlib import Path
 import orjson
 
 from kgai_tui.core.store.cache_file import (
-    cache_base,
     cache_header,
     read_cache_file,
-    store_key,
+    store_cache_dir,
     write_cache_file,
 )
 from kgai_tui.core.store.shard_print import ShardPrint
@@ -30,7 +29,7 @@ __all__ = ["load_counts", "save_counts"]
 
 
 def _path(root: Path) -> Path:
-    return cache_base() / "sync" / f"{store_key(root)}.counts"
+    return store_cache_dir(root) / "sync.counts"
 
 
 def load_counts(root: Path) -> dict[str, ShardPrint]:

@@ -375,7 +375,7 @@ def test_cache_lives_in_the_user_cache_dir_and_the_store_is_untouched(
     assert _snapshot(root) == before
     cache_home = Path(os.environ["XDG_CACHE_HOME"])
     assert index.info.path is not None
-    assert index.info.path.is_relative_to(cache_home / "kgai-tui" / "search")
+    assert index.info.path.is_relative_to(cache_home / "kgai-tui")
     assert index.info.path == cache_dir_for(root)
 
 

@@ -374,7 +374,7 @@ def test_a_shard_named_with_invalid_utf8_never_stops_a_search(tmp_path: Path) ->
     assert orjson.loads(outs[1])["hits"]
     assert outs[1] == outs[2], "the second search reads the index the first kept"
     state = orjson.loads(
-        next((tmp_path / "cache" / "search").glob("*/state.json")).read_bytes()
+        next((tmp_path / "cache").glob("*/search/state.json")).read_bytes()
     )
     names = [row[0] for row in state["body"]["shards"]]
     assert {"hex": b"i-\xff\xfe-bad.ndjson".hex()} in names

@@ -346,7 +346,7 @@ def test_rotate_then_sync_reconciles_the_retired_shard(
     byte for byte in the cache), pushes, and pulls the original's later lines;
     every decision either side acknowledged is in both stores afterwards."""
     from kgai_tui.core.engine.open import open_engine
-    from kgai_tui.core.store.cache_file import cache_base, store_key
+    from kgai_tui.core.store.cache_file import store_cache_dir
     from kgai_tui.core.write.rotate import rotate_install
 
     url = f"s3://{bucket}/kg"
@@ -368,7 +368,7 @@ def test_rotate_then_sync_reconciles_the_retired_shard(
     assert (copy / "log" / f"{old}.ndjson").read_bytes() == (
         a / "log" / f"{old}.ndjson"
     ).read_bytes()
-    kept = list((cache_base() / "retired" / store_key(copy)).iterdir())
+    kept = list((store_cache_dir(copy) / "retired").iterdir())
     assert [p.read_bytes() for p in kept] == [held_before]
     decide(a, "Invoices are numbered per year")
     sync(a)

@@ -1,6 +1,6 @@
 """The warm-open cache: a replayed projection kept in the user cache directory.
 
-One file per store, ``<user cache>/kgai-tui/engine/<sha256(resolved path)[:32]>.bin``,
+One file per store, ``<user cache>/kgai-tui/<sha256(resolved path)[:32]>/engine.bin``,
 never inside the store. It holds the shards' fingerprint (:mod:`shard_print`: name,
 size, inode, change and modification times, SHA-256 of the first and the last
 64 KiB), the compact per-shard columns and the projection as plain containers,

@@ -433,7 +433,7 @@ def _bring_up_to_date(
         # a log that shrank, and rebuild for nothing).
         listing = list_log(log_dir)
         names, refused = listing.names, list(listing.refused)
-        # The model lives in <cache base>/model/: its prints keep beside it.
+        # The model lives in <cache base>/<store key>/: its prints keep beside it.
         now = prints_from_disk(log_dir, names, path.parent.parent)
         remove_stale_temporaries(path)
         if sealed(path):
@@ -462,6 +462,7 @@ def _bring_up_to_date(
                     db.close()
         if not rebuild:
             return "stale"
+        drop_legacy(root, path.parent.parent)
         engine = _replay(root, names, refused)
         if background and _build_detached(engine, path, then):
             return engine
@@ -477,6 +478,23 @@ def _bring_up_to_date(
 #: same reason, at its own engine's ratio.
 _REBUILD_SHARE: Final = 3
 _REBUILD_MIN_BYTES: Final = 4 << 20
+
+
+def drop_legacy(root: Path, base: Path) -> None:
+    """Delete what earlier releases kept for this store elsewhere in the cache
+    (``<cache>/engine/<key>.bin``, ``<cache>/model/<key>.sqlite``, ...): the
+    store's cache is its one directory now. Best effort: a file that cannot be
+    removed stays, as it did."""
+    import shutil
+
+    from kgai_tui.core.store.cache_file import legacy_paths
+
+    for old in legacy_paths(root, base):
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                old.unlink()
 
 
 def _mostly_new(stored: list[ShardPrint], now: list[ShardPrint]) -> bool:

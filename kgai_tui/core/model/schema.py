@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Final
 
 from kgai_tui import __version__
-from kgai_tui.core.store.cache_file import cache_base, store_key
+from kgai_tui.core.store.cache_file import store_cache_dir
 
 #: Bumped whenever the tables or what a column holds change.
 FORMAT: Final = (
@@ -173,7 +173,7 @@ LIST_COLUMNS: Final = frozenset({"shapes", "supersedes", "superseded_by"})
 
 def model_path(root: Path, base: Path | None = None) -> Path:
     """The model file of the store at ``root`` (``KGAI_TUI_CACHE_DIR`` overrides the base)."""
-    return cache_base(base) / "model" / f"{store_key(root)}.sqlite"
+    return store_cache_dir(root, base) / "model.sqlite"
 
 
 def header(root: Path) -> dict[str, object]:

@@ -1,8 +1,8 @@
 """Where the search index lives, and how it decides it is still valid (no tantivy here).
 
-The index is a disposable cache in the user cache directory
-(``platformdirs.user_cache_dir("kgai-tui")/search/<key>``), keyed by a hash of the
-resolved store path; nothing is ever written inside the store.
+The index is a disposable cache in the store's one directory of the user cache
+(``<cache>/<key>/search``, the key a hash of the resolved store path); nothing is
+ever written inside the store.
 
 * A **fingerprint** of the log is, per shard file, the one :mod:`shard_print` defines
   (name, size, inode, change and modification times, SHA-256 of the first and last
@@ -16,7 +16,7 @@ resolved store path; nothing is ever written inside the store.
   manifest does not match, is not trusted: the index is rebuilt. So is a state file
   that is not a regular file or is larger than 64 MiB (never followed, never read).
 * One writer at a time: index updates happen under an exclusive ``flock`` on
-  ``<key>/lock``. Readers take no lock.
+  ``search/lock``. Readers take no lock.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any, Final
 
 import orjson
-import platformdirs
 
 from kgai_tui.core.errors import WriteError
+from kgai_tui.core.store.cache_file import store_cache_dir
 from kgai_tui.core.store.regular_file import read_regular
 from kgai_tui.core.store.shard_print import ShardPrint
 from kgai_tui.core.store.shard_print import prints_from_disk as _prints_in
@@ -66,13 +66,10 @@ def cache_dir_for(root: Path, base: Path | None = None) -> Path:
             for the engine cache, else the user cache dir).
 
     Returns:
-        ``<base>/search/<sha256(resolved store path)[:32]>``.
+        ``search/`` in the store's one cache directory
+        (:func:`~kgai_tui.core.store.cache_file.store_cache_dir`).
     """
-    if base is None:
-        env = os.environ.get("KGAI_TUI_CACHE_DIR")
-        base = Path(env) if env else Path(platformdirs.user_cache_dir("kgai-tui"))
-    key = hashlib.sha256(os.fsencode(root.resolve())).hexdigest()[:32]
-    return base / "search" / key
+    return store_cache_dir(root, base) / "search"
 
 
 def prints_from_disk(root: Path, base: Path | None = None) -> tuple[ShardPrint, ...]:

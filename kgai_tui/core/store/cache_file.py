@@ -67,9 +67,34 @@ def store_key(root: Path) -> str:
     return hashlib.sha256(os.fsencode(root.resolve())).hexdigest()[:32]
 
 
+def store_cache_dir(root: Path, base: Path | None = None) -> Path:
+    """The one directory of the user cache derived from the store at ``root``:
+    ``<cache>/<store key>/``, holding everything kept for it (the model and its
+    files, the search index, the engine cache, the settled prints, sync's counts,
+    shards kept by a reconcile). Deleting it loses nothing the log does not hold
+    but those kept shards. ``KGAI_TUI_CACHE_DIR`` overrides the base."""
+    return cache_base(base) / store_key(root)
+
+
+#: Where earlier releases kept a store's cache files, by directory: ``<cache>/<dir>/
+#: <key><suffix>`` (deleted by ``rebuild`` and when the model is first built).
+LEGACY_DIRS: Final = ("engine", "model", "prints", "search", "sync", "retired")
+
+
+def legacy_paths(root: Path, base: Path | None = None) -> list[Path]:
+    """The files and directories earlier releases kept for the store at ``root``."""
+    top, key = cache_base(base), store_key(root)
+    found: list[Path] = []
+    for name in LEGACY_DIRS:
+        folder = top / name
+        if folder.is_dir() and not folder.is_symlink():
+            found.extend(sorted(folder.glob(key + "*")))
+    return found
+
+
 def engine_cache_path(root: Path, base: Path | None = None) -> Path:
     """Where the cache of the store at ``root`` lives (``KGAI_TUI_CACHE_DIR`` overrides)."""
-    return cache_base(base) / "engine" / f"{store_key(root)}.bin"
+    return store_cache_dir(root, base) / "engine.bin"
 
 
 def cache_header(root: Path) -> dict[str, Any]:

@@ -5,7 +5,7 @@ again unless it hashed them from a file whose change time was already settled
 and whose stat is still the same. Within one process that saves every print but
 the first; a CLI read is one process, so at 300 shards each read still hashed
 600 edges (~40 ms of a 90 ms ``status`` at 10M). This file carries those settled
-prints from one process to the next: per store, ``prints/<store key>.json``
+prints from one process to the next: per store, ``<store key>/prints.json``
 holding ``[name, size, inode, mtime, ctime, head, tail]`` rows and a SHA-256 of
 them. The same rule decides what is trusted: a row is used only while the file's
 size, inode, modification and change times are what they were, and a row is only
@@ -26,7 +26,7 @@ from typing import Final
 
 import orjson
 
-from kgai_tui.core.store.cache_file import cache_base, store_key
+from kgai_tui.core.store.cache_file import store_cache_dir
 from kgai_tui.core.store.regular_file import open_regular
 
 __all__ = ["Row", "load_settled", "save_settled", "settled_path"]
@@ -40,7 +40,7 @@ _MAX_BYTES: Final = 8 << 20
 def settled_path(log_dir: Path, base: Path | None = None) -> Path:
     """Where the settled prints of the store holding ``log_dir`` are kept
     (``base``: the cache directory, ``None`` the user's)."""
-    return cache_base(base) / "prints" / f"{store_key(log_dir.parent)}.json"
+    return store_cache_dir(log_dir.parent, base) / "prints.json"
 
 
 def _digest(rows: Sequence[Row]) -> str:

@@ -2,7 +2,9 @@
 
 What goes: the engine cache and time index, the read model (its SQLite file, log,
 lock, seal and recall arrays), the search index and the settled shard prints,
-all in the user cache directory (:func:`~kgai_tui.core.store.cache_file.cache_base`);
+all in the store's one directory of the user cache
+(:func:`~kgai_tui.core.store.cache_file.store_cache_dir`), and whatever earlier
+releases kept for the store elsewhere in the cache;
 the store itself (the log, ``kg.config.json``, git data, kg's ``graph.kuzu``) is
 not touched. The model is then built again from the whole log, under its lock,
 so a reader meanwhile either sees the old one or waits for the new one.
@@ -17,11 +19,11 @@ from kgai_tui.core.model.schema import model_path
 from kgai_tui.core.model.seal import model_lock
 from kgai_tui.core.search.cache import cache_dir_for
 from kgai_tui.core.store.cache_file import (
-    cache_base,
     engine_cache_path,
-    store_key,
+    legacy_paths,
     time_index_path,
 )
+from kgai_tui.core.store.settled_prints import settled_path
 
 __all__ = ["derived_files", "rebuild_caches"]
 
@@ -37,7 +39,8 @@ def derived_files(root: Path, base: Path | None = None) -> list[Path]:
         time_index_path(root, base),
         *[p for p in siblings if not p.name.endswith(".lock")],
         cache_dir_for(root, base),
-        cache_base(base) / "prints" / f"{store_key(root)}.json",
+        settled_path(root / "log", base),
+        *legacy_paths(root, base),
     ]
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from kgai_tui.cli.main import LAZY_COMMANDS, all_commands
+from kgai_tui.cli.lazy import LAZY_COMMANDS
+from kgai_tui.cli.main import all_commands
 from kgai_tui.demo import DEMO_STORE
 
 HEAVY = ("numpy", "networkx", "tantivy", "textual", "mcp")

@@ -17,6 +17,7 @@ from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads import context
 from kgai_tui.core.reads.context import context_obj, decision_boost, relevance
 from kgai_tui.core.recall import index as recall_index
+from kgai_tui.core.recall import segments
 from kgai_tui.core.recall.index import RecallIndex
 from kgai_tui.core.recall.scoring import split_paths, strength, tokenize
 from kgai_tui.core.recall.tokens import tokenize_many
@@ -40,7 +41,7 @@ def assert_exact(
 
 
 def test_weights_are_the_context_weights() -> None:
-    assert recall_index.PATH_WEIGHT == context.PATH_WEIGHT
+    assert segments.PATH_WEIGHT == context.PATH_WEIGHT
     assert recall_index.ABOUT_WEIGHT == context.ABOUT_WEIGHT
     assert recall_index.DECISION_WEIGHT == context.DECISION_WEIGHT
 

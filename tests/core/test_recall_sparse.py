@@ -26,7 +26,7 @@ from test_recall_index import (
     make_projection,
 )
 
-from kgai_tui.core.recall import index as recall_index
+from kgai_tui.core.recall import segments as recall_segments
 from kgai_tui.core.recall.fields import Fields
 from kgai_tui.core.recall.index import RecallIndex
 from kgai_tui.core.recall.scoring import tokenize
@@ -68,8 +68,8 @@ MODES = {"dense": (0, 2**62), "sparse": (2**62, 16)}
 def forced(mode: str) -> Iterator[None]:
     low, share = MODES[mode]
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(recall_index, "_SPARSE_MIN", low)
-        m.setattr(recall_index, "_SPARSE_SHARE", share)
+        m.setattr(recall_segments, "_SPARSE_MIN", low)
+        m.setattr(recall_segments, "_SPARSE_SHARE", share)
         yield
 
 

@@ -202,7 +202,7 @@ def test_the_cli_search_as_of_closes_its_model_read(
         index = SearchIndex.open_cached(root, cache_base=cache)
         assert index is not None
         closed: list[int] = []
-        real = index._probed
+        real = index._at._probed
 
         def spy(cut: datetime) -> Moment | None:
             got = real(cut)
@@ -211,7 +211,7 @@ def test_the_cli_search_as_of_closes_its_model_read(
             got._close = lambda: (closed.append(1), inner())  # type: ignore[assignment]
             return got
 
-        index._probed = spy  # type: ignore[method-assign]
+        index._at._probed = spy  # type: ignore[method-assign]
         hits = index.search("Billing", as_of=_at(START + 9 * 86_400))
         assert hits is not None and [h.name for h in hits][:1] == ["Billing"]
         assert closed == [1]

@@ -18,10 +18,9 @@ import tantivy
 from kgai_tui.core.errors import WriteError
 from kgai_tui.core.gosem.gotext import normalize
 from kgai_tui.core.recall.scoring import one_line
-from kgai_tui.core.search.analysis import TEXT, Analysed, analyse, tokenize
+from kgai_tui.core.search.analysis import Analysed, analyse, tokenize
 from kgai_tui.core.search.backend import (
     EXACT_FIELD,
-    FIELDS,
     MUST,
     MUST_NOT,
     SCHEMA,
@@ -46,24 +45,19 @@ from kgai_tui.core.search.cache import (
     write_lock,
 )
 from kgai_tui.core.search.docs import LIVE_KEYS
+from kgai_tui.core.search.forgiving import ForgivingSearch
 from kgai_tui.core.search.model import SearchHit, hit_order
 from kgai_tui.core.search.moment import (
-    Keys,
     Moment,
-    listed_keys,
-    listed_moment,
-    probed_moment,
+    MomentCache,
 )
 from kgai_tui.core.search.plan import Filters, plan_query
-from kgai_tui.core.search.query import ParsedQuery, parse_query, query_problems
+from kgai_tui.core.search.query import ParsedQuery, parse_query
 from kgai_tui.core.search.rank import Cand, top_k
 from kgai_tui.core.search.snippet import Matcher, best_snippet
 from kgai_tui.core.search.vocab import (
-    SearchNotes,
     Vocabulary,
     bridge_query,
-    corrected,
-    unknown_words,
 )
 from kgai_tui.core.search.writer import (
     IndexInfo,
@@ -89,10 +83,6 @@ _LOCK_WAIT: Final = 120.0
 #: A ranked candidate: (its source's position, the candidate, its stored fields).
 _Ranked = tuple[int, Cand, dict[str, Any]]
 _Tier = tuple[tuple[tantivy.Occur, tantivy.Query], ...]
-_SCORED_FIELDS: Final = tuple(f for fields in FIELDS.values() for f, _ in fields)
-_NAME_FIELDS: Final = ("name", "title", "elnames")
-#: "N superseded decisions do" counts up to this many.
-_NOTE_COUNT: Final = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +98,7 @@ class _Source:
     typed: bool = True
 
 
-class SearchIndex:
+class SearchIndex(ForgivingSearch):
     """A search index over one store, opened for queries.
 
     Obtain one with :meth:`for_engine` (builds or updates as needed) or
@@ -129,9 +119,7 @@ class SearchIndex:
         self._live = live
         self._history = history
         self.info = info
-        self._root = root
-        self._engine = engine
-        self._moments: dict[datetime, Moment] = {}
+        self._at = MomentCache(root, engine)
         self._vocab: tuple[tuple[int, int], Vocabulary] | None = None
 
     # ------------------------------------------------------------ opening
@@ -298,8 +286,8 @@ class SearchIndex:
         if as_of is not None and as_of.tzinfo is None:
             as_of = as_of.replace(tzinfo=UTC)
         if as_of is not None and projection_at is not None:
-            self._remember(as_of, projection_at)
-        moment = None if as_of is None else self._moment(as_of)
+            self._at.remember(as_of, projection_at)
+        moment = None if as_of is None else self._at.moment(as_of)
         try:
             hits = self._run(pq, analysed, limit, include_all, as_of, moment)
             if len(hits) < limit and analysed.words:
@@ -314,129 +302,6 @@ class SearchIndex:
             if moment is not None:
                 moment.close()
         return hits
-
-    def notes(
-        self,
-        query: str,
-        hits: Sequence[SearchHit] | None,
-        *,
-        include_all: bool = False,
-        as_of: datetime | None = None,
-    ) -> SearchNotes:
-        """What to tell someone whose search found little: the slips in the query,
-        the words the store does not hold and the nearest ones it does, and, when
-        nothing in force matched, how many superseded decisions would
-        (docs/search.md#when-nothing-matches). Deterministic, like the hits."""
-        vocab = self._vocabulary()
-        parsed = parse_query(query)
-        lines = query_problems(
-            parsed,
-            kinds=self._kinds(),
-            has_element=lambda value: bool(self._element_ids(value)),
-        )
-        if hits is None:
-            return SearchNotes(tuple(lines))
-        fixed, unknown = corrected(query, parsed, vocab, self._holds)
-        for word, near in unknown:
-            lines.append(
-                f"no decision or element has the word {word!r}"
-                + (f"; did you mean {near!r}?" if near else "")
-            )
-        if not hits and not include_all:
-            older = self.search(query, limit=_NOTE_COUNT, include_all=True, as_of=as_of)
-            n = sum(1 for h in older or () if h.kind == "decision")
-            if n:
-                many = f"{n}" if n < _NOTE_COUNT else f"at least {n}"
-                lines.append(
-                    f"no decision in force matches; {many} superseded or dead-end "
-                    "decision(s) do (--all)"
-                )
-        return SearchNotes(tuple(lines), fixed)
-
-    def _vocabulary(self) -> Vocabulary:
-        """The indexes' vocabulary, made once per index (see :class:`Vocabulary`)."""
-        searchers = (self._live.searcher(), self._history.searcher())
-        key = (searchers[0].num_docs, searchers[1].num_docs)
-        if self._vocab is not None and self._vocab[0] == key:
-            return self._vocab[1]
-
-        def adjacent(parts: tuple[str, ...]) -> bool:
-            # The parts, stemmed as the index holds them, side by side in a name
-            # or a title: written as one camelCase word somewhere.
-            terms: list[str | tuple[int, str]] = [
-                t for p in parts for t in TEXT.analyze(p)[:1]
-            ]
-            if len(terms) != len(parts):
-                return False
-            for searcher in searchers:
-                for field in _NAME_FIELDS:
-                    phrase = Q.phrase_query(SCHEMA, field, terms)
-                    if searcher.search(phrase, 1, count=False).hits:
-                        return True
-            return False
-
-        vocab = Vocabulary(searchers, adjacent)
-        self._vocab = (key, vocab)
-        return vocab
-
-    def _holds(self, term: str) -> bool:
-        """Whether some document's scored text has the (stemmed) index term."""
-        searchers = (self._live.searcher(), self._history.searcher())
-        return any(
-            s.doc_freq(field, term) for s in searchers for field in _SCORED_FIELDS
-        )
-
-    def _kinds(self) -> list[str]:
-        """The element kinds of the live index (its ``kind`` filter terms)."""
-        searcher = self._live.searcher()
-        return [t for t, _ in searcher.terms_with_prefix("f_kind", "", None, 512)]
-
-    def _typo_tier(
-        self,
-        pq: ParsedQuery,
-        vocab: Vocabulary,
-        hits: list[SearchHit],
-        limit: int,
-        include_all: bool,
-        as_of: datetime | None,
-        moment: Moment | None,
-    ) -> list[SearchHit]:
-        """The hits, then (while there is room) what the query's unknown words find
-        once corrected: each word no document holds is replaced by its nearest
-        known word (:meth:`Vocabulary.nearest`, then split like any word), and
-        one without is matched within one edit. ``stripe webhok`` finds the Stripe
-        hits, then the webhook ones: below every match of the words as typed,
-        never above (docs/search.md#determinism). Words the index holds are never
-        corrected, so a query of known words ranks as it always did."""
-        unknown = unknown_words(pq, vocab, self._holds)
-        if not unknown:
-            return hits
-        out = list(hits)
-        have = {(h.kind, h.id) for h in hits}
-
-        def add(more: list[SearchHit]) -> None:
-            for hit in more:
-                if len(out) >= limit:
-                    return
-                if (hit.kind, hit.id) not in have:
-                    have.add((hit.kind, hit.id))
-                    out.append(hit)
-
-        near = " ".join(n for _, n in unknown if n is not None)
-        if near:
-            fixed = bridge_query(
-                replace(pq, words=(near,), phrases=(), prefixes=()), vocab
-            )
-            a = analyse(fixed)
-            if a.words:
-                add(self._run(fixed, a, limit, include_all, as_of, moment))
-        rest = " ".join(w for w, n in unknown if n is None)
-        if rest and len(out) < limit:
-            loose = replace(pq, words=(rest,), phrases=(), prefixes=())
-            a = analyse(loose)
-            if a.words:
-                add(self._run(loose, a, limit, include_all, as_of, moment, fuzzy=True))
-        return out
 
     def _run(
         self,
@@ -726,74 +591,3 @@ class SearchIndex:
         hits = searcher.search(query, len(ids) + 8, count=False).hits
         docs = (stored_fields(searcher, addr) for _, addr in hits)
         return {doc["id"]: doc["name"] for doc in docs}
-
-    # ------------------------------------------------------------ as-of
-
-    def _moment(self, cut: datetime) -> Moment:
-        """Heads and elements at ``cut``: probed in the read model when it holds the
-        log as it is and covers the cut, else listed from the time index (cached).
-        The caller closes it after its search."""
-        found = self._moments.get(cut)
-        if found is not None:
-            return found
-        probed = self._probed(cut)
-        if probed is not None:
-            return probed
-        from kgai_tui.core.reads.as_of import as_of_view
-
-        engine = self._ensure_engine()
-        return self._remember(cut, as_of_view(engine, cut))
-
-    def _probed(self, cut: datetime) -> Moment | None:
-        """A moment asking a current read model about each candidate (never built
-        or written here), or ``None``."""
-        from kgai_tui.core.model.schema import model_enabled
-
-        if self._root is None or self._engine is not None or not model_enabled():
-            return None
-        from kgai_tui.core.model.open import peek_model
-
-        model = peek_model(self._root)
-        if model is None:
-            return None
-        stamp = int(cut.timestamp())
-        probe = model.moment_probe(stamp)
-        if probe is None:
-            model.close()
-            return None
-
-        def listing() -> Keys:
-            keys = model.moment_keys(stamp)
-            if keys is not None:
-                return listed_keys(keys[1], keys[0])
-            from kgai_tui.core.reads.as_of import as_of_view
-
-            then = as_of_view(self._ensure_engine(), cut)
-            return listed_keys(_heads_of(then), then.graph.nodes)
-
-        return probed_moment(probe, listing, model.close)
-
-    def _remember(self, cut: datetime, then: ProjectionView) -> Moment:
-        """Cache the decisions in force and the elements of the projection at ``cut``."""
-        found = self._moments.get(cut)
-        if found is not None:
-            return found
-        moment = listed_moment(_heads_of(then), then.graph.nodes)
-        if len(self._moments) >= 16:
-            self._moments.pop(next(iter(self._moments)))
-        self._moments[cut] = moment
-        return moment
-
-    def _ensure_engine(self) -> Engine:
-        if self._engine is None:
-            if self._root is None:
-                raise RuntimeError("as_of needs the engine of an in-memory index")
-            from kgai_tui.core.engine.open import open_engine
-
-            self._engine = open_engine(self._root)
-        return self._engine
-
-
-def _heads_of(then: ProjectionView) -> set[str]:
-    """The ids of the decisions in force in a projection."""
-    return {then.dec_id[i] for hs in then.heads.values() for i in hs}

@@ -30,12 +30,18 @@ from kgai_tui.core.search.docs import (
 )
 
 if TYPE_CHECKING:
+    from datetime import datetime
+    from pathlib import Path
+
+    from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.model.moment_probe import MomentProbe
+    from kgai_tui.core.replay.projection_view import ProjectionView
 
 __all__ = [
     "PROBE_BUDGET",
     "Keys",
     "Moment",
+    "MomentCache",
     "listed_keys",
     "listed_moment",
     "probed_moment",
@@ -140,3 +146,84 @@ def probed_moment(
         _Probed(present, lambda: whole()[1]),
         close,
     )
+
+
+class MomentCache:
+    """The moments one search index was asked about: probed in the read model when
+    it holds the log as it is and covers the cut, else listed from a projection at
+    the cut (the caller's, or the whole store's time index) and kept (the last 16).
+    """
+
+    def __init__(self, root: Path | None, engine: Engine | None) -> None:
+        """For the store at ``root``; ``engine``: the whole store, when the index
+        was made from one (then the model is never asked)."""
+        self._root = root
+        self._engine = engine
+        self._moments: dict[datetime, Moment] = {}
+
+    def moment(self, cut: datetime) -> Moment:
+        """Heads and elements at ``cut``. The caller closes it after its search."""
+        found = self._moments.get(cut)
+        if found is not None:
+            return found
+        probed = self._probed(cut)
+        if probed is not None:
+            return probed
+        from kgai_tui.core.reads.as_of import as_of_view
+
+        return self.remember(cut, as_of_view(self._ensure_engine(), cut))
+
+    def _probed(self, cut: datetime) -> Moment | None:
+        """A moment asking a current read model about each candidate (never built
+        or written here), or ``None``."""
+        from kgai_tui.core.model.schema import model_enabled
+
+        if self._root is None or self._engine is not None or not model_enabled():
+            return None
+        from kgai_tui.core.model.open import peek_model
+
+        model = peek_model(self._root)
+        if model is None:
+            return None
+        stamp = int(cut.timestamp())
+        probe = model.moment_probe(stamp)
+        if probe is None:
+            model.close()
+            return None
+
+        def listing() -> Keys:
+            keys = model.moment_keys(stamp)
+            if keys is not None:
+                return listed_keys(keys[1], keys[0])
+            from kgai_tui.core.reads.as_of import as_of_view
+
+            then = as_of_view(self._ensure_engine(), cut)
+            return listed_keys(_heads_of(then), then.graph.nodes)
+
+        return probed_moment(probe, listing, model.close)
+
+    def remember(self, cut: datetime, then: ProjectionView) -> Moment:
+        """Keep the decisions in force and the elements of ``then``, the store at
+        ``cut``."""
+        found = self._moments.get(cut)
+        if found is not None:
+            return found
+        moment = listed_moment(_heads_of(then), then.graph.nodes)
+        if len(self._moments) >= 16:
+            self._moments.pop(next(iter(self._moments)))
+        self._moments[cut] = moment
+        return moment
+
+    def _ensure_engine(self) -> Engine:
+        if self._engine is None:
+            if self._root is None:
+                raise RuntimeError("as_of needs the engine of an in-memory index")
+            from kgai_tui.core.engine.open import open_engine
+
+            self._engine = open_engine(self._root)
+        return self._engine
+
+
+def _heads_of(then: ProjectionView) -> set[str]:
+    """The ids of the decisions in force in a projection."""
+    return {then.dec_id[i] for hs in then.heads.values() for i in hs}

@@ -36,6 +36,7 @@ from kgai_tui.core.model.seal import (
     sealed,
     write_seal,
 )
+from kgai_tui.core.store.cache_file import remove_legacy
 from kgai_tui.core.store.shard_print import ShardPrint, compare_prints, prints_from_disk
 from kgai_tui.core.store.shards import LineProblem, LogSummary, list_log
 
@@ -462,7 +463,7 @@ def _bring_up_to_date(
                     db.close()
         if not rebuild:
             return "stale"
-        drop_legacy(root, path.parent.parent)
+        remove_legacy(root, path.parent.parent)
         engine = _replay(root, names, refused)
         if background and _build_detached(engine, path, then):
             return engine
@@ -478,23 +479,6 @@ def _bring_up_to_date(
 #: same reason, at its own engine's ratio.
 _REBUILD_SHARE: Final = 3
 _REBUILD_MIN_BYTES: Final = 4 << 20
-
-
-def drop_legacy(root: Path, base: Path) -> None:
-    """Delete what earlier releases kept for this store elsewhere in the cache
-    (``<cache>/engine/<key>.bin``, ``<cache>/model/<key>.sqlite``, ...): the
-    store's cache is its one directory now. Best effort: a file that cannot be
-    removed stays, as it did."""
-    import shutil
-
-    from kgai_tui.core.store.cache_file import legacy_paths
-
-    for old in legacy_paths(root, base):
-        if old.is_dir() and not old.is_symlink():
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                old.unlink()
 
 
 def _mostly_new(stored: list[ShardPrint], now: list[ShardPrint]) -> bool:

@@ -6,6 +6,7 @@ the store path, the payload's size and SHA-256) and the payload.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sys
@@ -90,6 +91,20 @@ def legacy_paths(root: Path, base: Path | None = None) -> list[Path]:
         if folder.is_dir() and not folder.is_symlink():
             found.extend(sorted(folder.glob(key + "*")))
     return found
+
+
+def remove_legacy(root: Path, base: Path | None = None) -> None:
+    """Delete what earlier releases kept for the store at ``root`` elsewhere in the
+    cache (:func:`legacy_paths`): its cache is its one directory now. Best effort:
+    a file that cannot be removed stays, as it did."""
+    import shutil
+
+    for old in legacy_paths(root, base):
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                old.unlink()
 
 
 def engine_cache_path(root: Path, base: Path | None = None) -> Path:

@@ -6,7 +6,8 @@ and nothing of one store lands beside another's. Each command below runs as a re
 process with its own ``KGAI_TUI_CACHE_DIR``; after each, the cache holds exactly the
 store's directory. Files an earlier release kept elsewhere in the cache for the
 store (``engine/<key>.bin``, ``model/<key>.sqlite``, ``search/<key>/``, ...) are
-removed when its model is first built, and by ``rebuild``; another store's stay.
+removed when its model is first built, and by ``rebuild``; another store's stay,
+and the shards a reconcile kept move into the store's directory.
 """
 
 from __future__ import annotations
@@ -168,7 +169,9 @@ def test_an_earlier_releases_files_go_when_the_model_is_built(
         cache / "sync" / f"{key}.counts",
     ]
     theirs = [cache / "engine" / f"{other}.bin", cache / "search" / other / "x"]
-    for path in planted + theirs:
+    # A shard a reconcile kept: the only copy of lines a remote replaced.
+    kept = cache / "retired" / key / "igen0001.20260101T000000Z.ndjson"
+    for path in [*planted, *theirs, kept]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"from an earlier release")
     done = _run(cache, "status", "--store", str(store), "--json")
@@ -178,6 +181,9 @@ def test_an_earlier_releases_files_go_when_the_model_is_built(
         time.sleep(0.1)  # the model may be built by a detached child
     assert [p for p in planted if p.exists()] == []
     assert all(p.exists() for p in theirs)
+    moved = store_cache_dir(store, cache) / "retired" / kept.name
+    assert moved.read_bytes() == b"from an earlier release"
+    assert not kept.parent.exists()
     # rebuild removes them too.
     planted[0].write_bytes(b"again")
     done = _run(cache, "rebuild", "--store", str(store))

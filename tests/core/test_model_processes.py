@@ -439,7 +439,7 @@ class Log:
 
 def temporary_files(cache: Path) -> int:
     """Temporary files in the model directory and its recall directories."""
-    return sum(1 for _ in cache.rglob(".tmp-*"))
+    return sum(1 for _ in cache.rglob(".tmp-model-*"))
 
 
 def kill_round(

@@ -77,13 +77,14 @@ def store_cache_dir(root: Path, base: Path | None = None) -> Path:
     return cache_base(base) / store_key(root)
 
 
-#: Where earlier releases kept a store's cache files, by directory: ``<cache>/<dir>/
+#: Where earlier releases kept a store's derived files, by directory: ``<cache>/<dir>/
 #: <key><suffix>`` (deleted by ``rebuild`` and when the model is first built).
-LEGACY_DIRS: Final = ("engine", "model", "prints", "search", "sync", "retired")
+LEGACY_DIRS: Final = ("engine", "model", "prints", "search", "sync")
 
 
 def legacy_paths(root: Path, base: Path | None = None) -> list[Path]:
-    """The files and directories earlier releases kept for the store at ``root``."""
+    """The derived files and directories earlier releases kept for the store at
+    ``root`` (never the shards a reconcile kept: see :func:`remove_legacy`)."""
     top, key = cache_base(base), store_key(root)
     found: list[Path] = []
     for name in LEGACY_DIRS:
@@ -94,9 +95,11 @@ def legacy_paths(root: Path, base: Path | None = None) -> list[Path]:
 
 
 def remove_legacy(root: Path, base: Path | None = None) -> None:
-    """Delete what earlier releases kept for the store at ``root`` elsewhere in the
-    cache (:func:`legacy_paths`): its cache is its one directory now. Best effort:
-    a file that cannot be removed stays, as it did."""
+    """Delete the derived files earlier releases kept for the store at ``root``
+    elsewhere in the cache (:func:`legacy_paths`), and move the shards a reconcile
+    kept (``<cache>/retired/<key>/``) into the store's directory: they are the only
+    copy of lines a remote replaced. Best effort: what cannot be moved or removed
+    stays where it was."""
     import shutil
 
     for old in legacy_paths(root, base):
@@ -105,6 +108,18 @@ def remove_legacy(root: Path, base: Path | None = None) -> None:
         else:
             with contextlib.suppress(OSError):
                 old.unlink()
+    kept = cache_base(base) / "retired" / store_key(root)
+    if not kept.is_dir() or kept.is_symlink():
+        return
+    target = store_cache_dir(root, base) / "retired"
+    with contextlib.suppress(OSError):
+        target.mkdir(parents=True, exist_ok=True)
+        for shard in sorted(kept.iterdir()):
+            if shard.is_file() and not shard.is_symlink():
+                dest = target / shard.name
+                if not dest.exists():
+                    shard.replace(dest)
+        kept.rmdir()
 
 
 def engine_cache_path(root: Path, base: Path | None = None) -> Path:

@@ -50,6 +50,8 @@ COLUMNS: Final = (
 )
 """The table's columns: the counts use the one legend's marks and add up to
 ``dec`` (in force + superseded + dead ends)."""
+_DATES: Final = frozenset({"first", "last"})
+_DATE_WIDTH: Final = len("2026-01-31")
 
 
 def now() -> datetime:
@@ -127,8 +129,14 @@ class PeopleView(Horizontal):
 
     def on_mount(self) -> None:
         """Add the columns once; the side panel waits for a person to be opened
-        (until then the table has the whole width, its last column included)."""
-        self.query_one("#people-table", DataTable).add_columns(*COLUMNS)
+        (until then the table has the whole width, its last column included).
+
+        The two date columns are as wide as a date from the start: sized by their
+        cells, their headers were drawn narrow when the screen was painted between
+        the rows' arrival and the header's next refresh (a loaded machine caught it)."""
+        table = self.query_one("#people-table", DataTable)
+        for label in COLUMNS:
+            table.add_column(label, width=_DATE_WIDTH if label in _DATES else None)
         self._show_elements()
         self.query_one("#people-side").display = self.opened is not None
 

@@ -127,7 +127,7 @@ class ModelExport:
             else np.zeros(0, dtype=np.int64)
         ).reshape(-1, 2)
         rows = table[:, 0]
-        if len(rows) and (rows.min() < 0 or rows.max() >= decisions):
+        if len(rows) and rows.max() >= decisions:  # digits only: never negative
             raise ModelCorruptError("a shapes list names a missing decision row")
         arrays = (
             rows,

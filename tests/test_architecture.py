@@ -141,6 +141,45 @@ def test_no_private_name_is_imported_across_modules() -> None:
     assert found == []
 
 
+#: Where ``getattr``/``hasattr`` stay: lazy imports by name, version strings of
+#: libraries, settings read by key, platform features, the export's part names,
+#: the time index's columns by name, and an as-of column's optional ``take``.
+_PROBES_ALLOWED = {
+    "kgai_tui/cli/main.py": 1,
+    "kgai_tui/cli/support.py": 1,
+    "kgai_tui/core/__init__.py": 1,
+    "kgai_tui/core/detached.py": 1,
+    "kgai_tui/core/query/run.py": 1,
+    "kgai_tui/core/reads/as_of.py": 1,
+    "kgai_tui/core/reads/export.py": 2,
+    "kgai_tui/core/search/backend.py": 1,
+    "kgai_tui/core/store/config_file.py": 1,
+    "kgai_tui/core/store/regular_file.py": 1,
+    "kgai_tui/core/store/settings.py": 1,
+    "kgai_tui/core/timeindex/fold.py": 1,
+    "kgai_tui/sync/s3_client.py": 1,
+}
+
+
+def test_no_read_probes_a_store_handle_for_what_it_can_do() -> None:
+    """A read asks the one typed handle (:mod:`kgai_tui.core.reads.store`), never
+    ``getattr``/``hasattr`` on an engine or a projection: a probe hides from the
+    type checker which kind of store a read was given (the explorer's diff was
+    handed the read model that way, and hung)."""
+    found: dict[str, int] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text("utf-8"))
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "hasattr")
+            ):
+                name = path.relative_to(ROOT).as_posix()
+                found[name] = found.get(name, 0) + 1
+    assert found == _PROBES_ALLOWED
+
+
 def test_the_wheel_holds_no_benchmark_code() -> None:
     """Benchmarks live outside the package; setuptools only packs kgai_tui*."""
     names = {p.stem for p in PACKAGE.rglob("*.py")}

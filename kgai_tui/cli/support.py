@@ -29,7 +29,6 @@ import click
 
 from kgai_tui.core.answers.answer import (
     Answer,
-    EngineSource,
     chunks_of,
     failure,
     failure_message,
@@ -44,6 +43,7 @@ from kgai_tui.core.errors import (
     UsageError,
     WriteError,
 )
+from kgai_tui.core.reads.store import Store, StoreSource, WholeSource
 from kgai_tui.core.safe_text import visible
 from kgai_tui.core.store.discovery import StoreLocation, locate_store
 
@@ -463,7 +463,7 @@ def _warn_skipped(skipped: int, root: Path | str) -> None:
         )
 
 
-def open_model_engine(store: str | None) -> Engine:
+def open_model_engine(store: str | None) -> Store:
     """Open the discovered store through its read model on disk (:mod:`core.model`).
 
     The kg reads (status, heads, history, resolve, conflicts) touch only the rows
@@ -492,7 +492,7 @@ def open_model_engine(store: str | None) -> Engine:
     # of a 1M first answer went to freeing it before the answer was printed).
     _hold(engine)
     _warn_skipped(len(engine.problems), location.root)
-    return engine  # type: ignore[return-value]
+    return engine
 
 
 #: Log bytes from which a first read's detached build also builds the search
@@ -513,14 +513,14 @@ def _index_for_search(engine: Engine) -> None:
     SearchIndex.for_engine(engine)
 
 
-def model_source(store: str | None) -> EngineSource:
+def model_source(store: str | None) -> StoreSource:
     """The store through its read model, opened once an answer's arguments are checked."""
     return lambda: open_model_engine(store)
 
 
 def engine_source(
     store: str | None, *, cache: bool = True, warn: bool = True
-) -> EngineSource:
+) -> WholeSource:
     """The engine an answer opens once its arguments are checked (:func:`open_engine`)."""
     return lambda: open_engine(store, cache=cache, warn=warn)
 

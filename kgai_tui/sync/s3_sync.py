@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import KgaiError, UsageError
@@ -60,6 +60,9 @@ from kgai_tui.sync.s3_protocol import (
 from kgai_tui.sync.s3_remote import is_s3, resolve_remote
 from kgai_tui.sync.shard import HeldShard, PulledLine, append_pulled, hold_shard
 from kgai_tui.sync.sync import SyncReport, session_reemit
+
+if TYPE_CHECKING:
+    from kgai_tui.core.replay.projection_view import ProjectionView
 
 __all__ = ["S3Outcome", "run_segments", "s3_sync_store"]
 
@@ -389,10 +392,9 @@ def _scaffold(root: Path) -> str:
     return ""
 
 
-def _applied(projection: Any) -> int:
-    """Events projected (the read model counts them; a replay holds their hashes)."""
-    count = getattr(projection, "applied_count", None)
-    return count if isinstance(count, int) else len(projection.applied)
+def _applied(projection: ProjectionView) -> int:
+    """Events projected."""
+    return projection.applied_count
 
 
 def _caught_up(root: Path) -> Any:

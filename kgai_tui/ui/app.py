@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
     from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.reads.moments import TimeCursor
+    from kgai_tui.core.reads.store import Store
     from kgai_tui.sync.status import SyncStatus
 
 
@@ -58,7 +59,7 @@ class KgaiApp(StoreLoading):
         self.label = label or str(root)
         self.live = live
         self.snapshot: Snapshot | None = None
-        self.engine: Engine | None = None
+        self.engine: Store | None = None
         self.cursor: TimeCursor | None = None
         self.problems: list[str] = []
         self.selected_element: str | None = None

@@ -26,7 +26,7 @@ from kgai_tui.ui.widgets.key_bar import KeyBar
 from kgai_tui.ui.widgets.time_slider import TimeSlider
 
 if TYPE_CHECKING:
-    from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.reads.store import Store
 
 
 def _name(moment: datetime | None) -> str:
@@ -60,7 +60,7 @@ class DiffMark:
             markup=False,
         )
 
-    def show(self, app: App[Any], engine: Engine | None) -> None:
+    def show(self, app: App[Any], engine: Store | None) -> None:
         """Open the diff between the mark and the slider's position."""
         if engine is None:
             app.notify(
@@ -88,7 +88,7 @@ class DiffModal(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = bindings("diff")
 
     def __init__(
-        self, engine: Engine, start: datetime | None, end: datetime | None
+        self, engine: Store, start: datetime | None, end: datetime | None
     ) -> None:
         """Compare the store at ``start`` with the store at ``end`` (``None``: now)."""
         super().__init__()
@@ -113,11 +113,29 @@ class DiffModal(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
     def _compute(self) -> None:
-        # Two replays of the log: off the UI thread.
+        """The diff, or the one line saying why there is none."""
+        from kgai_tui.core.answers.answer import failure_message
+        from kgai_tui.core.errors import KgaiError
+
+        try:
+            text = self._diff_text()
+        except (KgaiError, OSError) as exc:
+            text = f"The diff could not be computed: {failure_message(exc)}"
+        self.app.call_from_thread(self._show, text)
+
+    def _diff_text(self) -> str:
+        # Two replays of the log, from the whole store: off the UI thread.
         from kgai_tui.core.reads.diff import diff_obj
 
-        obj = diff_obj(self.engine, self.start, self.end)
-        self.app.call_from_thread(self._show, render_diff(obj))
+        whole = self.engine.replayed
+        if whole is None:  # opened through the model: the diff reads the whole store
+            from kgai_tui.core.engine.open import open_engine
+
+            root = self.engine.root
+            if root is None:
+                raise ValueError("a store read through its model has a directory")
+            whole = open_engine(root)
+        return render_diff(diff_obj(whole, self.start, self.end))
 
     def _show(self, text: str) -> None:
         self.query_one("#diff-body", Static).update(plain(text, keep_newlines=True))

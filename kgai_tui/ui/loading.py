@@ -11,7 +11,7 @@ is asked for, on the UI thread, and only the latest one asked for is shown.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.worker import Worker, WorkerState
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.model.open import ModelEngine
     from kgai_tui.core.reads.moments import GraphDelta, TimeCursor
+    from kgai_tui.core.reads.store import Store
     from kgai_tui.core.replay.projection_view import ProjectionView
     from kgai_tui.sync.status import SyncStatus
 
@@ -96,7 +97,7 @@ class StoreLoading(Navigation):
             return None
         try:
             prepared = prepare_preview(model.projection, self.palette)
-            problems = doctor_problems(cast("Engine", model))
+            problems = doctor_problems(model)
         except (sqlite3.Error, ModelCorruptError, OSError, ValueError, KeyError):
             model.close()  # the whole store answers instead, as without a model
             return None
@@ -115,18 +116,16 @@ class StoreLoading(Navigation):
         if asked != self._loads_asked or self._history_wanted:
             model.close()  # a newer load was asked for, or the whole store is
             return
-        engine = cast("Engine", model)
-        self._opened(engine, problems, status)
+        self._opened(model, problems, status)
         self._history_pending = None
         slider = self.query_one(TimeSlider)
         slider.loading = False
         slider.set_moments([], keep=False)
         slider.on_demand = True
-        projection = cast("ProjectionView", model.projection)
-        self._present(engine, projection, None, None, prepared)
+        self._present(model, model.projection, None, None, prepared)
 
     def _opened(
-        self, engine: Engine, problems: list[str], status: SyncStatus | None
+        self, engine: Store, problems: list[str], status: SyncStatus | None
     ) -> None:
         self.engine, self.cursor, self.problems = engine, None, problems
         if status is not None:
@@ -250,7 +249,7 @@ class StoreLoading(Navigation):
     @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
     def _project_in_worker(
         self,
-        engine: Engine,
+        engine: Store,
         cursor: TimeCursor | None,
         moment: datetime | None,
         previous: ProjectionView | None,
@@ -271,7 +270,7 @@ class StoreLoading(Navigation):
     def _projected(
         self,
         asked: int,
-        engine: Engine,
+        engine: Store,
         projection: ProjectionView,
         moment: datetime | None,
         delta: GraphDelta | None,
@@ -283,7 +282,7 @@ class StoreLoading(Navigation):
 
     def _present(
         self,
-        engine: Engine,
+        engine: Store,
         projection: ProjectionView,
         moment: datetime | None,
         delta: GraphDelta | None,
@@ -313,7 +312,7 @@ class StoreLoading(Navigation):
             self.snapshot, prepared.elements, self.selected_element
         )
         if previous is not None and previous is not engine:
-            _close_model(previous)  # no view holds its rows any more
+            previous.close()  # no view holds its rows any more
         # O(decisions) work waits until this view is painted: the timeline, then,
         # once per load, the time index for the slider.
         self.call_after_refresh(views.show_timeline, self.snapshot)
@@ -340,11 +339,3 @@ class StoreLoading(Navigation):
             prepared,
             revision=snapshot.revision,
         )
-
-
-def _close_model(engine: Engine) -> None:
-    """Close a store read through its model (a whole store holds no connection)."""
-    from kgai_tui.core.model.open import ModelEngine
-
-    if isinstance(engine, ModelEngine):
-        engine.close()

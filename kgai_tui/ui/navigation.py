@@ -31,7 +31,7 @@ from kgai_tui.ui.widgets.key_bar import KeyBar
 from kgai_tui.ui.widgets.time_slider import TimeSlider
 
 if TYPE_CHECKING:
-    from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.reads.store import Store
 
 #: How many places the back stack remembers.
 BACK_DEPTH = 64
@@ -41,7 +41,7 @@ class Navigation(SyncActions):
     """Views, the back stack, the slider's keys, and the dialogs they open."""
 
     snapshot: Snapshot | None
-    engine: Engine | None
+    engine: Store | None
     problems: list[str]
     selected_element: str | None
     back_stack: list[tuple[str, str | None]]

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from kgai_tui.core.reads.view import KgView
 from kgai_tui.ui.theme import Palette
 from kgai_tui.ui.views.elements import ElementRows, element_rows
 
 if TYPE_CHECKING:
-    from kgai_tui.core.model.disk import DiskProjection
     from kgai_tui.core.reads.moments import GraphDelta
     from kgai_tui.core.replay.projection_view import ProjectionView
 
@@ -42,9 +41,7 @@ def prepare(
     pane would otherwise build on the UI thread on first use. The read model's
     present has its counts stored: no pass over its decisions then.
     """
-    from kgai_tui.core.model.disk import DiskProjection
-
-    if isinstance(projection, DiskProjection):
+    if projection.stored is not None:
         return prepare_preview(projection, palette)
     view = KgView(projection)
     view.prepare()
@@ -58,16 +55,16 @@ def prepare(
     )
 
 
-def prepare_preview(projection: DiskProjection, palette: Palette) -> Prepared:
+def prepare_preview(projection: ProjectionView, palette: Palette) -> Prepared:
     """The present from the read model: counts from its people tables, the tree
     from its element rows; no pass over the decisions (that is what makes it quick
     at a million of them)."""
+    stored = projection.stored
+    if stored is None:
+        raise TypeError("a preview is of a projection read from the model")
     return Prepared(
-        decisions=projection.recorded_count(),
-        writers=projection.writer_count(),
-        # A DiskProjection reads like a projection (its columns are list-like views).
-        elements=element_rows(
-            KgView(cast("ProjectionView", projection)), palette=palette
-        ),
+        decisions=stored.recorded_count(),
+        writers=stored.writer_count(),
+        elements=element_rows(KgView(projection), palette=palette),
         palette=palette,
     )

@@ -6,12 +6,12 @@ import threading
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
-from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.reads.store import Store
 from kgai_tui.core.search.index import SearchIndex
 from kgai_tui.core.search.model import SearchHit
 from kgai_tui.ui.snapshot import Snapshot
 
-_INDEXES: WeakKeyDictionary[Engine, SearchIndex] = WeakKeyDictionary()
+_INDEXES: WeakKeyDictionary[Store, SearchIndex] = WeakKeyDictionary()
 _LOCK = threading.Lock()
 LIMIT = 50
 
@@ -46,7 +46,7 @@ def _snippet_spans(hit: SearchHit) -> tuple[tuple[int, int], ...]:
     return ()
 
 
-def index_for(engine: Engine) -> SearchIndex:
+def index_for(engine: Store) -> SearchIndex:
     """The engine's search index, opened (and built or updated) once per engine."""
     with _LOCK:
         index = _INDEXES.get(engine)
@@ -56,19 +56,20 @@ def index_for(engine: Engine) -> SearchIndex:
         return index
 
 
-def _opened(engine: Engine) -> SearchIndex:
+def _opened(engine: Store) -> SearchIndex:
     """A store read through its model opens the cached index as it is; only when
     there is none for the log as it is now is the whole store read to build it."""
-    from kgai_tui.core.model.open import ModelEngine
-
-    if not isinstance(engine, ModelEngine) or engine.root is None:
-        return SearchIndex.for_engine(engine)
-    cached = SearchIndex.open_cached(engine.root)
+    replayed, root = engine.replayed, engine.root
+    if replayed is not None:
+        return SearchIndex.for_engine(replayed)
+    if root is None:
+        raise ValueError("a store read through its model has a directory")
+    cached = SearchIndex.open_cached(root)
     if cached is not None:
         return cached
     from kgai_tui.core.engine.open import open_engine
 
-    return SearchIndex.for_engine(open_engine(engine.root))
+    return SearchIndex.for_engine(open_engine(root))
 
 
 def run_search(

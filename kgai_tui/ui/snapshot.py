@@ -12,21 +12,21 @@ from kgai_tui.core.reads.view import KgView
 from kgai_tui.ui.theme import Palette
 
 if TYPE_CHECKING:
-    from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.reads.moments import GraphDelta
+    from kgai_tui.core.reads.store import Store
     from kgai_tui.core.replay.projection_view import ProjectionView
     from kgai_tui.core.wire.model import Mutation
 
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """The whole store (``engine``), the projection at the slider's moment, its look.
+    """The store as opened (``engine``), the projection at the slider's moment, its look.
 
     ``revision`` numbers the data shown: a new theme makes a new snapshot with the
     same revision and a new ``palette``.
     """
 
-    engine: Engine
+    engine: Store
     projection: ProjectionView
     moment: datetime | None
     delta: GraphDelta | None

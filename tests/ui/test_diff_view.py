@@ -74,3 +74,30 @@ def test_palette_offers_mark_and_diff(demo_store: Path) -> None:
             assert "time: diff since mark" in titles
 
     asyncio.run(main())
+
+
+def test_diff_of_the_last_days_when_the_present_comes_from_the_model(
+    demo_store: Path,
+) -> None:
+    """Opened through the read model (no slider move yet), the palette's "what
+    changed in the last N days" reads the whole store for the diff: it used to
+    hand the model to the diff, whose worker failed and left "computing…"."""
+    from kgai_tui.core.model.open import ModelEngine, open_model
+
+    open_model(demo_store).close()
+    app = make_app(demo_store, live=False)
+    engine = open_engine(demo_store)
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _settle(pilot)
+            assert isinstance(app.engine, ModelEngine)
+            app.action_diff_last(3650)
+            await _settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, DiffModal)
+            assert screen.end is None
+            want = render_diff(diff_obj(engine, screen.start, None))
+            assert _body(app) == want
+
+    asyncio.run(main())

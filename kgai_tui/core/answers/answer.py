@@ -10,21 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kgai_tui.core.errors import KgaiError, StoreNotFoundError
 from kgai_tui.core.interrupts import Interrupted
 from kgai_tui.core.safe_text import escape_json_controls
 from kgai_tui.core.store.discovery import StoreLocation
 
-if TYPE_CHECKING:
-    # Only for the annotation: the engine (and NetworkX under it) loads when a
-    # read opens the store, not when a command module is imported.
-    from kgai_tui.core.engine.engine import Engine
-
 __all__ = [
     "Answer",
-    "EngineSource",
     "chunks_of",
     "encode",
     "failure",
@@ -34,10 +28,6 @@ __all__ = [
     "split_paths",
     "with_pending",
 ]
-
-#: How a read gets its engine: called once, after the arguments were checked, so a
-#: bad argument is reported without opening (or even finding) the store.
-EngineSource = Callable[[], "Engine"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,8 @@ encoder, the hashes or the projection.
 
 from __future__ import annotations
 
-from kgai_tui.core.answers.answer import Answer, EngineSource
+from kgai_tui.core.answers.answer import Answer
+from kgai_tui.core.reads.store import StoreSource, WholeSource
 
 __all__ = [
     "conflicts_answer",
@@ -21,14 +22,14 @@ __all__ = [
 ]
 
 
-def status_answer(engine: EngineSource) -> Answer:
+def status_answer(engine: StoreSource) -> Answer:
     """``status``: where the store is, this install, and what it holds."""
     from kgai_tui.core.reads.health import status_obj
 
     return Answer(status_obj(engine()))
 
 
-def doctor_answer(engine: EngineSource) -> Answer:
+def doctor_answer(engine: StoreSource) -> Answer:
     """``doctor``: every problem line; ``ok`` is false when there is one.
 
     Args:
@@ -39,7 +40,7 @@ def doctor_answer(engine: EngineSource) -> Answer:
     return Answer(doctor_obj(engine()))
 
 
-def heads_answer(engine: EngineSource, element: str | None = None) -> Answer:
+def heads_answer(engine: StoreSource, element: str | None = None) -> Answer:
     """``heads [ELEMENT]``: the decisions in force, on one element or on all.
 
     Raises:
@@ -50,14 +51,14 @@ def heads_answer(engine: EngineSource, element: str | None = None) -> Answer:
     return Answer(heads_obj(engine().projection, element))
 
 
-def conflicts_answer(engine: EngineSource, about: str = "") -> Answer:
+def conflicts_answer(engine: StoreSource, about: str = "") -> Answer:
     """``conflicts [--about X]``: elements with two or more decisions in force."""
     from kgai_tui.core.reads.kg import conflicts_obj
 
     return Answer(conflicts_obj(engine().projection, about))
 
 
-def history_answer(engine: EngineSource, element: str) -> Answer:
+def history_answer(engine: StoreSource, element: str) -> Answer:
     """``history ELEMENT``: every decision that shaped it, oldest first.
 
     Raises:
@@ -75,7 +76,7 @@ def history_answer(engine: EngineSource, element: str) -> Answer:
     return Answer(obj, extra={"statuses": statuses})
 
 
-def resolve_answer(engine: EngineSource, ref: str) -> Answer:
+def resolve_answer(engine: StoreSource, ref: str) -> Answer:
     """``resolve KIND:NAME``: the element id, whether it exists, and its heads."""
     from kgai_tui.core.reads.kg import resolve_obj
 
@@ -83,10 +84,10 @@ def resolve_answer(engine: EngineSource, ref: str) -> Answer:
 
 
 def export_answer(
-    engine: EngineSource,
+    engine: StoreSource,
     *,
     canonical: bool = False,
-    whole: EngineSource | None = None,
+    whole: WholeSource | None = None,
 ) -> Answer:
     """``export [--canonical]``: the whole projection (and its replay digest),
     printed as it is read (:func:`kgai_tui.core.reads.export.export_chunks`).
@@ -97,15 +98,12 @@ def export_answer(
     """
     from functools import partial
 
+    from kgai_tui.core.answers.moments import whole_of
     from kgai_tui.core.reads.export import ProjectionExport, export_chunks
 
     opened = engine()
-    from_model = getattr(opened, "export_source", None)
-    source = None if from_model is None else from_model()
+    kept = opened.kept
+    source = None if kept is None else kept.export_source()
     if source is None:
-        if from_model is not None:
-            if whole is None:
-                raise TypeError("a read model exports only with a whole-store source")
-            opened = whole()
-        source = ProjectionExport(opened.projection)
+        source = ProjectionExport(whole_of(opened, whole).projection)
     return Answer({}, stream=partial(export_chunks, source, canonical=canonical))

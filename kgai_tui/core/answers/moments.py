@@ -11,17 +11,20 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from kgai_tui.core.answers.answer import Answer, EngineSource
+from kgai_tui.core.answers.answer import Answer
 from kgai_tui.core.reads.kg import parse_as_of
+from kgai_tui.core.reads.store import StoreSource, WholeSource
 
 if TYPE_CHECKING:
+    from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.reads.store import KeptReads, Store
     from kgai_tui.core.replay.projection_view import ProjectionView
 
-__all__ = ["as_of_answer", "diff_answer", "model_or_whole"]
+__all__ = ["as_of_answer", "diff_answer", "model_or_whole", "whole_of"]
 
 
 def as_of_answer(
-    engine: EngineSource, timestamp: str, whole: EngineSource | None = None
+    engine: StoreSource, timestamp: str, whole: WholeSource | None = None
 ) -> Answer:
     """``as-of TIMESTAMP``: names, links, heads and conflicts as they stood then.
 
@@ -53,35 +56,48 @@ def as_of_answer(
 
 
 def model_or_whole(
-    engine: EngineSource,
-    whole: EngineSource | None,
-    ask_model: Callable[[Any], dict[str, Any] | None],
+    engine: StoreSource,
+    whole: WholeSource | None,
+    ask_model: Callable[[KeptReads], dict[str, Any] | None],
     ask_view: Callable[[ProjectionView], dict[str, Any]],
     cut: datetime,
 ) -> Answer:
-    """A read at ``cut``: from the read model when ``engine`` opens one and it
-    answers (``ask_model`` gives ``None`` when it cannot); otherwise from the
-    as-of view of the whole store (``whole``, or ``engine`` when it is not a
-    model), after which the model keeps the moments for the next read."""
+    """A read at ``cut``: from what the read model keeps when ``engine`` opens one
+    and it answers (``ask_model`` gives ``None`` when it cannot); otherwise from
+    the as-of view of the whole store (``engine`` when that is what it opened,
+    else ``whole``), after which the model keeps the moments for the next read."""
     opened = engine()
-    is_model = hasattr(opened, "keep_moments")
-    if is_model:
-        obj = ask_model(opened)
+    kept = opened.kept
+    if kept is not None:
+        obj = ask_model(kept)
         if obj is not None:
             return Answer(obj)
-        if whole is None:
-            raise TypeError("a read model answers at a moment only with a whole store")
     # The as-of view (NetworkX under it) loads only when this read runs.
     from kgai_tui.core.reads.as_of import as_of_view
 
-    full = whole() if is_model and whole is not None else opened
+    full = whole_of(opened, whole)
     answer = Answer(ask_view(as_of_view(full, cut)))
-    if is_model:
-        opened.keep_moments(full)  # type: ignore[attr-defined]
+    if kept is not None:
+        kept.keep_moments(full)
     return answer
 
 
-def diff_answer(engine: EngineSource, start: str, end: str) -> Answer:
+def whole_of(opened: Store, whole: WholeSource | None) -> Engine:
+    """The whole replay of an opened store: itself when that is what it is, else
+    ``whole``'s.
+
+    Raises:
+        TypeError: a store read through its model, and no whole-store source.
+    """
+    replayed = opened.replayed
+    if replayed is not None:
+        return replayed
+    if whole is None:
+        raise TypeError("a read model answers this only with a whole-store source")
+    return whole()
+
+
+def diff_answer(engine: WholeSource, start: str, end: str) -> Answer:
     """``diff FROM TO``: what changed between two moments, and the decision behind it.
 
     Raises:

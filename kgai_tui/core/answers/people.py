@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgai_tui.core.answers.answer import Answer, EngineSource
+from kgai_tui.core.answers.answer import Answer
+from kgai_tui.core.reads.store import KeptReads, StoreSource, WholeSource
 
 __all__ = ["people_answer", "stale_answer"]
 
 
 def people_answer(
-    engine: EngineSource, as_of: str = "", whole: EngineSource | None = None
+    engine: StoreSource, as_of: str = "", whole: WholeSource | None = None
 ) -> Answer:
     """``people [--as-of T]``: one row per author, as of ``T`` or now.
 
@@ -36,7 +37,7 @@ def people_answer(
 
     cut = parse_as_of(as_of)
 
-    def from_model(model: Any) -> dict[str, Any] | None:
+    def from_model(model: KeptReads) -> dict[str, Any] | None:
         parts = model.people_at_parts(int(cut.timestamp()))
         if parts is None:
             return None
@@ -49,7 +50,7 @@ def people_answer(
     )
 
 
-def stale_answer(engine: EngineSource, older_than: str = "180d") -> Answer:
+def stale_answer(engine: StoreSource, older_than: str = "180d") -> Answer:
     """``stale [--older-than AGE]``: elements whose newest decision in force is old.
 
     Raises:

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kgai_tui.core.answers.answer import Answer, EngineSource
+from kgai_tui.core.answers.answer import Answer
 from kgai_tui.core.errors import UsageError
+from kgai_tui.core.reads.store import Store, StoreSource, WholeSource
 
 __all__ = ["query_answer"]
 
@@ -25,11 +26,11 @@ def _check(cypher: str, limit: int | None) -> None:
 
 
 def query_answer(
-    engine: EngineSource,
+    engine: StoreSource,
     cypher: str,
     *,
     as_of: str | None = None,
-    whole: EngineSource | None = None,
+    whole: WholeSource | None = None,
     limit: int | None = None,
     timeout: float | None = None,
     say: Callable[[str], None] = lambda _line: None,
@@ -59,13 +60,13 @@ def query_answer(
         from kgai_tui.core.reads.kg import parse_as_of
 
         cut = parse_as_of(as_of)
-        first = engine()
+        from kgai_tui.core.answers.moments import whole_of
+
         # A read model has no full view at a moment: the whole store gives it.
-        opened = (
-            whole() if whole is not None and hasattr(first, "keep_moments") else first
-        )
+        full = whole_of(engine(), whole)
         say("building the graph as it stood then (a moment is not stored)")
-        view = as_of_view(opened, cut)
+        view = as_of_view(full, cut)
+        opened: Store = full
     else:
         opened = engine()
     got = run_query(

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kgai_tui.core.answers.answer import Answer, EngineSource, split_paths
+from kgai_tui.core.answers.answer import Answer, split_paths
 from kgai_tui.core.reads.context import DEFAULT_MAX, context_obj
+from kgai_tui.core.reads.store import StoreSource
 
 __all__ = ["DEFAULT_MAX", "recall_answer"]
 
 
 def recall_answer(
-    engine: EngineSource,
+    engine: StoreSource,
     paths: str | Sequence[str] = (),
     about: str = "",
     limit: int = DEFAULT_MAX,

@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from kgai_tui.core.answers.answer import EngineSource
+from kgai_tui.core.reads.store import KeptReads, StoreSource, WholeSource
 
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection_view import ProjectionView
@@ -24,10 +24,10 @@ __all__ = ["report_at"]
 
 
 def report_at(
-    engine: EngineSource,
+    engine: StoreSource,
     cut: datetime | None,
     last: int,
-    whole: EngineSource | None = None,
+    whole: WholeSource | None = None,
 ) -> Report:
     """The report of the store as of ``cut`` (``None``: now) telling ``last``
     decisions' story; ``engine`` may open the read model, ``whole`` the whole
@@ -39,7 +39,7 @@ def report_at(
     from kgai_tui.core.answers.moments import model_or_whole
     from kgai_tui.core.gosem.gotext import format_rfc3339
 
-    def from_model(model: Any) -> dict[str, Any] | None:
+    def from_model(model: KeptReads) -> dict[str, Any] | None:
         if not model.answers_now_at(int(cut.timestamp())):
             return None
         now = build_report(model.projection, None, last)

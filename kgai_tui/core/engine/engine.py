@@ -121,6 +121,19 @@ class Engine:
         """The store's ``log/`` directory (``None`` for an in-memory engine)."""
         return None if self.root is None else self.root / "log"
 
+    @property
+    def replayed(self) -> Engine:
+        """This engine: the whole replay (see :class:`~kgai_tui.core.reads.store.Store`)."""
+        return self
+
+    @property
+    def kept(self) -> None:
+        """Nothing kept apart from the replay: its projection and time index answer."""
+        return None
+
+    def close(self) -> None:
+        """Nothing held open (the replay lives in memory)."""
+
     def with_refused(self, refused: Sequence[LineProblem]) -> Engine:
         """This engine, or a copy of it that reports ``refused`` instead."""
         if list(refused) == self.refused:

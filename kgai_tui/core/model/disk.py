@@ -311,6 +311,12 @@ class DiskProjection:
         assert self._times is not None
         return stamps_of(self._times, rows)
 
+    @property
+    def stored(self) -> DiskProjection:
+        """Its own tables answer the whole-store passes
+        (:class:`~kgai_tui.core.reads.store.StoredReads`)."""
+        return self
+
     def all_heads(self) -> list[tuple[str, set[int]]]:
         """Every element's heads (``heads.items()``), their rows fetched in batches."""
         items = cast("list[tuple[str, set[int]]]", self.heads.items())

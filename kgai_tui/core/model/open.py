@@ -101,6 +101,16 @@ class ModelEngine:
         return None if self.root is None else self.root / "log"
 
     @property
+    def replayed(self) -> None:
+        """Not the whole replay (see :class:`~kgai_tui.core.reads.store.Store`)."""
+        return None
+
+    @property
+    def kept(self) -> ModelEngine:
+        """This model's moments, export rows and people tables."""
+        return self
+
+    @property
     def problems(self) -> list[LineProblem]:
         """Every problem found while reading, in shard name then line order."""
         found = [

@@ -9,8 +9,8 @@ an update can write exactly those back (:mod:`kgai_tui.core.model.commit`).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, MutableMapping
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
+from typing import Any, Final, overload
 
 import orjson
 
@@ -115,8 +115,9 @@ class DecRows:
         return None if hit is None else int(hit[0])
 
 
-class DecColumn:
-    """One decision column: indexing, assignment, ``append`` past the end, iteration."""
+class DecColumn(Sequence[Any]):
+    """One decision column: indexing, assignment, ``append`` past the end, iteration
+    (a :class:`Sequence`, so it reads as the replay's lists do)."""
 
     def __init__(self, rows: DecRows, k: int) -> None:
         """View field ``k`` of ``rows``."""
@@ -126,7 +127,15 @@ class DecColumn:
     def __len__(self) -> int:
         return self._rows.lengths[self._k]
 
-    def __getitem__(self, i: int) -> Any:
+    @overload
+    def __getitem__(self, i: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Any]: ...
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
         if i < 0:
             i += len(self)
         return self._rows.row(i)[self._k]

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
@@ -35,6 +35,10 @@ from kgai_tui.core.errors import KgaiError
 from kgai_tui.core.gosem.gojson import marshal, with_go_floats
 from kgai_tui.core.query.guard import has_order_by, refusal
 from kgai_tui.core.query.values import row_value
+
+if TYPE_CHECKING:
+    from kgai_tui.core.reads.store import KeptReads, Store
+    from kgai_tui.core.replay.projection_view import ProjectionView
 
 __all__ = [
     "GRAPH_FORMAT",
@@ -87,7 +91,7 @@ def _stamp_of(shard_states: Any) -> str:
     return sha256(raw).hexdigest()
 
 
-def _stored_graph(engine: Any, say: Callable[[str], None]) -> tuple[Any, str]:
+def _stored_graph(engine: KeptReads, say: Callable[[str], None]) -> tuple[Any, str]:
     """The model's graph opened read-only, built first when missing or stale."""
     import ladybug
 
@@ -125,9 +129,12 @@ def _remove(path: Path) -> None:
         path.unlink()
 
 
-def _graph(engine: Any, view: Any, say: Callable[[str], None]) -> tuple[Any, str]:
-    if view is None and getattr(engine, "model_path", None) is not None:
-        return _stored_graph(engine, say)
+def _graph(
+    engine: Store, view: ProjectionView | None, say: Callable[[str], None]
+) -> tuple[Any, str]:
+    kept = engine.kept
+    if view is None and kept is not None:
+        return _stored_graph(kept, say)
     from kgai_tui.core.query.build import build_graph
 
     p = view if view is not None else engine.projection
@@ -149,10 +156,10 @@ def _one_line(exc: Exception) -> str:
 
 
 def run_query(
-    engine: Any,
+    engine: Store,
     cypher: str,
     *,
-    view: Any = None,
+    view: ProjectionView | None = None,
     database: Any = None,
     limit: int | None = None,
     timeout: float = DEFAULT_TIMEOUT,

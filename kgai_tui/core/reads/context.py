@@ -134,9 +134,9 @@ def recall_index_for(p: ProjectionView) -> RecallIndex | None:
     Imported here, like numpy: importing this module (the CLI does, for every
     command) loads neither NetworkX nor NumPy.
     """
-    stored = getattr(p, "recall_index", None)
+    stored = p.stored
     if stored is not None:
-        return stored()  # type: ignore[no-any-return]
+        return stored.recall_index()
     from kgai_tui.core.replay.projection import Projection
 
     if isinstance(p, Projection):

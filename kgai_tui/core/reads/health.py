@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from kgai_tui import __version__
 
 if TYPE_CHECKING:
-    from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.reads.store import Store
 
 
 def read_config(root: Path | None) -> dict[str, Any]:
@@ -40,7 +40,7 @@ def _transport(remote: str) -> str:
     return "git" if remote else "none"
 
 
-def status_obj(engine: Engine) -> dict[str, Any]:
+def status_obj(engine: Store) -> dict[str, Any]:
     """Return the status report in the reference's struct order, plus log counts."""
     cfg = read_config(engine.root)
     p = engine.projection
@@ -73,7 +73,7 @@ def status_obj(engine: Engine) -> dict[str, Any]:
     return out
 
 
-def doctor_problems(engine: Engine) -> list[str]:
+def doctor_problems(engine: Store) -> list[str]:
     """List every problem in every shard, each with shard and line."""
     problems = [prob.describe() for prob in engine.problems]
     for name, line, lamport in engine.chain_break_lines():
@@ -89,7 +89,7 @@ def doctor_problems(engine: Engine) -> list[str]:
     return problems
 
 
-def problem_count(engine: Engine) -> int:
+def problem_count(engine: Store) -> int:
     """How many problems :func:`doctor_problems` lists, without finding where
     each unknown op is (a store read through its model searches the shards for
     that)."""
@@ -104,7 +104,7 @@ def problem_count(engine: Engine) -> int:
     )
 
 
-def doctor_obj(engine: Engine) -> dict[str, Any]:
+def doctor_obj(engine: Store) -> dict[str, Any]:
     """Return the doctor report; ``ok`` is false when any problem was found.
 
     Doctor is the integrity check, so it never trusts a cache: an engine that came

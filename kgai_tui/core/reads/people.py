@@ -121,9 +121,9 @@ def people_obj(p: ProjectionView, as_of: datetime | None = None) -> dict[str, An
 def people_now(p: ProjectionView) -> dict[str, Any]:
     """:func:`people_obj` now: from the per-author totals when ``p`` keeps them (the
     read model on disk: a few hundred rows), else from every decision."""
-    totals = getattr(p, "people_parts", None)
-    if totals is not None:
-        return people_of_totals(*totals())
+    stored = p.stored
+    if stored is not None:
+        return people_of_totals(*stored.people_parts())
     return people_obj(p)
 
 

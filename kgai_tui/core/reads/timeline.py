@@ -32,9 +32,9 @@ class TimelineColumns:
 
 def timeline_columns(v: KgView) -> TimelineColumns:
     """Order and filter choices over every decision (O(decisions): run in a worker)."""
-    from_model = getattr(v.projection, "timeline_columns", None)
-    if from_model is not None:
-        return TimelineColumns(*from_model())
+    stored = v.projection.stored
+    if stored is not None:
+        return TimelineColumns(*stored.timeline_columns())
     real = v.recorded()
     return TimelineColumns(
         order=v.oldest_first(real),
@@ -51,13 +51,12 @@ def timeline_select(
     """The decisions of ``columns.order`` passing ``filters`` (order kept), and
     their recorded times, ascending (for a histogram; decisions with none are
     skipped). Neither is changed by its reader."""
-    p = v.projection
-    from_model = getattr(p, "timeline_keep", None)
+    stored = v.projection.stored
     rows: Sequence[int]
     if filters == (None, None, None, None):
         rows = columns.order
-    elif from_model is not None:
-        rows = from_model(columns.order, columns.heads, filters)
+    elif stored is not None:
+        rows = stored.timeline_keep(columns.order, columns.heads, filters)
     else:
         writer, author, kind, status = filters
         rows = v.select(
@@ -68,7 +67,6 @@ def timeline_select(
             status=status,
             heads=columns.heads,
         )
-    stamps_from_model = getattr(p, "timeline_stamps", None)
-    if stamps_from_model is not None:
-        return rows, stamps_from_model(rows)  # in timeline order: ascending
+    if stored is not None:
+        return rows, stored.timeline_stamps(rows)  # in timeline order: ascending
     return rows, sorted(v.stamps(rows))

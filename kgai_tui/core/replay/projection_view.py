@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     import networkx as nx
 
+    from kgai_tui.core.reads.store import StoredReads
+
 
 class ProjectionView(Protocol):
     """What readers may use of a projection (the element graph and decision plane)."""
@@ -166,6 +168,12 @@ class ProjectionView(Protocol):
         """Return the largest lamport of a decision with authority on the element."""
         ...
 
+    @property
+    def stored(self) -> StoredReads | None:
+        """The whole-store passes the model's tables answer, when read from them
+        (``None``: a projection in memory, walked instead)."""
+        ...
+
 
 class GraphReads:
     """The element reads of a projection held in memory, from its NetworkX graph
@@ -178,6 +186,9 @@ class GraphReads:
         def graph(self) -> nx.MultiDiGraph[str]:
             """The element graph (an attribute, or a property, of the subclass)."""
             ...
+
+    #: A projection in memory keeps no stored passes: its readers walk it.
+    stored: StoredReads | None = None
 
     def has_element(self, eid: str) -> bool:
         """Whether ``eid`` is an element."""

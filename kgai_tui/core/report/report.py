@@ -187,9 +187,9 @@ def timeline(p: ProjectionView, last: int) -> Timeline:
     """The report's pass over every decision, or the read model's few queries for
     it (``report_timeline``): at a million decisions, the difference between
     loading the whole store and reading a few columns."""
-    from_model = getattr(p, "report_timeline", None)
-    if from_model is not None:
-        return Timeline(*from_model(last))
+    stored = p.stored
+    if stored is not None:
+        return Timeline(*stored.report_timeline(last))
     recorded = [i for i, h in enumerate(p.dec_hash) if h]
     ordered = history_order(p, recorded)
     timed = [i for i in ordered if p.dec_time[i] is not None]

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgai_tui.core import clock
-from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.errors import NotFoundError, RefusedError, UsageError
 from kgai_tui.core.interrupts import Interrupted
 from kgai_tui.core.reads.kg import find_element
@@ -32,6 +31,9 @@ from kgai_tui.core.write.writes import (
     stale_cache_notice,
     write_session,
 )
+
+if TYPE_CHECKING:
+    from kgai_tui.core.write.session_engine import SessionEngine
 
 __all__ = ["ResolutionPlan", "plan_resolution", "resolve_conflict"]
 
@@ -226,7 +228,7 @@ def _pick_head(keep: str, head_ids: list[str], label: str) -> str:
     )
 
 
-def _kept_decision(engine: Engine, dec_id: str) -> Decision:
+def _kept_decision(engine: SessionEngine, dec_id: str) -> Decision:
     """The decision record as first applied in canonical order (its own event)."""
     p = engine.projection
     idx = p.dec_index.get(dec_id)

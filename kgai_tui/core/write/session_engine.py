@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kgai_tui.core.model.schema import model_enabled
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.model.writer import ModelWriteEngine
+
+    #: What a write session checks and stages against: the model, or the replay.
+    SessionEngine = Engine | ModelWriteEngine
 
 __all__ = ["refresh_model", "release_engine", "session_engine"]
 
 
-def session_engine(root: Path) -> Engine:
+def session_engine(root: Path) -> SessionEngine:
     """The store as it is now, for a session holding the store lock.
 
     Through the read model (rows fetched as the checks need them) unless it is
@@ -23,7 +27,7 @@ def session_engine(root: Path) -> Engine:
         from kgai_tui.core.model.writer import ModelWriteEngine
 
         try:
-            return ModelWriteEngine(root)  # type: ignore[return-value]
+            return ModelWriteEngine(root)
         except OSError:
             pass
     from kgai_tui.core.engine.open import open_engine
@@ -31,14 +35,12 @@ def session_engine(root: Path) -> Engine:
     return open_engine(root)
 
 
-def release_engine(engine: Any) -> None:
+def release_engine(engine: SessionEngine) -> None:
     """Close what the session opened (the model's connection)."""
-    close = getattr(engine, "close", None)
-    if close is not None:
-        close()
+    engine.close()
 
 
-def refresh_model(root: Path, engine: Any = None) -> None:
+def refresh_model(root: Path, engine: SessionEngine | None = None) -> None:
     """After an append: extend the read model with the new lines.
 
     ``engine``, the session's (still open), writes its staged rows when it is the
@@ -46,10 +48,10 @@ def refresh_model(root: Path, engine: Any = None) -> None:
     """
     if not model_enabled():
         return
-    staged_catch_up = getattr(engine, "catch_up", None)
-    if staged_catch_up is not None:
-        staged_catch_up()
+    from kgai_tui.core.model.writer import ModelWriteEngine, catch_up
+
+    if isinstance(engine, ModelWriteEngine):
+        engine.catch_up()
         return
-    from kgai_tui.core.model.writer import catch_up
 
     catch_up(root)

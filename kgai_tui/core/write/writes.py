@@ -17,10 +17,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core import clock
-from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.errors import (
     RefusedError,
     StoreNotFoundError,
@@ -61,6 +60,9 @@ from kgai_tui.core.write.session_engine import (
     release_engine,
     session_engine,
 )
+
+if TYPE_CHECKING:
+    from kgai_tui.core.write.session_engine import SessionEngine
 
 Notice = Callable[[str], None]
 
@@ -108,7 +110,7 @@ class WriteSession:
     staged in one all-or-nothing batch.
     """
 
-    def __init__(self, root: Path, config: StoreConfig, engine: Engine) -> None:
+    def __init__(self, root: Path, config: StoreConfig, engine: SessionEngine) -> None:
         """Derive the lamport clock and the parent from the log as read."""
         self.root = root
         self.config = config

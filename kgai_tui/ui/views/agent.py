@@ -29,11 +29,11 @@ from kgai_tui.ui.widgets.key_bar import KeyBar
 if TYPE_CHECKING:
     # The engine and the JSON reads load when the screen first computes (in its
     # worker), not when the explorer starts.
-    from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.reads.store import Store
 
 __all__ = ["AgentScreen", "agent_payload", "did_you_mean", "equivalent_command"]
 
-EngineSource = Callable[[], "Engine | None"]
+StoreSource = Callable[[], "Store | None"]
 
 
 def equivalent_command(root: Path, paths: str, topic: str) -> str:
@@ -49,7 +49,7 @@ def equivalent_command(root: Path, paths: str, topic: str) -> str:
     return shlex.join([*words, "--json"])
 
 
-def agent_payload(engine: Engine, paths: str, topic: str) -> str:
+def agent_payload(engine: Store, paths: str, topic: str) -> str:
     """The recall JSON an agent receives for these arguments, as text.
 
     Args:
@@ -105,7 +105,7 @@ class AgentScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = bindings("agent")
 
     def __init__(
-        self, root: Path, engine_source: EngineSource, *, paths: str = ""
+        self, root: Path, engine_source: StoreSource, *, paths: str = ""
     ) -> None:
         """Show recall payloads for the store at ``root``.
 

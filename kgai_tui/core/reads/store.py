@@ -1,0 +1,207 @@
+"""The one read handle: what every face may ask of an opened store.
+
+A store opens two ways: through its read model on disk
+(:class:`~kgai_tui.core.model.open.ModelEngine`, rows fetched as a read needs them)
+or as the whole replay (:class:`~kgai_tui.core.engine.engine.Engine`, the oracle).
+Both are a :class:`Store`, so a read is written once against this protocol and
+type-checked against both; nothing probes a handle for what it can do.
+
+A handle is either the whole replay (:attr:`Store.replayed`) or reads through
+the model (:attr:`Store.kept`: its moments, the export's ordered rows, the
+people tables). A kept read answers ``None`` when the model does not hold what it
+needs; the whole store answers then. The same split one level down is
+:class:`StoredReads`: the passes over every decision that the model's tables
+answer in a few queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from array import array
+
+    from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.model.moment_probe import MomentProbe
+    from kgai_tui.core.model.people_at import PeopleParts
+    from kgai_tui.core.model.people_rows import HeadCounts, PersonTotals
+    from kgai_tui.core.reads.export import ExportSource
+    from kgai_tui.core.recall.index import RecallIndex
+    from kgai_tui.core.replay.projection_view import ProjectionView
+    from kgai_tui.core.store.shards import LineProblem, LogSummary
+    from kgai_tui.core.wire.model import Event
+
+__all__ = ["KeptReads", "Store", "StoreSource", "StoredReads", "WholeSource"]
+
+#: The explorer timeline's filters: writer, author, element kind, status.
+Filters = tuple[str | None, str | None, str | None, str | None]
+
+
+class StoredReads(Protocol):
+    """Whole-store passes a projection read from the model answers from its tables
+    (a few queries, no decision row kept) instead of a walk over every decision.
+
+    A projection replayed in memory, now or at a cut, has none
+    (:attr:`~kgai_tui.core.replay.projection_view.ProjectionView.stored` is
+    ``None``): its readers walk it, which is what these are tested against.
+    """
+
+    def timeline_columns(
+        self,
+    ) -> tuple[array[int], frozenset[int], list[str], list[str], list[str]]:
+        """The timeline's order, heads, writers, authors and element kinds."""
+        ...
+
+    def timeline_keep(
+        self, order: Sequence[int], heads: frozenset[int], filters: Filters
+    ) -> Sequence[int]:
+        """The decisions of ``order`` passing ``filters``, order kept."""
+        ...
+
+    def timeline_stamps(self, rows: Iterable[int]) -> array[int]:
+        """The recorded times of ``rows`` (those with one), ascending."""
+        ...
+
+    def people_parts(self) -> tuple[list[PersonTotals], list[HeadCounts]]:
+        """Per-author totals and head counts, now."""
+        ...
+
+    def recall_index(self) -> RecallIndex:
+        """The stored recall index."""
+        ...
+
+    def report_timeline(
+        self, last: int
+    ) -> tuple[int, list[int], int | None, dict[int, int]]:
+        """What the report reads of every decision (see ``Timeline``)."""
+        ...
+
+    def recorded_count(self) -> int:
+        """How many decisions were recorded (not only referred to)."""
+        ...
+
+    def writer_count(self) -> int:
+        """How many writers recorded a decision."""
+        ...
+
+
+class KeptReads(Protocol):
+    """The reads at a moment, and the export, that the read model keeps on disk.
+
+    Each answers ``None`` (``False``) when the model does not hold what it needs
+    for that read; the whole store answers it then, and :meth:`keep_moments`
+    stores what it learnt for the next read.
+    """
+
+    @property
+    def projection(self) -> ProjectionView:
+        """The store now, read from the model's rows."""
+        ...
+
+    @property
+    def model_path(self) -> Path:
+        """The model file (what is stored beside it is named after it)."""
+        ...
+
+    @property
+    def shard_states(self) -> list[dict[str, Any]]:
+        """Per shard, what the model holds of it (its fingerprint first)."""
+        ...
+
+    def export_source(self) -> ExportSource | None:
+        """The export's parts in print order."""
+        ...
+
+    def as_of_obj(self, cut: int, at: str) -> dict[str, Any] | None:
+        """The ``as-of`` object at ``cut`` (Unix seconds; ``at`` its RFC3339 text)."""
+        ...
+
+    def answers_now_at(self, cut: int) -> bool:
+        """Whether the store as of ``cut`` is known to be the store now."""
+        ...
+
+    def people_at_parts(self, cut: int) -> PeopleParts | None:
+        """``people`` as of ``cut``: totals and head counts."""
+        ...
+
+    def moment_keys(self, cut: int) -> tuple[list[str], list[str]] | None:
+        """Element ids and in-force decision ids at ``cut``, each sorted."""
+        ...
+
+    def moment_probe(self, cut: int) -> MomentProbe | None:
+        """Point questions about ``cut``."""
+        ...
+
+    def keep_moments(self, whole: Engine) -> bool:
+        """Store the moments of ``whole``, the same store opened whole."""
+        ...
+
+
+class Store(Protocol):
+    """An opened store: the projection now and the log's health, plus either the
+    whole replay (:attr:`replayed`) or what the model keeps (:attr:`kept`)."""
+
+    @property
+    def root(self) -> Path | None:
+        """The store's directory (``None`` for a store held in memory)."""
+        ...
+
+    @property
+    def log_dir(self) -> Path | None:
+        """The store's ``log/`` directory."""
+        ...
+
+    @property
+    def projection(self) -> ProjectionView:
+        """The store now."""
+        ...
+
+    @property
+    def problems(self) -> list[LineProblem]:
+        """Every problem found while reading, in shard name then line order."""
+        ...
+
+    @property
+    def how(self) -> str:
+        """How it was opened: ``cold`` (every byte read now), ``warm`` or ``append``
+        (from a cache that trusts an append-only log)."""
+        ...
+
+    @property
+    def replayed(self) -> Engine | None:
+        """This store as the whole replay, when that is what the handle holds."""
+        ...
+
+    @property
+    def kept(self) -> KeptReads | None:
+        """What the read model keeps, when the handle reads through it."""
+        ...
+
+    def chain_break_lines(self) -> list[tuple[str, int, int]]:
+        """``(shard, line, lamport)`` of each broken hash chain."""
+        ...
+
+    def event_for(self, event_hash: str, install: str = "") -> Event | None:
+        """The applied event with this hash."""
+        ...
+
+    def where(self, event_hash: str) -> str:
+        """``log/<shard>:<line>`` of the last parsed line with this hash, or ``?``."""
+        ...
+
+    def summary(self) -> LogSummary:
+        """Shards, parsed events and skipped lines."""
+        ...
+
+    def close(self) -> None:
+        """Let go of what the handle holds open (the model's connection)."""
+        ...
+
+
+#: How a read gets its store: called once, after the arguments were checked, so a
+#: bad argument is reported without opening (or even finding) the store.
+StoreSource = Callable[[], Store]
+#: How a read gets the whole replay, for what only it answers.
+WholeSource = Callable[[], "Engine"]

@@ -126,16 +126,9 @@ class DiffModal(ModalScreen[None]):
     def _diff_text(self) -> str:
         # Two replays of the log, from the whole store: off the UI thread.
         from kgai_tui.core.reads.diff import diff_obj
+        from kgai_tui.core.reads.store import whole_of
 
-        whole = self.engine.replayed
-        if whole is None:  # opened through the model: the diff reads the whole store
-            from kgai_tui.core.engine.open import open_engine
-
-            root = self.engine.root
-            if root is None:
-                raise ValueError("a store read through its model has a directory")
-            whole = open_engine(root)
-        return render_diff(diff_obj(whole, self.start, self.end))
+        return render_diff(diff_obj(whole_of(self.engine), self.start, self.end))
 
     def _show(self, text: str) -> None:
         self.query_one("#diff-body", Static).update(plain(text, keep_newlines=True))

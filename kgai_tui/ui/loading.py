@@ -18,7 +18,7 @@ from textual.worker import Worker, WorkerState
 
 from kgai_tui.ui.live import LiveReload
 from kgai_tui.ui.navigation import Navigation
-from kgai_tui.ui.prepare import Prepared, prepare, prepare_preview
+from kgai_tui.ui.prepare import Prepared, prepare
 from kgai_tui.ui.snapshot import ReloadRequested, Snapshot
 from kgai_tui.ui.sync_actions import read_sync_status
 from kgai_tui.ui.theme import Palette
@@ -96,7 +96,7 @@ class StoreLoading(Navigation):
         if model is None:
             return None
         try:
-            prepared = prepare_preview(model.projection, self.palette)
+            prepared = prepare(model.projection, None, self.palette)
             problems = doctor_problems(model)
         except (sqlite3.Error, ModelCorruptError, OSError, ValueError, KeyError):
             model.close()  # the whole store answers instead, as without a model

@@ -39,10 +39,17 @@ def prepare(
 
     Also builds the projection's lazy per-element index here, which the details
     pane would otherwise build on the UI thread on first use. The read model's
-    present has its counts stored: no pass over its decisions then.
+    present has its counts stored and its tree in its element rows: no pass over
+    its decisions then (that is what makes it quick at a million of them).
     """
-    if projection.stored is not None:
-        return prepare_preview(projection, palette)
+    stored = projection.stored
+    if stored is not None:
+        return Prepared(
+            decisions=stored.recorded_count(),
+            writers=stored.writer_count(),
+            elements=element_rows(KgView(projection), palette=palette),
+            palette=palette,
+        )
     view = KgView(projection)
     view.prepare()
     return Prepared(
@@ -51,20 +58,5 @@ def prepare(
         elements=element_rows(
             view, delta.elements_added if delta else (), palette=palette
         ),
-        palette=palette,
-    )
-
-
-def prepare_preview(projection: ProjectionView, palette: Palette) -> Prepared:
-    """The present from the read model: counts from its people tables, the tree
-    from its element rows; no pass over the decisions (that is what makes it quick
-    at a million of them)."""
-    stored = projection.stored
-    if stored is None:
-        raise TypeError("a preview is of a projection read from the model")
-    return Prepared(
-        decisions=stored.recorded_count(),
-        writers=stored.writer_count(),
-        elements=element_rows(KgView(projection), palette=palette),
         palette=palette,
     )

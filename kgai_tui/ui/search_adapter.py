@@ -6,7 +6,7 @@ import threading
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
-from kgai_tui.core.reads.store import Store
+from kgai_tui.core.reads.store import Store, whole_of
 from kgai_tui.core.search.index import SearchIndex
 from kgai_tui.core.search.model import SearchHit
 from kgai_tui.ui.snapshot import Snapshot
@@ -59,17 +59,11 @@ def index_for(engine: Store) -> SearchIndex:
 def _opened(engine: Store) -> SearchIndex:
     """A store read through its model opens the cached index as it is; only when
     there is none for the log as it is now is the whole store read to build it."""
-    replayed, root = engine.replayed, engine.root
-    if replayed is not None:
-        return SearchIndex.for_engine(replayed)
-    if root is None:
-        raise ValueError("a store read through its model has a directory")
-    cached = SearchIndex.open_cached(root)
-    if cached is not None:
-        return cached
-    from kgai_tui.core.engine.open import open_engine
-
-    return SearchIndex.for_engine(open_engine(root))
+    if engine.replayed is None and engine.root is not None:
+        cached = SearchIndex.open_cached(engine.root)
+        if cached is not None:
+            return cached
+    return SearchIndex.for_engine(whole_of(engine))
 
 
 def run_search(

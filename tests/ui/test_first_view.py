@@ -22,7 +22,7 @@ from kgai_tui.core.model.schema import model_path
 from kgai_tui.core.reads.moments import TimeCursor
 from kgai_tui.core.wire.ids import element_id
 from kgai_tui.ui.app import KgaiApp
-from kgai_tui.ui.prepare import prepare, prepare_preview
+from kgai_tui.ui.prepare import prepare
 from kgai_tui.ui.theme import ANSI
 
 SIZE = (120, 40)
@@ -75,7 +75,7 @@ def test_the_first_view_from_the_model_equals_the_whole_stores(store: Path) -> N
     model = peek_model(store)
     assert model is not None
     try:
-        preview = prepare_preview(model.projection, ANSI)
+        preview = prepare(model.projection, None, ANSI)
     finally:
         model.close()
     assert preview == prepare(open_engine(store, cache=False).projection, None, ANSI)

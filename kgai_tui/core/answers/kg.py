@@ -9,7 +9,7 @@ encoder, the hashes or the projection.
 from __future__ import annotations
 
 from kgai_tui.core.answers.answer import Answer
-from kgai_tui.core.reads.store import StoreSource, WholeSource
+from kgai_tui.core.reads.store import StoreSource, WholeSource, whole_of
 
 __all__ = [
     "conflicts_answer",
@@ -98,7 +98,6 @@ def export_answer(
     """
     from functools import partial
 
-    from kgai_tui.core.answers.moments import whole_of
     from kgai_tui.core.reads.export import ProjectionExport, export_chunks
 
     opened = engine()

@@ -13,14 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from kgai_tui.core.answers.answer import Answer
 from kgai_tui.core.reads.kg import parse_as_of
-from kgai_tui.core.reads.store import StoreSource, WholeSource
+from kgai_tui.core.reads.store import StoreSource, WholeSource, whole_of
 
 if TYPE_CHECKING:
-    from kgai_tui.core.engine.engine import Engine
-    from kgai_tui.core.reads.store import KeptReads, Store
+    from kgai_tui.core.reads.store import KeptReads
     from kgai_tui.core.replay.projection_view import ProjectionView
 
-__all__ = ["as_of_answer", "diff_answer", "model_or_whole", "whole_of"]
+__all__ = ["as_of_answer", "diff_answer", "model_or_whole"]
 
 
 def as_of_answer(
@@ -80,21 +79,6 @@ def model_or_whole(
     if kept is not None:
         kept.keep_moments(full)
     return answer
-
-
-def whole_of(opened: Store, whole: WholeSource | None) -> Engine:
-    """The whole replay of an opened store: itself when that is what it is, else
-    ``whole``'s.
-
-    Raises:
-        TypeError: a store read through its model, and no whole-store source.
-    """
-    replayed = opened.replayed
-    if replayed is not None:
-        return replayed
-    if whole is None:
-        raise TypeError("a read model answers this only with a whole-store source")
-    return whole()
 
 
 def diff_answer(engine: WholeSource, start: str, end: str) -> Answer:

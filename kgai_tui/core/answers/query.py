@@ -13,7 +13,7 @@ from typing import Any
 
 from kgai_tui.core.answers.answer import Answer
 from kgai_tui.core.errors import UsageError
-from kgai_tui.core.reads.store import Store, StoreSource, WholeSource
+from kgai_tui.core.reads.store import Store, StoreSource, WholeSource, whole_of
 
 __all__ = ["query_answer"]
 
@@ -54,21 +54,17 @@ def query_answer(
         raise QueryError(reason)
     obj: dict[str, Any] = {"ok": True}
     view = None
+    opened: Store = engine()
     if as_of is not None:
         from kgai_tui.core.gosem.gotext import format_rfc3339
         from kgai_tui.core.reads.as_of import as_of_view
         from kgai_tui.core.reads.kg import parse_as_of
 
         cut = parse_as_of(as_of)
-        from kgai_tui.core.answers.moments import whole_of
-
         # A read model has no full view at a moment: the whole store gives it.
-        full = whole_of(engine(), whole)
+        opened = whole_of(opened, whole)
         say("building the graph as it stood then (a moment is not stored)")
-        view = as_of_view(full, cut)
-        opened: Store = full
-    else:
-        opened = engine()
+        view = as_of_view(opened, cut)
     got = run_query(
         opened,
         cypher,

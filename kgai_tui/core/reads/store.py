@@ -28,15 +28,20 @@ if TYPE_CHECKING:
     from kgai_tui.core.model.people_at import PeopleParts
     from kgai_tui.core.model.people_rows import HeadCounts, PersonTotals
     from kgai_tui.core.reads.export import ExportSource
+    from kgai_tui.core.reads.timeline import Filters
     from kgai_tui.core.recall.index import RecallIndex
     from kgai_tui.core.replay.projection_view import ProjectionView
     from kgai_tui.core.store.shards import LineProblem, LogSummary
     from kgai_tui.core.wire.model import Event
 
-__all__ = ["KeptReads", "Store", "StoreSource", "StoredReads", "WholeSource"]
-
-#: The explorer timeline's filters: writer, author, element kind, status.
-Filters = tuple[str | None, str | None, str | None, str | None]
+__all__ = [
+    "KeptReads",
+    "Store",
+    "StoreSource",
+    "StoredReads",
+    "WholeSource",
+    "whole_of",
+]
 
 
 class StoredReads(Protocol):
@@ -205,3 +210,22 @@ class Store(Protocol):
 StoreSource = Callable[[], Store]
 #: How a read gets the whole replay, for what only it answers.
 WholeSource = Callable[[], "Engine"]
+
+
+def whole_of(opened: Store, whole: WholeSource | None = None) -> Engine:
+    """The whole replay of an opened store: itself when that is what it is, else
+    ``whole``'s, else the store at its directory opened whole.
+
+    Raises:
+        TypeError: a store held in memory read through a model (no directory).
+    """
+    replayed = opened.replayed
+    if replayed is not None:
+        return replayed
+    if whole is not None:
+        return whole()
+    if opened.root is None:
+        raise TypeError("a store read through its model has no directory to open")
+    from kgai_tui.core.engine.open import open_engine
+
+    return open_engine(opened.root)

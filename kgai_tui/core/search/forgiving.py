@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import tantivy
 
@@ -44,34 +44,36 @@ class ForgivingSearch:
     _history: tantivy.Index
     _vocab: tuple[tuple[int, int], Vocabulary] | None
 
-    def search(
-        self,
-        query: str,
-        *,
-        limit: int = 20,
-        include_all: bool = False,
-        as_of: datetime | None = None,
-    ) -> list[SearchHit] | None:
-        """The search (the index's)."""
-        raise NotImplementedError
+    if TYPE_CHECKING:  # what SearchIndex, the one subclass, implements
 
-    def _run(
-        self,
-        pq: ParsedQuery,
-        a: Analysed,
-        limit: int,
-        include_all: bool,
-        as_of: datetime | None,
-        moment: Moment | None,
-        *,
-        fuzzy: bool = False,
-    ) -> list[SearchHit]:
-        """One ranked pass (the index's)."""
-        raise NotImplementedError
+        def search(
+            self,
+            query: str,
+            *,
+            limit: int = 20,
+            include_all: bool = False,
+            as_of: datetime | None = None,
+        ) -> list[SearchHit] | None:
+            """The search (the index's)."""
+            ...
 
-    def _element_ids(self, value: str) -> list[str]:
-        """The elements a filter value names (the index's)."""
-        raise NotImplementedError
+        def _run(
+            self,
+            pq: ParsedQuery,
+            a: Analysed,
+            limit: int,
+            include_all: bool,
+            as_of: datetime | None,
+            moment: Moment | None,
+            *,
+            fuzzy: bool = False,
+        ) -> list[SearchHit]:
+            """One ranked pass (the index's)."""
+            ...
+
+        def _element_ids(self, value: str) -> list[str]:
+            """The elements a filter value names (the index's)."""
+            ...
 
     def notes(
         self,

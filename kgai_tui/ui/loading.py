@@ -55,24 +55,34 @@ class StoreLoading(Navigation):
         """Read the store again in a worker; ``keep_moment`` keeps the slider's place.
 
         The present is read through the read model when it holds the log:
-        rows fetched from disk, no replay. The whole store is read once the
-        history is wanted (the slider moved back), or when there is no model."""
+        rows fetched from disk, no replay. Once the slider's history is wanted
+        (the slider moved back), it comes with the model too when the time index
+        the whole store saved holds the same log; else the whole store is read,
+        which saves that index for the next time."""
         self._loads_asked += 1
         self._load_in_worker(keep_moment, self._history_wanted, self._loads_asked)
 
     @work(thread=True, exclusive=True, group="open", exit_on_error=False)
-    def _load_in_worker(self, keep_moment: bool, whole: bool, asked: int) -> None:
+    def _load_in_worker(self, keep_moment: bool, history: bool, asked: int) -> None:
         from kgai_tui.core.answers.config import pending_path
         from kgai_tui.core.reads.health import doctor_problems
+        from kgai_tui.core.reads.moments import TimeCursor
 
         self.pending_approval = bool(pending_path())
-        if not whole:
-            model = self._open_model()
-            if model is not None:
+        opened = self._open_model()
+        if opened is not None:
+            cursor = TimeCursor.of_store(opened[0]) if history else None
+            if not history or cursor is not None:
                 self.call_from_thread(
-                    self._model_loaded, *model, read_sync_status(self.root), asked
+                    self._model_loaded,
+                    *opened,
+                    cursor,
+                    keep_moment,
+                    read_sync_status(self.root),
+                    asked,
                 )
                 return
+            opened[0].close()
         from kgai_tui.core.engine.open import open_engine
 
         engine = open_engine(self.root)
@@ -108,21 +118,29 @@ class StoreLoading(Navigation):
         model: ModelEngine,
         prepared: Prepared,
         problems: list[str],
+        cursor: TimeCursor | None,
+        keep_moment: bool,
         status: SyncStatus | None,
         asked: int,
     ) -> None:
-        """Show the present from the read model; the slider's history waits until
-        it is asked for (:class:`TimeSlider.HistoryWanted`)."""
-        if asked != self._loads_asked or self._history_wanted:
+        """Show the present from the read model, and the slider's history when it
+        came with it; else the history waits until it is asked for
+        (:class:`TimeSlider.HistoryWanted`)."""
+        if asked != self._loads_asked or (self._history_wanted and cursor is None):
             model.close()  # a newer load was asked for, or the whole store is
             return
         self._opened(model, problems, status)
         self._history_pending = None
         slider = self.query_one(TimeSlider)
-        slider.loading = False
-        slider.set_moments([], keep=False)
-        slider.on_demand = True
-        self._present(model, model.projection, None, None, prepared)
+        if cursor is None:
+            slider.loading = False
+            slider.set_moments([], keep=False)
+            slider.on_demand = True
+            self._present(model, model.projection, None, None, prepared)
+            return
+        if not keep_moment or slider.at_now:
+            self._present(model, model.projection, None, None, prepared)
+        self._cursor_ready(model, cursor, keep_moment)
 
     def _opened(
         self, engine: Store, problems: list[str], status: SyncStatus | None
@@ -194,7 +212,7 @@ class StoreLoading(Navigation):
         self.call_from_thread(self._cursor_ready, engine, cursor, keep_moment)
 
     def _cursor_ready(
-        self, engine: Engine, cursor: TimeCursor, keep_moment: bool
+        self, engine: Store, cursor: TimeCursor, keep_moment: bool
     ) -> None:
         if engine is not self.engine:
             return  # a newer load replaced it

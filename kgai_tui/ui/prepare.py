@@ -24,14 +24,6 @@ class Prepared:
     palette: Palette
 
 
-def writer_count(projection: ProjectionView) -> int:
-    """How many writers (install ids) had recorded a decision in ``projection``.
-
-    Stubs (decisions only referred to) have no install id and do not count.
-    """
-    return len(set(projection.dec_install) - {""})
-
-
 def prepare(
     projection: ProjectionView, delta: GraphDelta | None, palette: Palette
 ) -> Prepared:
@@ -42,19 +34,12 @@ def prepare(
     present has its counts stored and its tree in its element rows: no pass over
     its decisions then (that is what makes it quick at a million of them).
     """
-    stored = projection.stored
-    if stored is not None:
-        return Prepared(
-            decisions=stored.recorded_count(),
-            writers=stored.writer_count(),
-            elements=element_rows(KgView(projection), palette=palette),
-            palette=palette,
-        )
     view = KgView(projection)
-    view.prepare()
+    if projection.stored is None:
+        view.prepare()
     return Prepared(
-        decisions=view.recorded_count(),
-        writers=writer_count(projection),
+        decisions=projection.recorded_count(),
+        writers=projection.writer_count(),
         elements=element_rows(
             view, delta.elements_added if delta else (), palette=palette
         ),

@@ -29,6 +29,7 @@ from kgai_tui.core.reads import kg as reads
 from kgai_tui.core.reads.as_of import _graph_obj, as_of_obj, project_as_of
 from kgai_tui.core.reads.context import context_obj
 from kgai_tui.core.reads.moments import TimeCursor, graph_delta, moments
+from kgai_tui.core.reads.view import KgView
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.replay.projection_view import ProjectionView
 from kgai_tui.core.store.shards import ShardRead
@@ -134,6 +135,9 @@ def check(
     assert json.dumps(as_of_obj(view, cut)) == json.dumps(as_of_obj(ref, cut)), stamp
     assert reads.conflicts_obj(view) == reads.conflicts_obj(ref)
     assert reads.heads_obj(view) == reads.heads_obj(ref)
+    # The header's counts (bisected in the index's CutCounts, walked in the replay).
+    counts = (view.recorded_count(), view.writer_count())
+    assert counts == (ref.recorded_count(), ref.writer_count()), stamp
     for eid in list(ref.el_shapes)[:40]:
         assert reads.history_obj(view, eid) == reads.history_obj(ref, eid)
     for eid in list(ref.graph.nodes)[:40]:
@@ -456,7 +460,14 @@ def test_an_as_of_view_leaves_no_cyclic_garbage(tmp_path: Path) -> None:
     as_of_obj(view, cut)
     view.graph.nodes[next(iter(view.graph))]["props"]
     history = [view.heads_of(e) for e in list(view.heads)[:20]]
-    del view, history
+    # What the explorer's slider reads of a view (its header, tree and details).
+    KgView(view).prepare()
+    assert view.recorded_count() > 0 and view.writer_count() > 0
+    some = view.dec_id[0]
+    assert view.dec_index[some] == 0 and some in view.dec_index
+    edges = [view.dec_supersedes[v] + view.dec_superseded_by[v] for v in range(50)]
+    shaped = [dict(view.el_shapes.get(e, {})) for e in list(view.heads)[:20]]
+    del view, history, edges, shaped
     assert gc.collect() == 0
 
 

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from kgai_tui.core.model.people_at import PeopleParts
     from kgai_tui.core.model.people_steps import PersonSteps
     from kgai_tui.core.model.update import Staged
+    from kgai_tui.core.timeindex.index import TimeIndex
     from kgai_tui.core.wire.model import Event
 
 __all__ = [
@@ -244,6 +245,19 @@ class ModelEngine:
             return save_moments(self.model_path, whole, whole.time_index)
         except OSError:
             return False
+
+    def time_index(self) -> TimeIndex | None:
+        """The time index the whole store saved for exactly the log this model
+        holds, sharing this model's decision rows (see
+        :func:`~kgai_tui.core.timeindex.cache.saved_time_index`)."""
+        from kgai_tui.core.store.cache_file import time_index_in
+        from kgai_tui.core.timeindex.cache import saved_time_index
+
+        if self.root is None:
+            return None
+        shards = [[s["print"], s["events"]] for s in self.shard_states]
+        path = time_index_in(self.model_path.parent)
+        return saved_time_index(self.root, path, shards, self.projection)
 
     def close(self) -> None:
         """End the read transaction and close the model."""

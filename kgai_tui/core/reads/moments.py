@@ -15,6 +15,7 @@ from kgai_tui.core.gosem.gotext import epoch_to_datetime, parse_rfc3339
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.reads.store import Store
     from kgai_tui.core.replay.projection_view import ProjectionView
     from kgai_tui.core.store.shards import ShardRead
     from kgai_tui.core.timeindex.index import TimeIndex
@@ -81,8 +82,10 @@ def graph_delta(before: ProjectionView, after: ProjectionView) -> GraphDelta:
 class TimeCursor:
     """Views of the store at slider moments, read from a time index (no replay)."""
 
-    def __init__(self, index: TimeIndex, *, cache_size: int = 64) -> None:
-        """Take the moments from a store's time index."""
+    def __init__(self, index: TimeIndex, *, cache_size: int = 4) -> None:
+        """Take the moments from a store's time index; keep the views of the last
+        ``cache_size`` moments shown (a view of ten thousand elements holds
+        ~12 MB; a step back and forth reuses them)."""
         self.index = index
         self.moments = index_moments(index)
         self._cache: dict[datetime, ProjectionView] = {}
@@ -95,6 +98,17 @@ class TimeCursor:
         from kgai_tui.core.reads.as_of import time_index_of
 
         return cls(time_index_of(engine))
+
+    @classmethod
+    def of_store(cls, store: Store) -> TimeCursor | None:
+        """A cursor over the store's time index: the whole replay's, else the one
+        the model reads without the whole store (``None``: only the whole store
+        has it now)."""
+        whole, kept = store.replayed, store.kept
+        if whole is not None:
+            return cls.of_engine(whole)
+        index = None if kept is None else kept.time_index()
+        return None if index is None else cls(index)
 
     def at(self, cut: datetime) -> ProjectionView:
         """Return the store as of ``cut`` (equal to ``as-of``)."""

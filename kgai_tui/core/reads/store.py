@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from kgai_tui.core.recall.index import RecallIndex
     from kgai_tui.core.replay.projection_view import ProjectionView
     from kgai_tui.core.store.shards import LineProblem, LogSummary
+    from kgai_tui.core.timeindex.index import TimeIndex
     from kgai_tui.core.wire.model import Event
 
 __all__ = [
@@ -81,14 +82,6 @@ class StoredReads(Protocol):
         self, last: int
     ) -> tuple[int, list[int], int | None, dict[int, int]]:
         """What the report reads of every decision (see ``Timeline``)."""
-        ...
-
-    def recorded_count(self) -> int:
-        """How many decisions were recorded (not only referred to)."""
-        ...
-
-    def writer_count(self) -> int:
-        """How many writers recorded a decision."""
         ...
 
 
@@ -141,6 +134,11 @@ class KeptReads(Protocol):
 
     def keep_moments(self, whole: Engine) -> bool:
         """Store the moments of ``whole``, the same store opened whole."""
+        ...
+
+    def time_index(self) -> TimeIndex | None:
+        """The slider's history for exactly the log this model holds, its decision
+        columns read from the model (``None``: only the whole store has it)."""
         ...
 
 

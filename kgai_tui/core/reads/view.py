@@ -181,8 +181,7 @@ class KgView:
 
     def recorded_count(self) -> int:
         """Number of decisions whose event was applied."""
-        hashes = self.projection.dec_hash
-        return len(hashes) - hashes.count("")
+        return self.projection.recorded_count()
 
     def oldest_first(self, indices: Iterable[int]) -> list[int]:
         """Order decisions oldest first: time (none last), then lamport, then id."""

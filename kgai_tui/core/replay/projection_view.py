@@ -168,6 +168,14 @@ class ProjectionView(Protocol):
         """Return the largest lamport of a decision with authority on the element."""
         ...
 
+    def recorded_count(self) -> int:
+        """How many decisions were recorded (stubs, only referred to, are not)."""
+        ...
+
+    def writer_count(self) -> int:
+        """How many writers (install ids) recorded a decision."""
+        ...
+
     @property
     def stored(self) -> StoredReads | None:
         """The whole-store passes the model's tables answer, when read from them
@@ -185,6 +193,16 @@ class GraphReads:
         @property
         def graph(self) -> nx.MultiDiGraph[str]:
             """The element graph (an attribute, or a property, of the subclass)."""
+            ...
+
+        @property
+        def dec_hash(self) -> Sequence[str]:
+            """Event hashes (``""`` for a stub)."""
+            ...
+
+        @property
+        def dec_install(self) -> Sequence[str]:
+            """Install ids."""
             ...
 
     #: A projection in memory keeps no stored passes: its readers walk it.
@@ -224,6 +242,15 @@ class GraphReads:
 
     def prefetch(self, indices: Iterable[int]) -> None:
         """Nothing to fetch: every decision is in memory."""
+
+    def recorded_count(self) -> int:
+        """How many decisions were recorded (a stub's hash is empty)."""
+        hashes = self.dec_hash
+        return len(hashes) - hashes.count("")
+
+    def writer_count(self) -> int:
+        """How many writers (install ids) recorded a decision (a stub has none)."""
+        return len(set(self.dec_install) - {""})
 
 
 def element_of(graph: nx.MultiDiGraph[str], eid: str) -> tuple[str, str, str] | None:

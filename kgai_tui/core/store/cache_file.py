@@ -138,7 +138,12 @@ def cache_header(root: Path) -> dict[str, Any]:
 
 def time_index_path(root: Path, base: Path | None = None) -> Path:
     """Where the time index of the store at ``root`` is kept, beside its engine cache."""
-    return engine_cache_path(root, base).with_suffix(".time.bin")
+    return time_index_in(store_cache_dir(root, base))
+
+
+def time_index_in(store_dir: Path) -> Path:
+    """The time index file in a store's cache directory (``store_cache_dir``)."""
+    return store_dir / "engine.time.bin"
 
 
 def write_cache_file(path: Path, header: dict[str, Any], payload: bytes) -> None:

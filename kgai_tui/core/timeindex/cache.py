@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kgai_tui.core.gosem.gotext import rfc3339_epoch
-from kgai_tui.core.heap import GcPaused
+from kgai_tui.core.heap import GcPaused, settle_heap
 from kgai_tui.core.replay.order import LineSource, canonical_order
 from kgai_tui.core.store.cache_file import (
     cache_header,
@@ -21,6 +21,7 @@ from kgai_tui.core.timeindex.index import TimeIndex, TimeIndexBuilder
 
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection import Projection
+    from kgai_tui.core.replay.projection_view import ProjectionView
 
 
 class ScannedLog(Protocol):
@@ -62,6 +63,27 @@ def load_or_build_time_index(engine: ScannedLog, base: Path | None = None) -> Ti
             index = build_engine_time_index(engine)
             if path is not None:
                 _save_time_index(engine, index, path)
+    return index
+
+
+def saved_time_index(
+    root: Path, path: Path, shards: list[list[Any]], projection: ProjectionView
+) -> TimeIndex | None:
+    """The time index saved at ``path`` when it was made from exactly ``shards``
+    (per shard its fingerprint and event count, as :func:`_scan_prints` lists
+    them), reading its decision columns from ``projection``, the read model of the
+    same log: the slider's history without reading the whole store. ``None`` when
+    it is missing, damaged, or made from another log (the whole store answers).
+    """
+    read = read_cache_file(root, path)
+    if read is None or read[0].get("shards") != shards:
+        return None
+    try:
+        with GcPaused():
+            index = TimeIndex.loads(read[1], projection)
+    except (ValueError, TypeError, KeyError, EOFError, IndexError):
+        return None
+    settle_heap(index.events)  # kept for the session: no full collection walks it
     return index
 
 

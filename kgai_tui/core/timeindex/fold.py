@@ -119,15 +119,16 @@ class IndexFold(IndexTables):
         mirror = self._mirror
         if mirror is not None and g < len(mirror.dec_id) and mirror.dec_id[g] == did:
             did = mirror.dec_id[g]  # one string for both (~70 MB at 1M)
-        self.d_index[did] = g
-        self.d_id.append(did)
+        index, ids, shapes = self.owned()
+        index[did] = g
+        ids.append(did)
         recs = self._recs
         if recs is not None:
             recs.append(fields)
         else:
             for name, value in zip(FIELD_COLUMNS, fields, strict=True):
                 getattr(self, name).append(value)
-        self.d_shapes.append([])
+        shapes.append([])
         self.d_in.append(-1)
         self.d_out.append(-1)
         return g
@@ -313,7 +314,7 @@ class IndexFold(IndexTables):
             else:
                 # One string per element, not one per decoded line (~90 MB at 1M).
                 shapes = [intern(e, e) for e in shapes]
-            self.d_shapes[g] = shapes  # never changed in place from here on
+            self.owned()[2][g] = shapes  # never changed in place from here on
             for eid in shapes:
                 lows = touch.get(eid)
                 if lows is None or epoch < lows[-4]:
@@ -348,7 +349,7 @@ class IndexFold(IndexTables):
                 quads[at + 3] |= 2
             more.append((pos, epoch, flag))
         if added:
-            self.d_shapes[g] = [*self.d_shapes[g], *added]
+            self.owned()[2][g] = [*self.d_shapes[g], *added]
 
     def _supersedes(self, g: int, sups: list[str], pos: int, epoch: int) -> None:
         for seq, prev_id in enumerate(sups):
@@ -445,7 +446,7 @@ class IndexFold(IndexTables):
         mirror = self._mirror
         if mirror is None:
             return
-        theirs, mine = mirror.dec_shapes, self.d_shapes
+        theirs, mine = mirror.dec_shapes, self.owned()[2]
         for g in range(min(len(theirs), len(mine))):
             if mine[g] is theirs[g]:
                 mine[g] = list(theirs[g])

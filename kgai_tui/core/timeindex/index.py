@@ -18,8 +18,10 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from kgai_tui.core.replay.projection import Projection
+    from kgai_tui.core.replay.projection_view import ProjectionView
     from kgai_tui.core.store.shards import ShardRead
     from kgai_tui.core.timeindex.columns import IndexColumns
+    from kgai_tui.core.timeindex.counts import CutCounts
     from kgai_tui.core.timeindex.view import AsOfView
 
 
@@ -33,7 +35,16 @@ class TimeIndex(IndexFold):
         from kgai_tui.core.timeindex.view import AsOfView
 
         self.refresh()
-        return AsOfView(self, int(cut.timestamp()), self.columns)
+        return AsOfView(self, int(cut.timestamp()), self.columns, self.cut_counts)
+
+    def cut_counts(self) -> CutCounts:
+        """The header's counts at any cut (built once per version)."""
+        self.refresh()
+        if self._counts is None or self._counts[0] != self.version:
+            from kgai_tui.core.timeindex.counts import CutCounts
+
+            self._counts = (self.version, CutCounts(self))
+        return self._counts[1]
 
     def columns(self) -> IndexColumns:
         """Elements, links and head steps as flat arrays (built once per version)."""
@@ -55,7 +66,7 @@ class TimeIndex(IndexFold):
 
     @classmethod
     def loads(
-        cls, data: bytes | memoryview, projection: Projection | None = None
+        cls, data: bytes | memoryview, projection: ProjectionView | None = None
     ) -> TimeIndex:
         """Rebuild an index from :meth:`dumps` (``projection`` when it was shared).
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from kgai_tui.core.timeindex.tables import IndexTables
 
 if TYPE_CHECKING:
-    from kgai_tui.core.replay.projection import Projection
+    from kgai_tui.core.replay.projection_view import ProjectionView
 
 T = TypeVar("T", bound=IndexTables)
 
@@ -89,7 +89,7 @@ def dump_index(self: IndexTables) -> bytes:
 
 
 def load_index(
-    ix: T, data: bytes | memoryview, projection: Projection | None = None
+    ix: T, data: bytes | memoryview, projection: ProjectionView | None = None
 ) -> T:
     """Fill the empty, unpacked ``ix`` from :func:`dump_index` (``projection`` when shared).
 

@@ -11,11 +11,14 @@ from __future__ import annotations
 import marshal
 from array import array
 from bisect import bisect_right
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection import Projection
+    from kgai_tui.core.replay.projection_view import ProjectionView
     from kgai_tui.core.timeindex.columns import IndexColumns
+    from kgai_tui.core.timeindex.counts import CutCounts
     from kgai_tui.core.timeindex.keys import Carry
 
 
@@ -104,20 +107,22 @@ class IndexTables:
         self.times: array[int] = new_array()  # sorted times of every indexed event
         self.skipped = 0  # events without an RFC3339 recorded_at (never in as-of)
         self.ungated = 0  # events that failed the decision-id gate
-        self.shared: Projection | None = None
-        # Decisions by global index (creation order in the full replay).
-        self.d_index: dict[str, int] = {}
-        self.d_id: list[str] = []
-        self.d_title: list[str] = []
-        self.d_rationale: list[str] = []
-        self.d_author: list[str] = []
-        self.d_refs: list[str] = []
-        self.d_summary: list[str] = []
-        self.d_time: list[int | None] = []
-        self.d_lamport: list[int] = []
-        self.d_install: list[str] = []
-        self.d_hash: list[str] = []
-        self.d_shapes: list[list[str]] = []
+        self.shared: ProjectionView | None = None
+        # Decisions by global index (creation order in the full replay): lists the
+        # fold appends to, or a projection's own columns once shared (read only:
+        # an add() after sharing takes private lists first, see _unshare).
+        self.d_index: Mapping[str, int] = {}
+        self.d_id: Sequence[str] = []
+        self.d_title: Sequence[str] = []
+        self.d_rationale: Sequence[str] = []
+        self.d_author: Sequence[str] = []
+        self.d_refs: Sequence[str] = []
+        self.d_summary: Sequence[str] = []
+        self.d_time: Sequence[int | None] = []
+        self.d_lamport: Sequence[int] = []
+        self.d_install: Sequence[str] = []
+        self.d_hash: Sequence[str] = []
+        self.d_shapes: Sequence[Sequence[str]] = []
         # While building, the scalar fields go to one packed record per decision;
         # finish() drops them when it shares an equal projection's lists, else
         # unpacks them into the lists above.
@@ -165,6 +170,7 @@ class IndexTables:
         self._dirty: set[str] | None = None  # None: every element
         self._stale = True
         self._columns: IndexColumns | None = None  # dropped by add() and refresh()
+        self._counts: tuple[int, CutCounts] | None = None  # (version, counts)
 
     def fields(self, g: int) -> Rec:
         """A decision's final scalar fields."""
@@ -225,6 +231,18 @@ class IndexTables:
             list(self.d_shapes[g]),
         )
 
+    def owned(self) -> tuple[dict[str, int], list[str], list[Sequence[str]]]:
+        """The id map, ids and shapes as the lists the fold changes (an index that
+        shares a projection's columns takes private ones before any change)."""
+        index, ids, shapes = self.d_index, self.d_id, self.d_shapes
+        if (
+            isinstance(index, dict)
+            and isinstance(ids, list)
+            and isinstance(shapes, list)
+        ):
+            return index, ids, shapes
+        raise AssertionError("the fold would change a shared projection's columns")
+
     def _unshare(self) -> None:
         """Take private copies of the projection's lists before changing them."""
         p = self.shared
@@ -244,7 +262,7 @@ class IndexTables:
         self.d_shapes = [list(s) for s in p.dec_shapes[:n]]
         self.shared = None
 
-    def share(self, p: Projection) -> None:
+    def share(self, p: ProjectionView) -> None:
         """Read the decision lists of ``p``, equal to this index's, instead of its own."""
         self._recs = None
         self.shared = p

@@ -36,44 +36,101 @@ from kgai_tui.core.timeindex.queries import (
 
 if TYPE_CHECKING:
     from kgai_tui.core.timeindex.columns import IndexColumns
+    from kgai_tui.core.timeindex.counts import CutCounts
     from kgai_tui.core.timeindex.tables import IndexTables
 
 T = TypeVar("T")
 
 
+class _Numbering:
+    """View indices of the decisions that exist at a cut, and the reads by them.
+
+    The view's lazy members hold this, never the view: a member pointing back at
+    the view would make every view cyclic garbage, kept until a full collection
+    (and for ever once a big process froze it), ~12 MB a slider step at 1M.
+    """
+
+    __slots__ = ("cut", "ix", "k", "size", "strays", "vmap")
+
+    def __init__(self, ix: IndexTables, cut: int) -> None:
+        exist = ix.d_exist
+        n = len(exist)
+        k = bisect_right(ix.prefmax, cut)
+        strays: list[int] = []
+        g, sufmin = k, ix.sufmin
+        while g < n and sufmin[g] <= cut:
+            if exist[g] <= cut:
+                strays.append(g)
+            g += 1
+        self.ix, self.cut, self.k, self.strays = ix, cut, k, strays
+        self.vmap = {g: k + i for i, g in enumerate(strays)}
+        self.size = k + len(strays)
+
+    def v_of(self, g: int) -> int:
+        """The view index of a global decision index that exists at the cut."""
+        return g if g < self.k else self.vmap[g]
+
+    def g_of(self, v: int) -> int:
+        """The global decision index of a view index."""
+        return v if v < self.k else self.strays[v - self.k]
+
+    def index_of(self, dec_id: str) -> int | None:
+        """The view index of a decision id, or ``None`` when it does not exist yet."""
+        g = self.ix.d_index.get(dec_id)
+        if g is None or g >= len(self.ix.d_exist) or self.ix.d_exist[g] > self.cut:
+            return None
+        return self.v_of(g)
+
+    def shapers(self, eid: str) -> dict[int, bool]:
+        """Decision index to authority on ``eid`` at the cut, in creation order."""
+        found = shapers_at(self.ix, self.cut, eid)
+        return {self.v_of(g): auth for _, g, auth in found}
+
+    def supersedes(self, v: int) -> list[int]:
+        """What decision ``v`` supersedes at the cut, in edge creation order."""
+        first = self.ix.d_out[self.g_of(v)]
+        return [self.v_of(g) for g in edges_at(self.ix, self.cut, first, True)]
+
+    def superseded_by(self, v: int) -> list[int]:
+        """What supersedes decision ``v`` at the cut, in edge creation order."""
+        first = self.ix.d_in[self.g_of(v)]
+        return [self.v_of(g) for g in edges_at(self.ix, self.cut, first, False)]
+
+
 class _DecIndex(Mapping[str, int]):
     """Decision id to view index, for the decisions that exist at the cut."""
 
-    def __init__(self, view: AsOfView) -> None:
-        self._view = view
+    def __init__(self, num: _Numbering, ids: Sequence[str]) -> None:
+        self._num = num
+        self._ids = ids
 
     def __getitem__(self, key: str) -> int:
-        v = self._view.index_of(key)
+        v = self._num.index_of(key)
         if v is None:
             raise KeyError(key)
         return v
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and self._view.index_of(key) is not None
+        return isinstance(key, str) and self._num.index_of(key) is not None
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._view.dec_id)
+        return iter(self._ids)
 
     def __len__(self) -> int:
-        return self._view.size
+        return self._num.size
 
 
 class _ElShapes(Mapping[str, Mapping[int, bool]]):
     """Per element: decision index to authority at the cut, in creation order."""
 
-    def __init__(self, view: AsOfView) -> None:
-        self._view = view
+    def __init__(self, num: _Numbering) -> None:
+        self._num = num
         self._cache: dict[str, dict[int, bool]] = {}
 
     def __getitem__(self, eid: str) -> Mapping[int, bool]:
         got = self._cache.get(eid)
         if got is None:
-            got = self._cache[eid] = self._view.shapers(eid)
+            got = self._cache[eid] = self._num.shapers(eid)
         if not got:
             raise KeyError(eid)
         return got
@@ -88,7 +145,7 @@ class _ElShapes(Mapping[str, Mapping[int, bool]]):
         return True
 
     def __iter__(self) -> Iterator[str]:
-        return (e for e in self._view.ix.pairs if e in self)
+        return (e for e in self._num.ix.pairs if e in self)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -98,28 +155,25 @@ class AsOfView(GraphReads):
     """The graph and decision plane as a replay of the events up to ``cut`` gives."""
 
     def __init__(
-        self, ix: IndexTables, cut: int, columns: Callable[[], IndexColumns]
+        self,
+        ix: IndexTables,
+        cut: int,
+        columns: Callable[[], IndexColumns],
+        counts: Callable[[], CutCounts],
     ) -> None:
         """Locate the decisions that exist at ``cut`` (Unix seconds).
 
-        ``columns`` returns the index's current columns (for :meth:`as_of_parts`).
+        ``columns`` returns the index's current columns (for :meth:`as_of_parts`),
+        ``counts`` its header counts (:meth:`recorded_count`, :meth:`writer_count`).
         """
         self.ix = ix
         self.cut = cut
         self._columns = columns
+        self._counts = counts
+        num = self._num = _Numbering(ix, cut)
+        self._k, self._strays, self._vmap = num.k, num.strays, num.vmap
+        self.size = num.size
         exist = ix.d_exist
-        n = len(exist)
-        k = bisect_right(ix.prefmax, cut)
-        strays: list[int] = []
-        g, sufmin = k, ix.sufmin
-        while g < n and sufmin[g] <= cut:
-            if exist[g] <= cut:
-                strays.append(g)
-            g += 1
-        self._k = k
-        self._strays = strays
-        self._vmap = {g: k + i for i, g in enumerate(strays)}
-        self.size = k + len(strays)
         stable = ix.d_stable
         self._patch: dict[int, tuple[Carry | None, list[str]]] = {
             g: self._decision_at(g)
@@ -131,18 +185,15 @@ class AsOfView(GraphReads):
 
     def v_of(self, g: int) -> int:
         """The view index of a global decision index that exists at the cut."""
-        return g if g < self._k else self._vmap[g]
+        return self._num.v_of(g)
 
     def g_of(self, v: int) -> int:
         """The global decision index of a view index."""
-        return v if v < self._k else self._strays[v - self._k]
+        return self._num.g_of(v)
 
     def index_of(self, dec_id: str) -> int | None:
         """The view index of a decision id, or ``None`` when it does not exist yet."""
-        g = self.ix.d_index.get(dec_id)
-        if g is None or g >= len(self.ix.d_exist) or self.ix.d_exist[g] > self.cut:
-            return None
-        return self.v_of(g)
+        return self._num.index_of(dec_id)
 
     # ------------------------------------------------------------------ decisions
 
@@ -174,7 +225,7 @@ class AsOfView(GraphReads):
     @cached_property
     def dec_index(self) -> Mapping[str, int]:
         """Decision id to view index."""
-        return _DecIndex(self)
+        return _DecIndex(self._num, self.dec_id)
 
     @cached_property
     def dec_title(self) -> Column[str]:
@@ -222,38 +273,40 @@ class AsOfView(GraphReads):
         return self._column(self.ix.d_time, lambda f, _: None if f is None else f[10])
 
     @cached_property
-    def dec_shapes(self) -> Column[list[str]]:
+    def dec_shapes(self) -> Column[Sequence[str]]:
         """Shaped element ids, in SHAPES creation order."""
         return self._column(self.ix.d_shapes, lambda _, s: s)
-
-    def _edges(self, first: int, dst: bool) -> list[int]:
-        return [self.v_of(g) for g in edges_at(self.ix, self.cut, first, dst)]
 
     @cached_property
     def dec_supersedes(self) -> Sequence[list[int]]:
         """Decisions each decision supersedes, in edge creation order."""
-        return LazySeq(
-            self.size, lambda v: self._edges(self.ix.d_out[self.g_of(v)], dst=True)
-        )
+        return LazySeq(self.size, self._num.supersedes)
 
     @cached_property
     def dec_superseded_by(self) -> Sequence[list[int]]:
         """Decisions superseding each decision, in edge creation order."""
-        return LazySeq(
-            self.size, lambda v: self._edges(self.ix.d_in[self.g_of(v)], dst=False)
-        )
+        return LazySeq(self.size, self._num.superseded_by)
+
+    def recorded_count(self) -> int:
+        """Decisions recorded by the cut (stubs, only referred to, do not count)."""
+        patched = (fields for fields, _ in self._patch.values())
+        return self._counts().recorded(self.cut, self.size, patched)
+
+    def writer_count(self) -> int:
+        """Writers (install ids) with a decision recorded by the cut."""
+        patched = (fields for fields, _ in self._patch.values())
+        return self._counts().writers(self.cut, patched)
 
     # ------------------------------------------------------------------ elements
 
     def shapers(self, eid: str) -> dict[int, bool]:
         """Decision index to authority on ``eid`` at the cut, in creation order."""
-        found = shapers_at(self.ix, self.cut, eid)
-        return {self.v_of(g): auth for _, g, auth in found}
+        return self._num.shapers(eid)
 
     @cached_property
     def el_shapes(self) -> Mapping[str, Mapping[int, bool]]:
         """Per element: decision index to authority, in SHAPES creation order."""
-        return _ElShapes(self)
+        return _ElShapes(self._num)
 
     @cached_property
     def heads(self) -> dict[str, set[int]]:

@@ -1,0 +1,110 @@
+"""The slider through the read model: once the whole store has saved its time
+index, the slider's history comes with the model (no whole store read), and every
+view at a past moment shows what the whole store shows there, screen for screen."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_first_view import _contested_store, _screen, _settle
+
+from kgai_tui.core.engine import open as engine_open
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.model.open import ModelEngine, open_model
+from kgai_tui.core.reads.moments import TimeCursor
+from kgai_tui.ui.app import KgaiApp
+from kgai_tui.ui.widgets.time_slider import TimeSlider
+
+SIZE = (120, 40)
+
+
+@pytest.fixture(params=["demo", "contested"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    if request.param == "demo":
+        return Path(request.getfixturevalue("demo_store"))
+    return _contested_store(tmp_path)
+
+
+def _saved(root: Path) -> list[Any]:
+    """Build the model, then read the whole store once (it saves its time index);
+    the moments the whole store's slider holds."""
+    open_model(root).close()
+    return list(TimeCursor.of_engine(open_engine(root)).moments)
+
+
+def _at_moments(root: Path, steps: int) -> tuple[list[list[str]], KgaiApp, Any]:
+    """After each of ``steps`` steps back: the slider's line, then each view's
+    screen (Elements, Graph, Timeline, Conflicts, People); the app; the slider's
+    moments and position at the end."""
+    app = KgaiApp(root, live=False)
+    end: list[Any] = []
+
+    async def main() -> list[list[str]]:
+        async with app.run_test(size=SIZE) as pilot:
+            await _settle(pilot)
+            out = []
+            for _ in range(steps):
+                await pilot.press("left_square_bracket")
+                await _settle(pilot)
+                seen = [str(app.query_one(TimeSlider).render())]
+                for key in ("1", "2", "3", "4", "7", "1"):
+                    await pilot.press(key)
+                    await _settle(pilot)
+                    seen.append(_screen(app))
+                out.append(seen)
+            slider = app.query_one(TimeSlider)
+            end.extend([list(slider.moments), slider.position])
+            return out
+
+    return asyncio.run(main()), app, end
+
+
+def test_the_slider_reads_its_history_through_the_model(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No whole store is opened for the slider; each moment's screens equal the
+    whole store's at the same moment."""
+    moments = _saved(store)
+    steps = min(len(moments) - 1, 4)
+    opened: list[Path] = []
+    real = engine_open.open_engine
+
+    def counted(root: Path) -> Any:
+        opened.append(root)
+        return real(root)
+
+    monkeypatch.setattr(engine_open, "open_engine", counted)
+    on_model, app, end = _at_moments(store, steps)
+    assert isinstance(app.engine, ModelEngine), "the slider kept the model"
+    assert opened == [], "no whole store was read"
+    assert end == [moments, len(moments) - steps]  # the first step: the last moment
+    monkeypatch.setenv("KGAI_TUI_READ_MODEL", "off")
+    whole, whole_app, _ = _at_moments(store, steps)
+    assert isinstance(whole_app.engine, Engine) and opened
+    assert on_model == whole
+
+
+def test_a_time_index_of_another_log_sends_the_slider_to_the_whole_store(
+    demo_store: Path,
+) -> None:
+    """A decision appended after the time index was saved: the model is extended
+    and shows the present, but only the whole store has the history; it is read
+    (and saves the index again, so the next slider comes with the model)."""
+    from builders import ShardWriter, decision, upsert
+
+    _saved(demo_store)
+    w = ShardWriter("i-late", "late")
+    w.add(
+        decision("Written after the index", [upsert("feature", "Late")]),
+        lamport=10_000,
+        recorded_at="2027-01-01T00:00:00Z",
+    )
+    (demo_store / "log" / "i-late.ndjson").write_bytes(w.to_bytes())
+    _, app, _ = _at_moments(demo_store, 1)
+    assert isinstance(app.engine, Engine), "the history needed the whole store"
+    _, again, _ = _at_moments(demo_store, 1)
+    assert isinstance(again.engine, ModelEngine), "the index was saved again"

@@ -63,7 +63,11 @@ def test_an_element_linked_to_itself_shows_every_view(tmp_path: Path) -> None:
                 "→ DEPENDS_ON feature:loop",
                 "← DEPENDS_ON feature:loop",
             ]
-            assert app.query_one(DecisionList).rows  # the timeline filled too
+            await pilot.press("3")
+            await _settle(pilot)
+            assert app.query_one(DecisionList).rows  # the timeline fills when shown
+            await pilot.press("1")
+            await _settle(pilot)
             links.focus()
             links.highlighted = 1
             await pilot.press("enter")

@@ -108,3 +108,37 @@ def test_a_time_index_of_another_log_sends_the_slider_to_the_whole_store(
     assert isinstance(app.engine, Engine), "the history needed the whole store"
     _, again, _ = _at_moments(demo_store, 1)
     assert isinstance(again.engine, ModelEngine), "the index was saved again"
+
+
+def test_the_timeline_is_ordered_only_while_it_is_shown(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Slider steps on Elements order no timeline (seconds at a million
+    decisions); showing the Timeline orders the moment on screen, once."""
+    from kgai_tui.ui.views import timeline
+
+    built: list[int] = []
+    real = timeline.timeline_base
+
+    def counted(v: Any, revision: int) -> Any:
+        built.append(revision)
+        return real(v, revision)
+
+    monkeypatch.setattr(timeline, "timeline_base", counted)
+    app = KgaiApp(demo_store, live=False)
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await _settle(pilot)
+            for _ in range(3):
+                await pilot.press("left_square_bracket")
+                await _settle(pilot)
+            assert built == [], "no timeline while Elements is shown"
+            await pilot.press("3")
+            await _settle(pilot)
+            assert app.snapshot is not None and built == [app.snapshot.revision]
+            await pilot.press("left_square_bracket")
+            await _settle(pilot)
+            assert built[-1] == app.snapshot.revision and len(built) == 2
+
+    asyncio.run(main())

@@ -69,7 +69,8 @@ class TimelineView(Vertical):
     """Filters on top, a histogram, then the virtualised list.
 
     Ordering and filtering a million decisions takes seconds of Python, so it runs
-    in a worker; until the first result the caption says the timeline is building.
+    in a worker, and only while the view is shown: a slider step elsewhere does
+    not pay for it. Until the first result the caption says it is building.
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -105,12 +106,18 @@ class TimelineView(Vertical):
         yield DecisionList(id="timeline-list")
 
     def show(self, snapshot: Snapshot) -> None:
-        """Render a new snapshot (in a worker; the old rows stay until it is done)."""
+        """Take a new snapshot; render it now when the view is shown, else when it
+        is (in a worker; the old rows stay until it is done)."""
         self.snapshot = snapshot
         if self._base is None:
             self.query_one("#timeline-caption", Static).update(
                 Text("building the timeline…", "dim")
             )
+        if self.display:
+            self._apply()
+
+    def on_show(self) -> None:
+        """Shown: bring the rows up to the latest snapshot."""
         self._apply()
 
     def _set_options(self, selector: str, values: list[str]) -> None:

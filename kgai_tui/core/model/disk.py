@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
     from kgai_tui.core.model.people_rows import HeadCounts, PersonTotals
+    from kgai_tui.core.model.timeline_rows import Columns
     from kgai_tui.core.recall.index import RecallIndex
     from kgai_tui.core.replay.projection import Projection
 
@@ -89,6 +90,7 @@ class DiskProjection:
         self._index: dict[str, int] = {}
         self._max_auth: dict[str, int] | None = None
         self._times: array[int] | None = None
+        self._timeline: Columns | None = None
         col = self._decs.column
         self.dec_id: DecColumn = col("id")
         self.dec_title = col("title")
@@ -285,9 +287,9 @@ class DiskProjection:
         the times stay here for :meth:`timeline_stamps`."""
         from kgai_tui.core.model.timeline_rows import timeline_columns
 
-        order, self._times, heads, writers, authors, kinds = timeline_columns(
-            self.db, self._decs.base
-        )
+        if self._timeline is None:  # kept: the slider's every moment cuts it down
+            self._timeline = timeline_columns(self.db, self._decs.base)
+        order, self._times, heads, writers, authors, kinds = self._timeline
         return order, heads, writers, authors, kinds
 
     def timeline_keep(
@@ -315,6 +317,12 @@ class DiskProjection:
     def stored(self) -> DiskProjection:
         """Its own tables answer the whole-store passes
         (:class:`~kgai_tui.core.reads.store.StoredReads`)."""
+        return self
+
+    @property
+    def timeline_reads(self) -> DiskProjection:
+        """Its own tables answer the timeline
+        (:class:`~kgai_tui.core.reads.store.TimelineReads`)."""
         return self
 
     def all_heads(self) -> list[tuple[str, set[int]]]:

@@ -40,18 +40,20 @@ __all__ = [
     "Store",
     "StoreSource",
     "StoredReads",
+    "TimelineReads",
     "WholeSource",
     "whole_of",
 ]
 
 
-class StoredReads(Protocol):
-    """Whole-store passes a projection read from the model answers from its tables
-    (a few queries, no decision row kept) instead of a walk over every decision.
+class TimelineReads(Protocol):
+    """The explorer timeline's passes over every recorded decision, answered
+    without a walk: by the model's tables now, and at a cut by a time index that
+    shares them (:mod:`kgai_tui.core.timeindex.moment_timeline`).
 
-    A projection replayed in memory, now or at a cut, has none
-    (:attr:`~kgai_tui.core.replay.projection_view.ProjectionView.stored` is
-    ``None``): its readers walk it, which is what these are tested against.
+    A projection in memory has none
+    (:attr:`~kgai_tui.core.replay.projection_view.ProjectionView.timeline_reads`
+    is ``None``): the timeline walks it, which is what these are tested against.
     """
 
     def timeline_columns(
@@ -69,6 +71,16 @@ class StoredReads(Protocol):
     def timeline_stamps(self, rows: Iterable[int]) -> array[int]:
         """The recorded times of ``rows`` (those with one), ascending."""
         ...
+
+
+class StoredReads(Protocol):
+    """Whole-store passes a projection read from the model answers from its tables
+    (a few queries, no decision row kept) instead of a walk over every decision.
+
+    A projection replayed in memory, now or at a cut, has none
+    (:attr:`~kgai_tui.core.replay.projection_view.ProjectionView.stored` is
+    ``None``): its readers walk it, which is what these are tested against.
+    """
 
     def people_parts(self) -> tuple[list[PersonTotals], list[HeadCounts]]:
         """Per-author totals and head counts, now."""

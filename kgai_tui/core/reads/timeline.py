@@ -32,7 +32,7 @@ class TimelineColumns:
 
 def timeline_columns(v: KgView) -> TimelineColumns:
     """Order and filter choices over every decision (O(decisions): run in a worker)."""
-    stored = v.projection.stored
+    stored = v.projection.timeline_reads
     if stored is not None:
         return TimelineColumns(*stored.timeline_columns())
     real = v.recorded()
@@ -51,7 +51,7 @@ def timeline_select(
     """The decisions of ``columns.order`` passing ``filters`` (order kept), and
     their recorded times, ascending (for a histogram; decisions with none are
     skipped). Neither is changed by its reader."""
-    stored = v.projection.stored
+    stored = v.projection.timeline_reads
     rows: Sequence[int]
     if filters == (None, None, None, None):
         rows = columns.order

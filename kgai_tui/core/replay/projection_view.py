@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     import networkx as nx
 
-    from kgai_tui.core.reads.store import StoredReads
+    from kgai_tui.core.reads.store import StoredReads, TimelineReads
 
 
 class ProjectionView(Protocol):
@@ -182,6 +182,12 @@ class ProjectionView(Protocol):
         (``None``: a projection in memory, walked instead)."""
         ...
 
+    @property
+    def timeline_reads(self) -> TimelineReads | None:
+        """The timeline's passes without a walk (the model now, or a time index
+        sharing the model's rows at a cut); ``None``: walked instead."""
+        ...
+
 
 class GraphReads:
     """The element reads of a projection held in memory, from its NetworkX graph
@@ -207,6 +213,11 @@ class GraphReads:
 
     #: A projection in memory keeps no stored passes: its readers walk it.
     stored: StoredReads | None = None
+
+    @property
+    def timeline_reads(self) -> TimelineReads | None:
+        """None: the timeline walks a projection in memory."""
+        return None
 
     def has_element(self, eid: str) -> bool:
         """Whether ``eid`` is an element."""

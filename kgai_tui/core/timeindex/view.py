@@ -35,6 +35,7 @@ from kgai_tui.core.timeindex.queries import (
 )
 
 if TYPE_CHECKING:
+    from kgai_tui.core.reads.store import TimelineReads
     from kgai_tui.core.timeindex.columns import IndexColumns
     from kgai_tui.core.timeindex.counts import CutCounts
     from kgai_tui.core.timeindex.tables import IndexTables
@@ -170,7 +171,8 @@ class AsOfView(GraphReads):
         self.cut = cut
         self._columns = columns
         self._counts = counts
-        num = self._num = _Numbering(ix, cut)
+        num = self.num = self._num = _Numbering(ix, cut)
+        self.counts = counts
         self._k, self._strays, self._vmap = num.k, num.strays, num.vmap
         self.size = num.size
         exist = ix.d_exist
@@ -180,6 +182,9 @@ class AsOfView(GraphReads):
             for g in ix.exceptions
             if exist[g] <= cut < stable[g]
         }
+        #: The decisions whose fields at the cut are not their final ones: index
+        #: decision to (fields, ``None`` for a stub then; shapes).
+        self.patched = self._patch
 
     # ------------------------------------------------------------------ numbering
 
@@ -287,6 +292,20 @@ class AsOfView(GraphReads):
         """Decisions superseding each decision, in edge creation order."""
         return LazySeq(self.size, self._num.superseded_by)
 
+    @property
+    def timeline_reads(self) -> TimelineReads | None:
+        """The timeline at the cut from the model's, when this index shares the
+        model's decision rows (:mod:`~kgai_tui.core.timeindex.moment_timeline`);
+        ``None``: walked. A new reader each time (kept here it would point back
+        at this view)."""
+        shared = self.ix.shared
+        present = None if shared is None else shared.timeline_reads
+        if present is None:
+            return None
+        from kgai_tui.core.timeindex.moment_timeline import MomentTimeline
+
+        return MomentTimeline(self, present)
+
     def recorded_count(self) -> int:
         """Decisions recorded by the cut (stubs, only referred to, do not count)."""
         patched = (fields for fields, _ in self._patch.values())
@@ -295,7 +314,7 @@ class AsOfView(GraphReads):
     def writer_count(self) -> int:
         """Writers (install ids) with a decision recorded by the cut."""
         patched = (fields for fields, _ in self._patch.values())
-        return self._counts().writers(self.cut, patched)
+        return len(self._counts().writers(self.cut, patched) - {""})
 
     # ------------------------------------------------------------------ elements
 

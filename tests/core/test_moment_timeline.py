@@ -1,0 +1,88 @@
+"""The timeline at a cut through the model (its present cut down by the time index)
+equals the walk over the whole store's view at the same cut, at every moment, for
+every filter: order, heads, filter choices, kept rows and their times."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_time_index import _random_store
+
+from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.model.open import ModelEngine, open_model, peek_model
+from kgai_tui.core.reads.moments import TimeCursor
+from kgai_tui.core.reads.timeline import timeline_columns, timeline_select
+from kgai_tui.core.reads.view import KgView
+from kgai_tui.core.replay.projection_view import ProjectionView
+from kgai_tui.demo import DEMO_STORE
+
+
+def _named(p: ProjectionView, rows: Any) -> list[str]:
+    return [p.dec_id[i] for i in rows]
+
+
+def _timeline(p: ProjectionView) -> dict[str, Any]:
+    """Every answer of the timeline at one view, decisions named by id."""
+    v = KgView(p)
+    columns = timeline_columns(v)
+    out: dict[str, Any] = {
+        "order": _named(p, columns.order),
+        "heads": sorted(_named(p, columns.heads)),
+        "choices": (columns.writers, columns.authors, columns.kinds),
+    }
+    statuses = (None, "head", "superseded", "dead", "nonsense")
+    writers = (None, *columns.writers[:2], "nobody")
+    authors = (None, *columns.authors[:2])
+    kinds = (None, *columns.kinds[:2])
+    for filters in itertools.product(writers, authors, kinds, statuses):
+        rows, stamps = timeline_select(v, columns, filters)
+        out[repr(filters)] = (_named(p, rows), list(stamps))
+    return out
+
+
+def _opened(root: Path) -> tuple[TimeCursor, ModelEngine]:
+    """The whole store's cursor (which saves the time index) and the model."""
+    open_model(root).close()
+    whole = TimeCursor.of_engine(open_engine(root))
+    model = peek_model(root)
+    assert model is not None
+    return whole, model
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_timeline_at_every_moment_equals_the_walk(
+    tmp_path: Path, seed: int
+) -> None:
+    _random_store(tmp_path, seed, 70, hostile=False)
+    whole, model = _opened(tmp_path / f"r{seed}")
+    try:
+        index = model.time_index()
+        assert index is not None and index.shared is model.projection
+        cursor = TimeCursor(index)
+        assert cursor.moments == whole.moments
+        cuts = [whole.moments[0] - timedelta(seconds=1), *whole.moments]
+        for cut in cuts:
+            at_model, at_whole = cursor.at(cut), whole.at(cut)
+            assert at_model.timeline_reads is not None, "read from the model"
+            assert at_whole.timeline_reads is None, "walked"
+            assert _timeline(at_model) == _timeline(at_whole), cut
+    finally:
+        model.close()
+
+
+def test_the_demo_timeline_at_every_moment_equals_the_walk(tmp_path: Path) -> None:
+    demo = shutil.copytree(DEMO_STORE, tmp_path / "demo-store")
+    whole, model = _opened(demo)
+    try:
+        index = model.time_index()
+        assert index is not None
+        cursor = TimeCursor(index)
+        for cut in whole.moments:
+            assert _timeline(cursor.at(cut)) == _timeline(whole.at(cut)), cut
+    finally:
+        model.close()

@@ -42,6 +42,7 @@ def test_only_named_modules_import_engine_libraries() -> None:
         "networkx": {
             "kgai_tui/core/replay/projection.py",
             "kgai_tui/core/replay/projection_view.py",
+            "kgai_tui/core/replay/acyclic_graph.py",
             "kgai_tui/core/model/disk.py",
             "kgai_tui/core/timeindex/view.py",
         }

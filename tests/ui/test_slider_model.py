@@ -142,3 +142,41 @@ def test_the_timeline_is_ordered_only_while_it_is_shown(
             assert built[-1] == app.snapshot.revision and len(built) == 2
 
     asyncio.run(main())
+
+
+def test_a_slider_session_keeps_a_bounded_number_of_moments(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twenty steps back in a big process (its heap frozen after the history
+    loaded): only the views the cursor keeps and the one on screen stay alive."""
+    import gc
+    import weakref
+
+    from kgai_tui.core import heap
+    from kgai_tui.core.timeindex.view import AsOfView
+
+    monkeypatch.setattr(heap, "BIG_ENGINE", 1)  # the demo store counts as big
+    _saved(demo_store)
+    alive: weakref.WeakSet[AsOfView] = weakref.WeakSet()
+    made = AsOfView.__init__
+
+    def counted(self: AsOfView, *args: Any) -> None:
+        made(self, *args)
+        alive.add(self)
+
+    monkeypatch.setattr(AsOfView, "__init__", counted)
+    app = KgaiApp(demo_store, live=False)
+
+    async def main() -> int:
+        async with app.run_test(size=SIZE) as pilot:
+            await _settle(pilot)
+            for _ in range(20):
+                await pilot.press("left_square_bracket")
+                await _settle(pilot)
+            gc.collect()
+            return len(alive)
+
+    try:
+        assert asyncio.run(main()) <= 6, "views of past moments were kept"
+    finally:
+        gc.unfreeze()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import networkx as nx
 
 from kgai_tui.core.heap import GcPaused as gc_paused
+from kgai_tui.core.replay.acyclic_graph import AcyclicGraph
 from kgai_tui.core.replay.projection_view import GraphReads, element_of, newest_first
 from kgai_tui.core.timeindex.keys import Carry
 from kgai_tui.core.timeindex.lazy import Column, LazySeq, NodeAttrs
@@ -374,7 +375,7 @@ class AsOfView(GraphReads):
     def _graph(self) -> nx.MultiDiGraph[str]:
         cut = self.cut
         nodes = nodes_at(self.ix, cut)
-        graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
+        graph: nx.MultiDiGraph[str] = AcyclicGraph()
         # Fill networkx's own dicts directly (what add_node/add_edge would store):
         # ten times faster than the public calls for thousands of nodes.
         inner = vars(graph)

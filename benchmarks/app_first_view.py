@@ -5,12 +5,15 @@ has a kind branch with leaves, and the details pane shows the selected element. 
 screen is captured every 100 ms; the script prints each run and the median.
 
     python benchmarks/app_first_view.py STORE [--runs N] [--cache-dir DIR] [--src DIR]
-        [--env NAME=VALUE ...] [--resident-after SECONDS]
+        [--env NAME=VALUE ...] [--resident-after SECONDS] [--moves N]
 
 With ``--resident-after``, each run then waits that long (the timeline and the
 other views compute in the background), prints the app process's resident and
 peak memory (``VmRSS``, ``VmHWM``), presses ``[`` (the slider's first step back)
-and prints how long until the banner says "as of".
+and prints how long until the banner says "as of". With ``--moves N`` it then
+moves the slider N times across the whole range (:data:`MOVES`: first and last
+moment, a step, a month, now), timing each until the banner changes, and prints
+the memory after them.
 
 Run it with warm caches (open the store once before) to measure the promise "the
 first view is usable within 3 seconds with warm caches".
@@ -75,7 +78,38 @@ def _history(session: str, timeout_s: float) -> float:
     return float("nan")
 
 
-def _run_once(command: str, timeout_s: float, resident_after: float | None) -> float:
+#: Slider moves that each change the moment (from the last one): the first
+#: moment, two steps on, now, the last moment, a month back, a step, a month on,
+#: two steps back.
+MOVES = ("<", "]", "]", ">", "[", "{", "]", "}", "[", "[")
+
+
+def _banner(session: str) -> str:
+    lines = _screen(session).splitlines()
+    return lines[1] if len(lines) > 1 else ""
+
+
+def _moves(session: str, count: int, timeout_s: float) -> list[float]:
+    """Seconds from each key of :data:`MOVES` (cycled) until the banner changes."""
+    out = []
+    for n in range(count):
+        before = _banner(session)
+        start = time.monotonic()
+        subprocess.run(["tmux", "send-keys", "-t", session, MOVES[n % len(MOVES)]])
+        took = float("nan")
+        while time.monotonic() - start < timeout_s:
+            if _banner(session) != before:
+                took = time.monotonic() - start
+                break
+            time.sleep(0.01)
+        out.append(took)
+        time.sleep(0.2)  # the rest of the screen settles
+    return out
+
+
+def _run_once(
+    command: str, timeout_s: float, resident_after: float | None, moves: int = 0
+) -> float:
     session = f"kgai-first-view-{os.getpid()}"
     subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
     start = time.monotonic()
@@ -105,6 +139,15 @@ def _run_once(command: str, timeout_s: float, resident_after: float | None) -> f
                 f"{peak:.0f} MB peak",
                 flush=True,
             )
+            if moves:
+                took = _moves(session, moves, timeout_s)
+                rss, peak = _memory_mb(session)
+                print(
+                    f"  {moves} moves: {' '.join(f'{t:.2f}' for t in took)} s;"
+                    f" median {statistics.median(took):.2f} s, max {max(took):.2f} s;"
+                    f" then {rss:.0f} MB resident, {peak:.0f} MB peak",
+                    flush=True,
+                )
         return seconds
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
@@ -129,6 +172,12 @@ def main() -> None:
         type=float,
         help="then wait this many seconds, print the memory, press [ and time it",
     )
+    parser.add_argument(
+        "--moves",
+        type=int,
+        default=0,
+        help="after [, move the slider this many times and time each (MOVES)",
+    )
     args = parser.parse_args()
     exe = Path(sys.executable).with_name("kgai-tui")
     command = f"{shlex.quote(str(exe))} open --store {shlex.quote(str(args.store))}"
@@ -141,7 +190,7 @@ def main() -> None:
     command = f"exec {prefix}{command}"  # exec'd: the pane's process is the app
     times = []
     for n in range(args.runs):
-        seconds = _run_once(command, 60, args.resident_after)
+        seconds = _run_once(command, 60, args.resident_after, args.moves)
         load = os.getloadavg()[0]
         print(f"run {n}: {seconds:.2f} s (load {load:.1f})", flush=True)
         times.append(seconds)

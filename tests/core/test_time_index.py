@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import marshal
 import random
+from bisect import bisect_right
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -344,7 +345,17 @@ def test_demo_store_at_every_moment() -> None:
     engine = open_engine(DEMO)
     index = build_time_index(engine.shards, engine.projection)
     cursor = TimeCursor(index)
-    assert cursor.moments == moments(engine.shards)
+    listed = moments(engine.shards)
+    assert cursor.moments == listed
+    # The slider reads them as a list: ends, slices, membership, index, bisection.
+    made = cursor.moments
+    assert (made[0], made[-1], made[2:5]) == (listed[0], listed[-1], listed[2:5])
+    for i, moment in enumerate(listed):
+        assert moment in made and made.index(moment) == i
+        between = moment + timedelta(seconds=1)
+        assert (between in made) == (between in listed)
+        assert bisect_right(made, between) == bisect_right(listed, between)
+    assert "2026-01-01" not in made and listed[0].replace(tzinfo=None) not in made
     previous: ProjectionView | None = None
     prev_moment = cursor.moments[0]
     for moment in cursor.moments:

@@ -12,6 +12,7 @@ it (:class:`TimeSlider.HistoryWanted`), which then reads the whole store once.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import ClassVar
 
@@ -65,7 +66,7 @@ class TimeSlider(Widget, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         """Start with no moments, at now."""
         super().__init__(id=id)
-        self.moments: list[datetime] = []
+        self.moments: Sequence[datetime] = []
         self._dragging = False
         self._loading = False
         self._on_demand = False
@@ -97,7 +98,7 @@ class TimeSlider(Widget, can_focus=True):
         self.post_message(self.HistoryWanted(then))
         return True
 
-    def set_moments(self, moments: list[datetime], *, keep: bool = True) -> None:
+    def set_moments(self, moments: Sequence[datetime], *, keep: bool = True) -> None:
         """Replace the moments; stay at now unless ``keep`` and a past moment is set."""
         at_now = self.position >= len(self.moments)
         current = None if at_now else self.moments[self.position]

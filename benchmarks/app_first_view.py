@@ -85,12 +85,14 @@ MOVES = ("<", "]", "]", ">", "[", "{", "]", "}", "[", "[")
 
 
 def _banner(session: str) -> str:
-    lines = _screen(session).splitlines()
-    return lines[1] if len(lines) > 1 else ""
+    """The header and the banner: the decision count and the moment (a step of
+    one second changes the count; the banner shows minutes)."""
+    return "\n".join(_screen(session).splitlines()[:2])
 
 
 def _moves(session: str, count: int, timeout_s: float) -> list[float]:
-    """Seconds from each key of :data:`MOVES` (cycled) until the banner changes."""
+    """Seconds from each key of :data:`MOVES` (cycled) until the header or the
+    banner changes."""
     out = []
     for n in range(count):
         before = _banner(session)

@@ -159,3 +159,44 @@ def test_bench_whole_process_without_the_off_column_on_a_warm_model_cache(
     assert any(cache.glob("*/model.sqlite"))
     bad = CliRunner().invoke(main, [*args[:-1], "--columns", "model,nope"])
     assert bad.exit_code == 2 and "--columns" in bad.output
+
+
+def test_moment_reads_prints_the_same_counts_through_the_model_and_whole(
+    tmp_path: Path,
+) -> None:
+    """``benchmarks/moment_reads.py``: a line per moment; the counts and row
+    numbers it prints are the same read through the model as walked whole."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from kgai_tui.core.engine.open import open_engine
+    from kgai_tui.core.model.open import open_model
+    from kgai_tui.core.reads.moments import TimeCursor
+
+    root = tmp_path / "store"
+    write_store(root, GenParams(2000, 4, 60))
+    cache = tmp_path / "cache"
+    env = {**os.environ, "KGAI_TUI_CACHE_DIR": str(cache)}
+    os.environ["KGAI_TUI_CACHE_DIR"] = str(cache)
+    try:
+        open_model(root).close()
+        TimeCursor.of_engine(open_engine(root))  # saves the time index
+    finally:
+        del os.environ["KGAI_TUI_CACHE_DIR"]
+    script = Path(__file__).parent.parent / "benchmarks" / "moment_reads.py"
+    runs = []
+    for extra in ([], ["--whole"]):
+        out = subprocess.run(
+            [sys.executable, str(script), str(root), "--cuts", "3", *extra],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+            timeout=120,
+        ).stdout.splitlines()
+        assert out[0].startswith("open and history: ")
+        assert len(out) == 4 and all("timeline" in line for line in out[1:])
+        runs.append([re.findall(r"\(([^)]*)\)", line)[:3] for line in out[1:]])
+    assert runs[0] == runs[1] and runs[0][0][0] != "0, 0", runs

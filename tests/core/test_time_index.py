@@ -43,6 +43,7 @@ from kgai_tui.core.timeindex.tables import FIELD_COLUMNS, PackedRecs
 from kgai_tui.core.wire.codec import event_obj
 from kgai_tui.core.wire.ids import element_id
 from kgai_tui.core.wire.model import Decision, Event, Mutation
+from kgai_tui.core.wire.props import parse_props
 from kgai_tui.demo import DEMO_STORE as DEMO
 
 BASE = 1_767_225_600  # 2026-01-01T00:00:00Z
@@ -126,6 +127,12 @@ def state(p: ProjectionView) -> dict[str, Any]:
     }
 
 
+def _set_by(p: ProjectionView, key: str) -> dict[str, str]:
+    """Per element, the value its props set for ``key`` (those that set it)."""
+    found = {eid: parse_props(blob).get(key) for eid, blob in p.element_props_with(key)}
+    return {eid: value for eid, value in found.items() if value is not None}
+
+
 def check(
     shards: list[ShardRead], index: TimeIndex, stamp: int, deep: bool = True
 ) -> None:
@@ -139,6 +146,10 @@ def check(
     # The header's counts (bisected in the index's CutCounts, walked in the replay).
     counts = (view.recorded_count(), view.writer_count())
     assert counts == (ref.recorded_count(), ref.writer_count()), stamp
+    # The props a key may set (the Elements tree asks for "paths"): only the
+    # elements whose props history names it are read at the cut.
+    for key in ("p", "q", "r", "paths"):
+        assert _set_by(view, key) == _set_by(ref, key), (stamp, key)
     for eid in list(ref.el_shapes)[:40]:
         assert reads.history_obj(view, eid) == reads.history_obj(ref, eid)
     for eid in list(ref.graph.nodes)[:40]:

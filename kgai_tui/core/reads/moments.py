@@ -71,14 +71,22 @@ class GraphDelta:
 def graph_delta(before: ProjectionView, after: ProjectionView) -> GraphDelta:
     """Compare the element graphs of two projections."""
     old_nodes, new_nodes = set(before.graph.nodes), set(after.graph.nodes)
-    old_links = {(f, k, t) for f, t, k in before.graph.edges(keys=True)}
-    new_links = {(f, k, t) for f, t, k in after.graph.edges(keys=True)}
+    old_links, new_links = _links(before), _links(after)
     return GraphDelta(
         elements_added=tuple(sorted(new_nodes - old_nodes)),
         elements_removed=tuple(sorted(old_nodes - new_nodes)),
         links_added=tuple(sorted(new_links - old_links)),
         links_retired=tuple(sorted(old_links - new_links)),
     )
+
+
+def _links(p: ProjectionView) -> set[tuple[str, str, str]]:
+    """``(from, kind, to)`` of every link, from NetworkX's own successor dicts (its
+    edge views cost ten times as much: a slider step at 1M compares 2 x 10k)."""
+    succ: dict[str, dict[str, dict[str, object]]] = vars(p.graph)["_succ"]
+    return {
+        (f, k, t) for f, out in succ.items() for t, keys in out.items() for k in keys
+    }
 
 
 class TimeCursor:

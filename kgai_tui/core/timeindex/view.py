@@ -397,6 +397,15 @@ class AsOfView(GraphReads):
             keys[kind] = {"created_by": by}
         return graph
 
+    def element_props_with(self, key: str) -> Iterable[tuple[str, str]]:
+        """``(id, props blob)`` of the elements a prop named like ``key`` was ever
+        written to (the index's prop histories), not every element's props at the
+        cut: those are computed per element, and a slider step asks for ``paths``."""
+        graph = self.graph
+        for eid, keys in self.ix.props.items():
+            if eid in graph and any(key in k for k in keys):
+                yield eid, graph.nodes[eid]["props"]
+
     # ------------------------------------------------------------------ queries
 
     def element(self, eid: str) -> tuple[str, str, str] | None:

@@ -36,6 +36,13 @@ def _saved(root: Path) -> list[Any]:
     return list(TimeCursor.of_engine(open_engine(root)).moments)
 
 
+async def _back(pilot: Any, steps: int) -> None:
+    """Step the slider back ``steps`` times, each left to settle."""
+    for _ in range(steps):
+        await pilot.press("left_square_bracket")
+        await _settle(pilot)
+
+
 def _at_moments(root: Path, steps: int) -> tuple[list[list[str]], KgaiApp, Any]:
     """After each of ``steps`` steps back: the slider's line, then each view's
     screen (Elements, Graph, Timeline, Conflicts, People); the app; the slider's
@@ -48,8 +55,7 @@ def _at_moments(root: Path, steps: int) -> tuple[list[list[str]], KgaiApp, Any]:
             await _settle(pilot)
             out = []
             for _ in range(steps):
-                await pilot.press("left_square_bracket")
-                await _settle(pilot)
+                await _back(pilot, 1)
                 seen = [str(app.query_one(TimeSlider).render())]
                 for key in ("1", "2", "3", "4", "7", "1"):
                     await pilot.press(key)
@@ -130,9 +136,7 @@ def test_the_timeline_is_ordered_only_while_it_is_shown(
     async def main() -> None:
         async with app.run_test(size=SIZE) as pilot:
             await _settle(pilot)
-            for _ in range(3):
-                await pilot.press("left_square_bracket")
-                await _settle(pilot)
+            await _back(pilot, 3)
             assert built == [], "no timeline while Elements is shown"
             await pilot.press("3")
             await _settle(pilot)
@@ -170,9 +174,7 @@ def test_a_slider_session_keeps_a_bounded_number_of_moments(
     async def main() -> int:
         async with app.run_test(size=SIZE) as pilot:
             await _settle(pilot)
-            for _ in range(20):
-                await pilot.press("left_square_bracket")
-                await _settle(pilot)
+            await _back(pilot, 20)
             gc.collect()
             return len(alive)
 

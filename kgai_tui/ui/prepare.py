@@ -27,12 +27,12 @@ class Prepared:
 def prepare(
     projection: ProjectionView, delta: GraphDelta | None, palette: Palette
 ) -> Prepared:
-    """Do a snapshot's O(decisions) work for the header and the Elements view.
+    """Do a snapshot's work for the header and the Elements view, off the UI thread.
 
-    Also builds the projection's lazy per-element index here, which the details
-    pane would otherwise build on the UI thread on first use. The read model's
-    present has its counts stored and its tree in its element rows: no pass over
-    its decisions then (that is what makes it quick at a million of them).
+    The counts are the projection's own: the model's present keeps them in its
+    people tables, a moment bisects them in its time index, a replay in memory
+    walks its columns. A projection in memory also builds its lazy per-element
+    index here, which the details pane would otherwise build on the UI thread.
     """
     view = KgView(projection)
     if projection.stored is None:

@@ -17,14 +17,15 @@ changes what it sees, so the answer is the replay of one prefix of the log.
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
 from kgai_tui.core.errors import StoreNotFoundError
+from kgai_tui.core.model.build_after import build_detached, build_now
 from kgai_tui.core.model.disk import DiskProjection, read_meta
 from kgai_tui.core.model.recall_files import check_recall
 from kgai_tui.core.model.rows import ModelCorruptError
@@ -489,9 +490,10 @@ def _bring_up_to_date(
             return "stale"
         remove_legacy(root, path.parent.parent)
         engine = _replay(root, names, refused)
-        if background and _build_detached(engine, path, then):
+        after = partial(_after_build, path=path, then=then)
+        if background and build_detached(engine, path, after):
             return engine
-        _build(engine, path)
+        build_now(engine, path)
         return "cold"
 
 
@@ -539,47 +541,12 @@ def _replay(root: Path, names: list[str], refused: list[LineProblem]) -> Engine:
         return engine
 
 
-def _build(engine: Engine, path: Path) -> None:
-    from kgai_tui.core.heap import GcPaused
-    from kgai_tui.core.model.build import build_model
-
-    with GcPaused():
-        build_model(engine, path)
-
-
-def _build_detached(
-    engine: Engine, path: Path, then: Callable[[Engine], object] | None = None
-) -> bool:
-    """Build the model in a detached grandchild that inherits the model lock.
-
-    The lock is an ``flock`` on an open file description the children share, so
-    it stays held until the grandchild has sealed the model: a reader meanwhile
-    waits for it rather than building a second one.
-    """
-    from kgai_tui.core.detached import run_detached
-
-    return run_detached(lambda: _build_then_moments(engine, path, then))
-
-
-def _build_then_moments(
-    engine: Engine, path: Path, then: Callable[[Engine], object] | None = None
+def _after_build(
+    engine: Engine, *, path: Path, then: Callable[[Engine], object] | None
 ) -> None:
-    """The model, then (its lock let go, at a lower priority) the moments from the
-    same replay: without them the first ``as-of`` replays the whole store again and
-    builds the time index (34 s and 1.4 GB at 1M decisions) to store them; then
-    ``then`` with the replay (the command line builds the search index), then the
+    """What a detached build does once the model and moments are stored: the
+    caller's ``then`` (the command line builds the search index), then the
     per-author steps of ``people --as-of``."""
-    from kgai_tui.core.heap import GcPaused
-    from kgai_tui.core.model.moments_write import save_moments
-    from kgai_tui.core.model.seal import let_go_held_locks
-    from kgai_tui.core.timeindex.cache import build_engine_time_index
-
-    _build(engine, path)
-    let_go_held_locks()
-    with contextlib.suppress(OSError):
-        os.nice(10)
-    with GcPaused():
-        save_moments(path, engine, build_engine_time_index(engine))
     if then is not None:
         then(engine)
     if engine.root is not None:

@@ -1,9 +1,9 @@
 """Every recorded decision in time order, filtered: what the explorer's timeline reads.
 
 Over a replayed projection this is a pass over the decision columns. A projection
-that can answer from its own rows (the read model on disk: ``timeline_columns``,
-``timeline_keep``, ``timeline_stamps``) does, without holding a million decision
-rows to compute a list of integers. Both give the same answer.
+with ``timeline_reads`` (the read model now; a moment whose time index shares the
+model's rows) answers from its rows instead, without holding a million decision rows
+to compute a list of integers. Both give the same answer.
 """
 
 from __future__ import annotations

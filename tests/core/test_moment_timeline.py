@@ -86,3 +86,47 @@ def test_the_demo_timeline_at_every_moment_equals_the_walk(tmp_path: Path) -> No
             assert _timeline(cursor.at(cut)) == _timeline(whole.at(cut)), cut
     finally:
         model.close()
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "other-log", "missing"])
+def test_a_damaged_or_foreign_time_index_is_not_read_through_the_model(
+    tmp_path: Path, damage: str
+) -> None:
+    """Only an intact index of exactly the model's log is shared with the model:
+    anything else answers ``None`` (the explorer then reads the whole store), with
+    no error and nothing written to the cache."""
+    from kgai_tui.core.store.cache_file import time_index_path
+
+    _random_store(tmp_path, 3, 40, hostile=False)
+    root = tmp_path / "r3"
+    _opened(root)[1].close()
+    path = time_index_path(root)
+    data = path.read_bytes()
+    if damage == "truncate":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "flip":
+        at = len(data) - 100
+        path.write_bytes(data[:at] + bytes([data[at] ^ 0x40]) + data[at + 1 :])
+    elif damage == "missing":
+        path.unlink()
+    else:  # a valid index, saved for the log before its last line
+        shard = sorted((root / "log").glob("*.ndjson"))[0]
+        lines = shard.read_bytes().splitlines(keepends=True)
+        shard.write_bytes(b"".join(lines[:-1]))
+        TimeCursor.of_engine(open_engine(root))
+        shard.write_bytes(b"".join(lines))
+        model = peek_model(root)
+        assert model is None  # the model is of the whole log: bring it up to date
+        open_model(root).close()
+    cache = sorted(p for p in path.parent.rglob("*") if not p.name.endswith("-shm"))
+    before = {p: p.stat().st_mtime_ns for p in cache if p.is_file()}
+    model = peek_model(root)
+    assert model is not None
+    try:
+        assert model.time_index() is None
+        assert TimeCursor.of_store(model) is None
+    finally:
+        model.close()
+    after = sorted(p for p in path.parent.rglob("*") if not p.name.endswith("-shm"))
+    assert after == cache
+    assert {p: p.stat().st_mtime_ns for p in after if p.is_file()} == before

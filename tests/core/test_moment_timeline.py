@@ -130,3 +130,29 @@ def test_a_damaged_or_foreign_time_index_is_not_read_through_the_model(
     after = sorted(p for p in path.parent.rglob("*") if not p.name.endswith("-shm"))
     assert after == cache
     assert {p: p.stat().st_mtime_ns for p in after if p.is_file()} == before
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_hostile_log_is_read_through_the_model_with_the_index_s_own_columns(
+    tmp_path: Path, seed: int
+) -> None:
+    """Times that are not RFC3339 and ids the gate refuses keep the index from
+    sharing the projection's columns; through the model it keeps its own, and
+    every moment still reads as the whole store's (walked, both)."""
+    from kgai_tui.core.reads.as_of import as_of_obj
+
+    _random_store(tmp_path, seed, 70, hostile=True)
+    whole, model = _opened(tmp_path / f"r{seed}")
+    try:
+        index = model.time_index()
+        assert index is not None
+        cursor = TimeCursor(index)
+        assert cursor.moments == whole.moments
+        for cut in whole.moments:
+            at_model, at_whole = cursor.at(cut), whole.at(cut)
+            if index.shared is None:
+                assert at_model.timeline_reads is None, "its own columns: walked"
+            assert as_of_obj(at_model, cut) == as_of_obj(at_whole, cut)
+            assert _timeline(at_model) == _timeline(at_whole), cut
+    finally:
+        model.close()

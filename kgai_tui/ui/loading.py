@@ -66,23 +66,15 @@ class StoreLoading(Navigation):
     def _load_in_worker(self, keep_moment: bool, history: bool, asked: int) -> None:
         from kgai_tui.core.answers.config import pending_path
         from kgai_tui.core.reads.health import doctor_problems
-        from kgai_tui.core.reads.moments import TimeCursor
 
         self.pending_approval = bool(pending_path())
-        opened = self._open_model()
+        opened = self._open_model(history)
         if opened is not None:
-            cursor = TimeCursor.of_store(opened[0]) if history else None
-            if not history or cursor is not None:
-                self.call_from_thread(
-                    self._model_loaded,
-                    *opened,
-                    cursor,
-                    keep_moment,
-                    read_sync_status(self.root),
-                    asked,
-                )
-                return
-            opened[0].close()
+            status = read_sync_status(self.root)
+            self.call_from_thread(
+                self._model_loaded, *opened, keep_moment, status, asked
+            )
+            return
         from kgai_tui.core.engine.open import open_engine
 
         engine = open_engine(self.root)
@@ -92,26 +84,35 @@ class StoreLoading(Navigation):
             self._loaded, engine, problems, keep_moment, status, asked=asked
         )
 
-    def _open_model(self) -> tuple[ModelEngine, Prepared, list[str]] | None:
-        """The read model, with the present's first paint and doctor's list, when
-        it holds the log as it is (see :func:`open_model_if_current`)."""
+    def _open_model(
+        self, history: bool
+    ) -> tuple[ModelEngine, Prepared, list[str], TimeCursor | None] | None:
+        """The read model, with the present's first paint, doctor's list and, when
+        the ``history`` is wanted, the slider's cursor, when it holds the log as it
+        is (see :func:`open_model_if_current`) and, for the history, the time
+        index of that log was saved (else only the whole store has it)."""
         import sqlite3
 
         from kgai_tui.core.model.open import open_model_if_current
         from kgai_tui.core.model.rows import ModelCorruptError
         from kgai_tui.core.model.schema import model_enabled
         from kgai_tui.core.reads.health import doctor_problems
+        from kgai_tui.core.reads.moments import TimeCursor
 
         model = open_model_if_current(self.root) if model_enabled() else None
         if model is None:
             return None
         try:
+            cursor = TimeCursor.of_store(model) if history else None
+            if history and cursor is None:
+                model.close()
+                return None
             prepared = prepare(model.projection, None, self.palette)
             problems = doctor_problems(model)
         except (sqlite3.Error, ModelCorruptError, OSError, ValueError, KeyError):
             model.close()  # the whole store answers instead, as without a model
             return None
-        return model, prepared, problems
+        return model, prepared, problems, cursor
 
     def _model_loaded(
         self,

@@ -151,12 +151,8 @@ async def _settle(pilot: Pilot[None]) -> None:
     await pilot.pause()
 
 
-def test_the_explorer_reads_the_present_through_the_model(
-    store: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With a model, the explorer never reads the whole store for the present,
-    and every view shows what the whole store shows, screen for screen."""
-    open_model(store).close()
+def counting_opens(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Every store the explorer opens whole, from now on (``open_engine`` counted)."""
     opened: list[Path] = []
     real = engine_open.open_engine
 
@@ -165,6 +161,16 @@ def test_the_explorer_reads_the_present_through_the_model(
         return real(root)
 
     monkeypatch.setattr(engine_open, "open_engine", counted)
+    return opened
+
+
+def test_the_explorer_reads_the_present_through_the_model(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a model, the explorer never reads the whole store for the present,
+    and every view shows what the whole store shows, screen for screen."""
+    open_model(store).close()
+    opened = counting_opens(monkeypatch)
     on_model, app = _views(store)
     assert isinstance(app.engine, ModelEngine)
     assert opened == [], "the present came from the model alone"

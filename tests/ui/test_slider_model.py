@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_first_view import _contested_store, _screen, _settle
+from test_first_view import _contested_store, _screen, _settle, counting_opens
 
-from kgai_tui.core.engine import open as engine_open
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.model.open import ModelEngine, open_model
@@ -76,14 +75,7 @@ def test_the_slider_reads_its_history_through_the_model(
     whole store's at the same moment."""
     moments = _saved(store)
     steps = min(len(moments) - 1, 4)
-    opened: list[Path] = []
-    real = engine_open.open_engine
-
-    def counted(root: Path) -> Any:
-        opened.append(root)
-        return real(root)
-
-    monkeypatch.setattr(engine_open, "open_engine", counted)
+    opened = counting_opens(monkeypatch)
     on_model, app, end = _at_moments(store, steps)
     assert isinstance(app.engine, ModelEngine), "the slider kept the model"
     assert opened == [], "no whole store was read"

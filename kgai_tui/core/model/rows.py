@@ -179,8 +179,11 @@ class DecColumn(Sequence[Any]):
             block = orjson.loads(values)
             if k in _LISTS:
                 block = [[] if v is None else v for v in block]
-            for at in held.keys() & range(lo, hi) if held else ():
-                block[at - lo] = held[at][k]
+            if held:  # rows held in memory (a write session's) win
+                for at in range(lo, hi):
+                    row = held.get(at)
+                    if row is not None:
+                        block[at - lo] = row[k]
             yield from block
         for i in range(rows.base, len(self)):
             yield rows.rows[i][k]

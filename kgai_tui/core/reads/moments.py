@@ -166,23 +166,22 @@ class Moments(Sequence[datetime]):
             return [_moment(t) for t in self._stamps[i]]
         return _moment(self._stamps[i])
 
-    def _seconds(self, value: object) -> int | None:
+    def _find(self, value: object) -> int:
+        """Where a moment is, by bisection; -1 when it is not one."""
         if not isinstance(value, datetime) or value.tzinfo is None:
-            return None
+            return -1
         stamp = value.timestamp()
-        return int(stamp) if stamp == int(stamp) else None
+        i = bisect_left(self._stamps, int(stamp))
+        found = i < len(self._stamps) and self._stamps[i] == stamp
+        return i if found else -1
 
     def __contains__(self, value: object) -> bool:
-        stamp = self._seconds(value)
-        i = -1 if stamp is None else bisect_left(self._stamps, stamp)
-        return 0 <= i < len(self._stamps) and self._stamps[i] == stamp
+        return self._find(value) >= 0
 
     def index(self, value: object, start: int = 0, stop: int | None = None) -> int:
-        """Where a moment is (by bisection), as ``list.index``."""
-        stamp = self._seconds(value)
-        i = -1 if stamp is None else bisect_left(self._stamps, stamp)
-        end = len(self._stamps) if stop is None else stop
-        if not (max(start, 0) <= i < end and self._stamps[i] == stamp):
+        """Where a moment is, as ``list.index``."""
+        i = self._find(value)
+        if not max(start, 0) <= i < (len(self) if stop is None else stop):
             raise ValueError(f"{value!r} is not a moment")
         return i
 

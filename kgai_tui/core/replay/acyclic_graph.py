@@ -28,22 +28,9 @@ class AcyclicGraph(_Graph):
     """A :class:`networkx.MultiDiGraph` whose views are made on each access."""
 
 
-def _uncached(name: str) -> None:
-    """Replace NetworkX's cached view ``name`` by a property making it afresh."""
-    for klass in nx.MultiDiGraph.__mro__:
-        found = vars(klass).get(name)
-        if isinstance(found, cached_property):
-            make: Any = found.func
-            setattr(AcyclicGraph, name, property(make, doc=found.__doc__))
-            return
-
-
-for _name in sorted(
-    {
-        name
-        for klass in nx.MultiDiGraph.__mro__
-        for name, attr in vars(klass).items()
-        if isinstance(attr, cached_property)
-    }
-):
-    _uncached(_name)
+# Base classes first, so the nearest class's view wins (as attribute lookup would).
+for _klass in reversed(nx.MultiDiGraph.__mro__):
+    for _name, _found in vars(_klass).items():
+        if isinstance(_found, cached_property):
+            _make: Any = _found.func
+            setattr(AcyclicGraph, _name, property(_make, doc=_found.__doc__))

@@ -78,13 +78,20 @@ def saved_time_index(
     read = read_cache_file(root, path)
     if read is None or read[0].get("shards") != shards:
         return None
+    with GcPaused():
+        index = _loads(read[1], projection)
+    if index is not None:
+        settle_heap(index.events)  # kept for the session: no collection walks it
+    return index
+
+
+def _loads(payload: bytes | memoryview, projection: ProjectionView) -> TimeIndex | None:
+    """The index a cache file's checked payload holds, or ``None`` when it does
+    not decode or was shared with another projection."""
     try:
-        with GcPaused():
-            index = TimeIndex.loads(read[1], projection)
+        return TimeIndex.loads(payload, projection)
     except (ValueError, TypeError, KeyError, EOFError, IndexError):
         return None
-    settle_heap(index.events)  # kept for the session: no full collection walks it
-    return index
 
 
 def build_engine_time_index(
@@ -143,9 +150,8 @@ def _load_time_index(engine: ScannedLog, path: Path) -> TimeIndex | None:
         start = _appended_start(recorded, engine.scans, engine.log_dir)
         if start is None:
             return None
-    try:
-        index = TimeIndex.loads(payload, engine.projection)
-    except (ValueError, TypeError, KeyError, EOFError, IndexError):
+    index = _loads(payload, engine.projection)
+    if index is None:
         return None
     if start is not None:
         keys = canonical_order(engine.scans, start)

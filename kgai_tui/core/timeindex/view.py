@@ -171,35 +171,33 @@ class AsOfView(GraphReads):
         self.ix = ix
         self.cut = cut
         self._columns = columns
-        self._counts = counts
-        num = self.num = self._num = _Numbering(ix, cut)
+        #: The index's header counts (built once per index version).
         self.counts = counts
-        self._k, self._strays, self._vmap = num.k, num.strays, num.vmap
-        self.size = num.size
-        exist = ix.d_exist
-        stable = ix.d_stable
-        self._patch: dict[int, tuple[Carry | None, list[str]]] = {
+        #: The view numbering of the decisions that exist at the cut.
+        self.num = _Numbering(ix, cut)
+        self.size = self.num.size
+        exist, stable = ix.d_exist, ix.d_stable
+        #: The decisions whose fields at the cut are not their final ones: index
+        #: decision to (fields, ``None`` for a stub then; shapes).
+        self.patched: dict[int, tuple[Carry | None, list[str]]] = {
             g: self._decision_at(g)
             for g in ix.exceptions
             if exist[g] <= cut < stable[g]
         }
-        #: The decisions whose fields at the cut are not their final ones: index
-        #: decision to (fields, ``None`` for a stub then; shapes).
-        self.patched = self._patch
 
     # ------------------------------------------------------------------ numbering
 
     def v_of(self, g: int) -> int:
         """The view index of a global decision index that exists at the cut."""
-        return self._num.v_of(g)
+        return self.num.v_of(g)
 
     def g_of(self, v: int) -> int:
         """The global decision index of a view index."""
-        return self._num.g_of(v)
+        return self.num.g_of(v)
 
     def index_of(self, dec_id: str) -> int | None:
         """The view index of a decision id, or ``None`` when it does not exist yet."""
-        return self._num.index_of(dec_id)
+        return self.num.index_of(dec_id)
 
     # ------------------------------------------------------------------ decisions
 
@@ -210,28 +208,29 @@ class AsOfView(GraphReads):
     def _column(
         self, base: Sequence[T], pick: Callable[[Carry | None, list[str]], T]
     ) -> Column[T]:
-        k = self._k
-        extra = [base[g] for g in self._strays]
+        num = self.num
+        k = num.k
+        extra = [base[g] for g in num.strays]
         patch: dict[int, T] = {}
-        for g, (fields, shapes) in self._patch.items():
+        for g, (fields, shapes) in self.patched.items():
             value = pick(fields, shapes)
             if g < k:
                 patch[g] = value
             else:
-                extra[self._vmap[g] - k] = value
+                extra[num.vmap[g] - k] = value
         return Column(base, k, extra, patch)
 
     @cached_property
     def dec_id(self) -> Column[str]:
         """Decision ids by view index."""
         return Column(
-            self.ix.d_id, self._k, [self.ix.d_id[g] for g in self._strays], {}
+            self.ix.d_id, self.num.k, [self.ix.d_id[g] for g in self.num.strays], {}
         )
 
     @cached_property
     def dec_index(self) -> Mapping[str, int]:
         """Decision id to view index."""
-        return _DecIndex(self._num, self.dec_id)
+        return _DecIndex(self.num, self.dec_id)
 
     @cached_property
     def dec_title(self) -> Column[str]:
@@ -286,12 +285,12 @@ class AsOfView(GraphReads):
     @cached_property
     def dec_supersedes(self) -> Sequence[list[int]]:
         """Decisions each decision supersedes, in edge creation order."""
-        return LazySeq(self.size, self._num.supersedes)
+        return LazySeq(self.size, self.num.supersedes)
 
     @cached_property
     def dec_superseded_by(self) -> Sequence[list[int]]:
         """Decisions superseding each decision, in edge creation order."""
-        return LazySeq(self.size, self._num.superseded_by)
+        return LazySeq(self.size, self.num.superseded_by)
 
     @property
     def timeline_reads(self) -> TimelineReads | None:
@@ -309,24 +308,24 @@ class AsOfView(GraphReads):
 
     def recorded_count(self) -> int:
         """Decisions recorded by the cut (stubs, only referred to, do not count)."""
-        patched = (fields for fields, _ in self._patch.values())
-        return self._counts().recorded(self.cut, self.size, patched)
+        patched = (fields for fields, _ in self.patched.values())
+        return self.counts().recorded(self.cut, self.size, patched)
 
     def writer_count(self) -> int:
         """Writers (install ids) with a decision recorded by the cut."""
-        patched = (fields for fields, _ in self._patch.values())
-        return len(self._counts().writers(self.cut, patched) - {""})
+        patched = (fields for fields, _ in self.patched.values())
+        return len(self.counts().writers(self.cut, patched) - {""})
 
     # ------------------------------------------------------------------ elements
 
     def shapers(self, eid: str) -> dict[int, bool]:
         """Decision index to authority on ``eid`` at the cut, in creation order."""
-        return self._num.shapers(eid)
+        return self.num.shapers(eid)
 
     @cached_property
     def el_shapes(self) -> Mapping[str, Mapping[int, bool]]:
         """Per element: decision index to authority, in SHAPES creation order."""
-        return _ElShapes(self._num)
+        return _ElShapes(self.num)
 
     @cached_property
     def heads(self) -> dict[str, set[int]]:
@@ -444,7 +443,7 @@ class AsOfView(GraphReads):
         el_names: list[str] = cols.names[cols.t_rank[at]].tolist()
         if not (vals < 0).any():  # one head each: no ordering, no conflict
             gs: list[int] = vals.tolist()
-            flat = gs if not gs or max(gs) < self._k else [self.v_of(g) for g in gs]
+            flat = gs if not gs or max(gs) < self.num.k else [self.v_of(g) for g in gs]
             heads = [
                 {"element_id": e, "heads": [i], "kind": k, "name": n, "titles": [t]}
                 for e, i, k, n, t in zip(

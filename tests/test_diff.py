@@ -92,7 +92,7 @@ def _did(ev: Event, row: dict[str, Any]) -> bool:
 
 
 def _check_pair(engine: Engine, start: datetime, end: datetime) -> dict[str, Any]:
-    obj = diff_obj(engine, start, end)
+    obj = diff_obj(engine.time_index, start, end)
     before = project_as_of(engine.shards, start)
     after = project_as_of(engine.shards, end)
     window = _window(events_as_of(engine.shards, end), start, end)
@@ -169,7 +169,7 @@ def test_diff_between_every_pair_of_neighbouring_moments(demo_store: Path) -> No
 
 
 def test_output_is_sorted_as_documented(demo_store: Path) -> None:
-    obj = diff_obj(open_engine(demo_store), None, None)
+    obj = diff_obj(open_engine(demo_store).time_index, None, None)
     assert [r["element_id"] for r in obj["elements_added"]] == sorted(
         r["element_id"] for r in obj["elements_added"]
     )
@@ -189,7 +189,7 @@ def test_cli_json_and_text(demo_store: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     expected = diff_obj(
-        open_engine(demo_store),
+        open_engine(demo_store).time_index,
         parse_as_of("2026-02-28"),
         parse_as_of("2026-03-31"),
     )
@@ -208,8 +208,8 @@ def test_cli_json_and_text(demo_store: Path) -> None:
 
 def test_same_moment_is_an_empty_diff(demo_store: Path) -> None:
     cut = parse_as_of("2026-02-28")
-    obj = diff_obj(open_engine(demo_store), cut, cut)
+    obj = diff_obj(open_engine(demo_store).time_index, cut, cut)
     assert not any(obj["counts"].values())
     assert render_diff(obj).endswith("nothing changed")
     with pytest.raises(UsageError):
-        diff_obj(open_engine(demo_store), cut, parse_as_of("2026-01-01"))
+        diff_obj(open_engine(demo_store).time_index, cut, parse_as_of("2026-01-01"))

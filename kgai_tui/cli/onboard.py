@@ -158,14 +158,17 @@ def diff_command(store: str | None, as_json: bool, start: str, end: str) -> None
     from kgai_tui.core.answers.moments import diff_answer
     from kgai_tui.text.diff import render_diff
 
-    # The engine opens lazily: its time index and the walk over the lines recorded
-    # by TO come after the open, so one line covers the whole comparison.
+    # The store opens lazily, inside the one line that covers the comparison: the
+    # model and its time index, or (when only the whole store has the index) the
+    # whole store, whose open already warned about problem lines.
     with progress(lambda: _COMPARING.format(log_size(resolve_location(store).root))):
-        answer = diff_answer(engine_source(store), start, end)
+        answer = diff_answer(
+            model_source(store), start, end, engine_source(store, warn=False)
+        )
     show(answer, as_json, render_diff)
 
 
-_COMPARING = "kgai-tui: replaying the log ({}) to compare the two moments"
+_COMPARING = "kgai-tui: reading the history of the log ({}) to compare two moments"
 
 
 @click.command("report")

@@ -108,7 +108,7 @@ class DiffModal(ModalScreen[None]):
         yield KeyBar("diff")
 
     def on_mount(self) -> None:
-        """Start the two replays."""
+        """Compare the two moments, off the UI thread."""
         self._compute()
 
     @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
@@ -124,11 +124,12 @@ class DiffModal(ModalScreen[None]):
         self.app.call_from_thread(self._show, text)
 
     def _diff_text(self) -> str:
-        # Two replays of the log, from the whole store: off the UI thread.
+        # The store's time index (the whole store's when the model has none yet):
+        # off the UI thread.
         from kgai_tui.core.reads.diff import diff_obj
-        from kgai_tui.core.reads.store import whole_of
+        from kgai_tui.core.reads.store import time_index_for
 
-        return render_diff(diff_obj(whole_of(self.engine), self.start, self.end))
+        return render_diff(diff_obj(time_index_for(self.engine), self.start, self.end))
 
     def _show(self, text: str) -> None:
         self.query_one("#diff-body", Static).update(plain(text, keep_newlines=True))

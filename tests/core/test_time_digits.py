@@ -20,7 +20,6 @@ from kgai_tui.core.gosem.gotext import (
     parse_rfc3339,
     recorded_epoch,
     rfc3339_epoch,
-    rfc3339_seconds,
 )
 from kgai_tui.core.search.docs import NO_TIME, epoch_of
 from kgai_tui.core.store.decision_fields import ZERO_TIME, epochs
@@ -43,7 +42,6 @@ FOREIGN = [
 @pytest.mark.parametrize("text", FOREIGN)
 def test_a_time_with_other_digits_is_no_time(text: str) -> None:
     assert rfc3339_epoch(text) is None
-    assert rfc3339_seconds(text) is None
     assert parse_rfc3339(text) is None
     assert recorded_epoch(text) is None
     assert epoch_of(text) == NO_TIME

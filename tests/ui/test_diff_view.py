@@ -49,7 +49,9 @@ def test_mark_then_diff_shows_the_cli_diff(demo_store: Path) -> None:
             await _settle(pilot)
             assert isinstance(app.screen, DiffModal)
             assert (app.screen.start, app.screen.end) == (earlier, later)
-            assert _body(app) == render_diff(diff_obj(engine, earlier, later))
+            assert _body(app) == render_diff(
+                diff_obj(engine.time_index, earlier, later)
+            )
             await pilot.press("escape")
             await _settle(pilot)
             slider.move_to(len(slider.moments))  # now
@@ -57,7 +59,7 @@ def test_mark_then_diff_shows_the_cli_diff(demo_store: Path) -> None:
             await pilot.press("D")
             await _settle(pilot)
             assert isinstance(app.screen, DiffModal)
-            assert _body(app) == render_diff(diff_obj(engine, later, None))
+            assert _body(app) == render_diff(diff_obj(engine.time_index, later, None))
             assert "to now" in _body(app)
 
     asyncio.run(main())
@@ -97,7 +99,7 @@ def test_diff_of_the_last_days_when_the_present_comes_from_the_model(
             screen = app.screen
             assert isinstance(screen, DiffModal)
             assert screen.end is None
-            want = render_diff(diff_obj(engine, screen.start, None))
+            want = render_diff(diff_obj(engine.time_index, screen.start, None))
             assert _body(app) == want
 
     asyncio.run(main())

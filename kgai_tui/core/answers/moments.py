@@ -62,15 +62,23 @@ def model_or_whole(
     cut: datetime,
 ) -> Answer:
     """A read at ``cut``: from what the read model keeps when ``engine`` opens one
-    and it answers (``ask_model`` gives ``None`` when it cannot); otherwise from
-    the as-of view of the whole store (``engine`` when that is what it opened,
-    else ``whole``), after which the model keeps the moments for the next read."""
+    and it answers (``ask_model`` gives ``None`` when it cannot); else from the
+    as-of view of the store's time index, through the model when it holds the
+    index of its log; else from the whole store's (``engine`` when that is what it
+    opened, else ``whole``), after which the model keeps the moments and the index
+    for the next read."""
+    from kgai_tui.core.reads.store import held_time_index
+
     opened = engine()
     kept = opened.kept
     if kept is not None:
         obj = ask_model(kept)
         if obj is not None:
             return Answer(obj)
+    held = held_time_index(opened)
+    if held is not None:
+        held.columns()  # once per index version, as as_of_view does
+        return Answer(ask_view(held.at(cut)))
     # The as-of view (NetworkX under it) loads only when this read runs.
     from kgai_tui.core.reads.as_of import as_of_view
 
@@ -81,13 +89,19 @@ def model_or_whole(
     return answer
 
 
-def diff_answer(engine: WholeSource, start: str, end: str) -> Answer:
+def diff_answer(
+    engine: StoreSource, start: str, end: str, whole: WholeSource | None = None
+) -> Answer:
     """``diff FROM TO``: what changed between two moments, and the decision behind it.
+
+    The store's time index answers: through the model when it holds the index of
+    the log the model holds, else from ``whole`` (which saves it for the next read).
 
     Raises:
         UsageError: either timestamp is neither RFC3339 nor ``YYYY-MM-DD``.
     """
     from kgai_tui.core.reads.diff import diff_obj
+    from kgai_tui.core.reads.store import time_index_for
 
     cut_from, cut_to = parse_as_of(start), parse_as_of(end)
-    return Answer(diff_obj(engine(), cut_from, cut_to))
+    return Answer(diff_obj(time_index_for(engine(), whole), cut_from, cut_to))

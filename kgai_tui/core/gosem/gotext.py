@@ -165,16 +165,6 @@ def _utc_seconds_fast(s: str) -> int | None:
     return day + hour * 3600 + minute * 60 + sec
 
 
-def rfc3339_seconds(s: str) -> int | None:
-    """:func:`rfc3339_epoch`, with the shape every writer stamps read the quick way.
-
-    The same answer for every string (the quick path declines anything it does not
-    fully check, and the full parse answers then); for a pass over every line.
-    """
-    stamp = _utc_seconds_fast(s)
-    return rfc3339_epoch(s) if stamp is None else stamp
-
-
 def recorded_epoch(s: str) -> int | None:
     """Unix seconds of a stored ``recorded_at`` as the projection reads it.
 

@@ -1,10 +1,10 @@
 """What changed between two moments, and which decision made each change.
 
 ``diff FROM TO`` takes the store as of FROM and as of TO (exactly ``as-of``, spec
-6.6, read from the engine's time index) and compares the two: elements, their
+6.6, read from the store's time index) and compares the two: elements, their
 kind/name and props, links, decisions, supersessions and conflicts. Each change
-carries the decision behind it, found by :mod:`kgai_tui.core.reads.diff_attrib` over
-the events a replay as of TO applies: the last event, in canonical order, that gave
+carries the decision behind it, named by :mod:`kgai_tui.core.reads.diff_attrib`
+from the same index: the event, among those a replay as of TO applies, that gave
 the thing its state at TO. Because that replay applies a superset of FROM's events,
 the event behind a change is one recorded in (FROM, TO].
 
@@ -24,22 +24,19 @@ Arrays are always arrays (``[]`` when empty), never null.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from kgai_tui.core.errors import UsageError
-from kgai_tui.core.gosem.gotext import format_rfc3339, rfc3339_seconds
-from kgai_tui.core.reads.as_of import as_of_view
-from kgai_tui.core.reads.diff_attrib import Attribution, EventObj, LinkKey
-from kgai_tui.core.reads.kg import history_order, when_of
-from kgai_tui.core.replay.order import LineSource, canonical_order
+from kgai_tui.core.gosem.gotext import format_rfc3339
+from kgai_tui.core.reads.diff_attrib import Causes, IndexCauses, LinkKey, because
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.wire.props import parse_props
 
 if TYPE_CHECKING:
-    from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.replay.projection_view import ProjectionView
+    from kgai_tui.core.timeindex.index import TimeIndex
 
 _END_OF_TIME: Final = datetime.max.replace(tzinfo=UTC)
 SECTIONS: Final = (
@@ -54,8 +51,17 @@ SECTIONS: Final = (
     "conflicts_opened",
     "conflicts_resolved",
 )
+#: The sections whose rows name the decision behind them (``by``).
+_CAUSED: Final = (
+    "elements_added",
+    "elements_changed",
+    "props_changed",
+    "links_added",
+    "links_retired",
+)
 
 Obj = dict[str, Any]
+T = TypeVar("T")
 
 
 def label(p: ProjectionView, eid: str) -> str:
@@ -66,58 +72,42 @@ def label(p: ProjectionView, eid: str) -> str:
     return name or eid
 
 
-def because_event(ev: EventObj | None) -> Obj | None:
-    """The decision of an event as ``{id, title, author, when, rationale}``."""
-    d = None if ev is None else ev.get("decision")
-    if ev is None or d is None:
-        return None
-    return {
-        "id": d.get("id", ""),
-        "title": d.get("title", ""),
-        "author": d.get("author", ""),
-        "when": ev.get("recorded_at", ""),
-        "rationale": d.get("rationale", ""),
-    }
-
-
 def because_decision(p: ProjectionView, idx: int) -> Obj:
     """A projected decision as ``{id, title, author, when, rationale}``."""
-    return {
-        "id": p.dec_id[idx],
-        "title": p.dec_title[idx],
-        "author": p.dec_author[idx],
-        "when": when_of(p, idx),
-        "rationale": p.dec_rationale[idx],
-    }
+    return because(
+        p.dec_id[idx],
+        p.dec_title[idx],
+        p.dec_author[idx],
+        p.dec_time[idx],
+        p.dec_rationale[idx],
+    )
 
 
-def _element(p: ProjectionView, eid: str, by: EventObj | None) -> Obj:
+def _element(p: ProjectionView, eid: str, by: int | None) -> Obj:
     kind, name, _ = p.element(eid) or ("", "", "")
-    return {"element_id": eid, "kind": kind, "name": name, "by": because_event(by)}
+    return {"element_id": eid, "kind": kind, "name": name, "by": by}
 
 
-def _elements(before: ProjectionView, after: ProjectionView, why: Attribution) -> Obj:
+def _elements(before: ProjectionView, after: ProjectionView, why: Causes) -> Obj:
     old, new = set(before.graph.nodes), set(after.graph.nodes)
     changed = []
     for eid in sorted(old & new):
         was = before.element(eid) or ("", "", "")
         now = after.element(eid) or ("", "", "")
         if was[:2] != now[:2]:
-            row = _element(after, eid, why.created.get(eid))
+            row = _element(after, eid, why.created(eid))
             row["was_kind"], row["was_name"] = was[0], was[1]
             changed.append(row)
     return {
         "elements_added": [
-            _element(after, e, why.created.get(e)) for e in sorted(new - old)
+            _element(after, e, why.created(e)) for e in sorted(new - old)
         ],
         "elements_removed": [_element(before, e, None) for e in sorted(old - new)],
         "elements_changed": changed,
     }
 
 
-def _props(
-    before: ProjectionView, after: ProjectionView, why: Attribution
-) -> list[Obj]:
+def _props(before: ProjectionView, after: ProjectionView, why: Causes) -> list[Obj]:
     rows: list[Obj] = []
     for eid in sorted(set(before.graph.nodes) | set(after.graph.nodes)):
         old = parse_props((before.element(eid) or ("", "", ""))[2])
@@ -125,7 +115,7 @@ def _props(
         for key in sorted(set(old) | set(new)):
             if old.get(key) == new.get(key):
                 continue
-            ev = why.prop_set.get((eid, key)) if key in new else None
+            by = why.prop_set(eid, key) if key in new else None
             rows.append(
                 {
                     "element_id": eid,
@@ -133,14 +123,14 @@ def _props(
                     "key": key,
                     "old": old.get(key),
                     "new": new.get(key),
-                    "by": because_event(ev),
+                    "by": by,
                 }
             )
     return rows
 
 
 def _link_rows(
-    p: ProjectionView, keys: Iterable[LinkKey], why: dict[LinkKey, EventObj]
+    p: ProjectionView, keys: Iterable[LinkKey], why: Callable[[LinkKey], int | None]
 ) -> list[Obj]:
     return [
         {
@@ -149,13 +139,13 @@ def _link_rows(
             "kind": k,
             "to_id": t,
             "to": label(p, t),
-            "by": because_event(why.get((f, k, t))),
+            "by": why((f, k, t)),
         }
         for f, k, t in sorted(keys)
     ]
 
 
-def _links(before: ProjectionView, after: ProjectionView, why: Attribution) -> Obj:
+def _links(before: ProjectionView, after: ProjectionView, why: Causes) -> Obj:
     old = {(f, k, t) for f, t, k in before.graph.edges(keys=True)}
     new = {(f, k, t) for f, t, k in after.graph.edges(keys=True)}
     return {
@@ -164,44 +154,98 @@ def _links(before: ProjectionView, after: ProjectionView, why: Attribution) -> O
     }
 
 
+class _Picked:
+    """The fields a diff shows of some decisions, read in one pass per column.
+
+    A view over the read model reads a column a block of rows per query, but a
+    single item a query each: at a million decisions, item by item was 30 s."""
+
+    def __init__(self, p: ProjectionView, wanted: Iterable[int]) -> None:
+        keep = set(wanted)
+
+        def pick(column: Iterable[T]) -> dict[int, T]:
+            return {i: v for i, v in enumerate(column) if i in keep}
+
+        self.ids, self.titles = pick(p.dec_id), pick(p.dec_title)
+        self.authors, self.times = pick(p.dec_author), pick(p.dec_time)
+        self.rationales, self.lamports = pick(p.dec_rationale), pick(p.dec_lamport)
+        self._named: dict[int, Obj] = {}
+
+    def because(self, i: int) -> Obj:
+        """Decision ``i`` as :func:`because_decision` names it (one object per
+        decision: a caller that changes it takes a copy)."""
+        got = self._named.get(i)
+        if got is None:
+            got = self._named[i] = because(
+                self.ids[i],
+                self.titles[i],
+                self.authors[i],
+                self.times[i],
+                self.rationales[i],
+            )
+        return got
+
+    def history_order(self, indices: Iterable[int]) -> list[int]:
+        """:func:`~kgai_tui.core.reads.kg.history_order`, from the picked fields."""
+
+        def key(i: int) -> tuple[bool, int, int, str]:
+            stamp = self.times[i]
+            return (stamp is None, stamp or 0, self.lamports[i], self.ids[i])
+
+        return sorted(indices, key=key)
+
+
 def _decisions(before: ProjectionView, after: ProjectionView) -> Obj:
-    # Whole columns are iterated (C speed for an as-of view's), not indexed one by
-    # one: at a million decisions the per-item lookups were a quarter of a diff.
+    # Whole columns are iterated (a block of rows per query through the model, C
+    # speed for an as-of view's lists), never indexed one item at a time.
     before_ids, after_ids = list(before.dec_id), list(after.dec_id)
-    real_before = {d for d, h in zip(before_ids, before.dec_hash, strict=True) if h}
+    # Each id of FROM to its index there, complemented when it was a stub then.
+    then_at = {
+        d: i if h else ~i
+        for i, (d, h) in enumerate(zip(before_ids, before.dec_hash, strict=True))
+    }
     recorded = [
         i
         for i, (d, h) in enumerate(zip(after_ids, after.dec_hash, strict=True))
-        if h and d not in real_before
+        if h and then_at.get(d, -1) < 0
     ]
-    rows = []
-    for i in history_order(after, recorded):
-        row = because_decision(after, i)
-        row["elements"] = sorted(label(after, e) for e in after.dec_shapes[i])
-        rows.append(row)
     # An edge is new unless its superseding decision held it already (ids are
     # unique, so that decision's own supersedes then are all it could have held).
-    before_index = before.dec_index
     superseded: dict[int, list[int]] = {}
     for s, sup in enumerate(after.dec_supersedes):
         if not sup:
             continue
-        then = before_index.get(after_ids[s])
+        then = then_at.get(after_ids[s])
         held = (
             set()
             if then is None
-            else {before_ids[o] for o in before.dec_supersedes[then]}
+            else {before_ids[o] for o in before.dec_supersedes[max(then, ~then)]}
         )
         for o in sup:
             if after_ids[o] not in held:
                 superseded.setdefault(o, []).append(s)
+    del then_at, before_ids
+    wanted = set(recorded).union(superseded, *superseded.values())
+    picked = _Picked(after, wanted)
+    shapes = {i: v for i, v in enumerate(after.dec_shapes) if i in wanted}
+    labels: dict[str, str] = {}
+
+    def named(eid: str) -> str:
+        got = labels.get(eid)
+        if got is None:
+            got = labels[eid] = label(after, eid)
+        return got
+
+    rows = []
+    for i in picked.history_order(recorded):
+        row = dict(picked.because(i))
+        row["elements"] = sorted(named(e) for e in shapes[i])
+        rows.append(row)
     gone = []
-    for o in history_order(after, list(superseded)):
-        row = because_decision(after, o)
+    for o in picked.history_order(superseded):
+        row = dict(picked.because(o))
         del row["rationale"]
-        row["by"] = [
-            because_decision(after, s) for s in history_order(after, superseded[o])
-        ]
+        row["by"] = [picked.because(s) for s in picked.history_order(superseded[o])]
         gone.append(row)
     return {"decisions_recorded": rows, "decisions_superseded": gone}
 
@@ -238,7 +282,7 @@ def _conflicts(before: ProjectionView, after: ProjectionView) -> Obj:
 
 
 def diff_projections(
-    before: ProjectionView, after: ProjectionView, why: Attribution
+    before: ProjectionView, after: ProjectionView, why: Causes
 ) -> dict[str, list[Obj]]:
     """Every section of the diff between two projections (see the module docstring)."""
     out: Obj = {}
@@ -247,6 +291,11 @@ def diff_projections(
     out["props_changed"] = _props(before, after, why)
     out.update(_links(before, after, why))
     out.update(_conflicts(before, after))
+    # The sections hold the causes as event numbers: named here, all at once.
+    caused = [row for key in _CAUSED for row in out[key] if row["by"] is not None]
+    named = why.because(row["by"] for row in caused)
+    for row in caused:
+        row["by"] = named.get(row["by"])
     return {key: out[key] for key in SECTIONS}
 
 
@@ -254,17 +303,15 @@ def _moment(cut: datetime | None, none: str) -> str:
     return none if cut is None else format_rfc3339(cut)
 
 
-def diff_obj(engine: Engine, start: datetime | None, end: datetime | None) -> Obj:
+def diff_obj(ix: TimeIndex, start: datetime | None, end: datetime | None) -> Obj:
     """``diff FROM TO``: ``{ok, from, to, counts, <sections>}``.
 
     ``start`` ``None`` is the empty store before the first event; ``end`` ``None``
     is every verified event (as of the end of time).
 
-    Both moments come from the engine's time index, exactly as ``as-of`` answers
-    them (spec 6.6: the hash-verified events recorded by then, in canonical
-    order), with no replay. The attribution walks TO's events from the engine's
-    line columns: each line parsed straight into its canonical dict (Go's reading
-    of an odd line comes from the scan), never decoded into an event object.
+    Both moments and the decision behind each change come from the store's time
+    index, exactly as ``as-of`` answers them (spec 6.6: the hash-verified events
+    recorded by then, in canonical order), with no replay and no pass over the log.
 
     Raises:
         UsageError: ``start`` is after ``end``.
@@ -274,18 +321,11 @@ def diff_obj(engine: Engine, start: datetime | None, end: datetime | None) -> Ob
             f"FROM ({format_rfc3339(start)}) is after TO ({format_rfc3339(end)}); "
             "swap them"
         )
-    why = Attribution()
-    order = canonical_order(engine.scans)
-    source = LineSource(engine.log_dir, engine.scans)
-    try:
-        _attribute(order, source, int((end or _END_OF_TIME).timestamp()), why)
-    finally:
-        source.release()
-    before: ProjectionView = (
-        Projection() if start is None else as_of_view(engine, start)
-    )
-    after = as_of_view(engine, end or _END_OF_TIME)
-    sections = diff_projections(before, after, why)
+    cut = end or _END_OF_TIME
+    ix.columns()  # once per index version, before the two views read them
+    before: ProjectionView = Projection() if start is None else ix.at(start)
+    after = ix.at(cut)
+    sections = diff_projections(before, after, IndexCauses(ix, int(cut.timestamp())))
     return {
         "ok": True,
         "from": _moment(start, "beginning"),
@@ -293,22 +333,3 @@ def diff_obj(engine: Engine, start: datetime | None, end: datetime | None) -> Ob
         "counts": {key: len(rows) for key, rows in sections.items()},
         **sections,
     }
-
-
-def _attribute(
-    order: list[tuple[int, str, int, int]],
-    source: LineSource,
-    limit: int,
-    why: Attribution,
-) -> None:
-    """Walk ``why`` over the events recorded at or before ``limit`` (epoch seconds),
-    each once, in canonical order: the events TO's replay applies."""
-    last = None
-    for _, ev_hash, si, i in order:
-        if ev_hash == last:
-            continue  # the same event in two shards: adjacent, once
-        last = ev_hash
-        obj = source.load(si, i)
-        stamp = rfc3339_seconds(obj.get("recorded_at", ""))
-        if stamp is not None and stamp <= limit:
-            why.apply(obj)

@@ -1,9 +1,7 @@
-"""Which event produced each piece of the graph at a moment (the "why" of a diff).
+"""Which decision produced each change of a diff, named from the time index.
 
-:class:`Attribution` walks the events a replay at that moment applies, in the same
-canonical order and with the same rules as :class:`~kgai_tui.core.replay.projection.Projection`
-(spec 4), and remembers, for every element, prop and link, the event that gave it its
-final state:
+A change between FROM and TO is caused by an event that TO's replay applies
+(:mod:`kgai_tui.core.timeindex.causes` says which, by its canonical position):
 
 * an element: the first event that brought it into existence (that one fixes its kind
   and name; stubs included);
@@ -11,80 +9,100 @@ final state:
 * a link ``(from, kind, to)`` present at the end: the event that created it after its
   last retirement (re-adding a present link changes nothing, so it is not the cause);
 * a link absent at the end: the event that last retired it.
+
+:class:`Causes` is what :func:`~kgai_tui.core.reads.diff.diff_projections` asks;
+:class:`IndexCauses` answers it from an index, and the test oracle by walking the
+decoded events.
 """
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol
 
-from kgai_tui.core.wire.props import set_prop
+from kgai_tui.core.gosem.gotext import format_epoch
+from kgai_tui.core.timeindex.causes import (
+    EventFields,
+    LinkKey,
+    created_pos,
+    link_pos,
+    prop_set_pos,
+)
 
-LinkKey = tuple[str, str, str]  # (from id, link kind, to id)
-#: An event as its canonical JSON dict (Go field names, empty fields omitted): what
-#: the replay applies, read from the shard line (or Go's reading of an odd line).
-EventObj = dict[str, Any]
+if TYPE_CHECKING:
+    from kgai_tui.core.timeindex.tables import IndexTables
+
+__all__ = ["Causes", "IndexCauses", "LinkKey", "because"]
+
+Obj = dict[str, Any]
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def prop_key(key: str) -> str:
-    """The key as the props blob stores it (trimmed, ``=`` and line breaks replaced).
+def because(
+    dec_id: str, title: str, author: str, stamp: int | None, rationale: str
+) -> Obj:
+    """A decision as a diff names it: ``{id, title, author, when, rationale}``
+    (``when`` in RFC3339 UTC, ``""`` for Go's zero time, as every read shows it)."""
+    return {
+        "id": dec_id,
+        "title": title,
+        "author": author,
+        "when": "" if stamp is None else format_epoch(stamp),
+        "rationale": rationale,
+    }
 
-    Cached: a walk over a big log meets the same few keys millions of times."""
-    return set_prop("", key, "").split("=", 1)[0]
+
+class Causes(Protocol):
+    """The events behind the state at TO, as opaque event numbers."""
+
+    def created(self, eid: str) -> int | None:
+        """The event that brought the element into existence."""
+        ...
+
+    def prop_set(self, eid: str, key: str) -> int | None:
+        """The event that last set the key (as the props blob stores it)."""
+        ...
+
+    def link_added(self, key: LinkKey) -> int | None:
+        """The event that made the (alive) link alive."""
+        ...
+
+    def link_retired(self, key: LinkKey) -> int | None:
+        """The event that last retired the (dead) link."""
+        ...
+
+    def because(self, events: Iterable[int]) -> dict[int, Obj]:
+        """Each event's decision as :func:`because` names it."""
+        ...
 
 
-@dataclass(slots=True)
-class Attribution:
-    """The event behind each element, prop and link of one replay."""
+class IndexCauses:
+    """:class:`Causes` at ``cut`` (Unix seconds), from a time index's histories."""
 
-    created: dict[str, EventObj] = field(default_factory=dict)
-    prop_set: dict[tuple[str, str], EventObj] = field(default_factory=dict)
-    link_added: dict[LinkKey, EventObj] = field(default_factory=dict)
-    link_retired: dict[LinkKey, EventObj] = field(default_factory=dict)
-    #: The live link set while walking (what the replay's graph holds then).
-    links: set[LinkKey] = field(default_factory=set)
+    def __init__(self, ix: IndexTables, cut: int) -> None:
+        self._ix, self._cut = ix, cut
 
-    def _ensure(self, eid: str, ev: EventObj) -> None:
-        if eid and eid not in self.created:
-            self.created[eid] = ev
+    def created(self, eid: str) -> int | None:
+        """See :class:`Causes`."""
+        return created_pos(self._ix, self._cut, eid)
 
-    def _add(self, key: LinkKey, ev: EventObj) -> None:
-        if key not in self.links:
-            self.links.add(key)
-            self.link_added[key] = ev
-            self.link_retired.pop(key, None)
+    def prop_set(self, eid: str, key: str) -> int | None:
+        """See :class:`Causes`."""
+        return prop_set_pos(self._ix, self._cut, eid, key)
 
-    def _retire(self, key: LinkKey, ev: EventObj) -> None:
-        if key in self.links:
-            self.links.discard(key)
-            self.link_retired[key] = ev
-            self.link_added.pop(key, None)
+    def link_added(self, key: LinkKey) -> int | None:
+        """See :class:`Causes`."""
+        alive, pos = link_pos(self._ix, self._cut, key)
+        return pos if alive else None
 
-    def apply(self, ev: EventObj) -> None:
-        """Record what one event (not seen before) did."""
-        d = ev.get("decision")
-        if d is None:
-            return
-        for m in d.get("mutations") or ():
-            op = m.get("op", "")
-            eid = m.get("element_id", "")
-            if op == "upsert_element" and eid:
-                self._ensure(eid, ev)
-                for key in m.get("props") or ():
-                    self.prop_set[(eid, prop_key(key))] = ev
-            elif op == "set_prop" and eid:
-                self._ensure(eid, ev)
-                self.prop_set[(eid, prop_key(m.get("key", "")))] = ev
-            elif op == "add_link":
-                src, dst = m.get("from_id", ""), m.get("to_id", "")
-                if src and dst:
-                    self._ensure(src, ev)
-                    self._ensure(dst, ev)
-                    self._add((src, m.get("link_kind", ""), dst), ev)
-            elif op == "retire_link":
-                key = (m.get("from_id", ""), m.get("link_kind", ""), m.get("to_id", ""))
-                self._retire(key, ev)
-        for eid in d.get("shapes") or ():
-            self._ensure(eid, ev)
+    def link_retired(self, key: LinkKey) -> int | None:
+        """See :class:`Causes`."""
+        alive, pos = link_pos(self._ix, self._cut, key)
+        return None if alive else pos
+
+    def because(self, events: Iterable[int]) -> dict[int, Obj]:
+        """See :class:`Causes`."""
+        ids = self._ix.d_id
+        return {
+            pos: because(ids[g], c[2], c[4], c[10], c[3])
+            for pos, (g, c) in EventFields(self._ix).of(events).items()
+        }

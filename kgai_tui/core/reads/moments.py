@@ -111,13 +111,11 @@ class TimeCursor:
 
     @classmethod
     def of_store(cls, store: Store) -> TimeCursor | None:
-        """A cursor over the store's time index: the whole replay's, else the one
-        the model reads without the whole store (``None``: only the whole store
-        has it now)."""
-        whole, kept = store.replayed, store.kept
-        if whole is not None:
-            return cls.of_engine(whole)
-        index = None if kept is None else kept.time_index()
+        """A cursor over the store's time index, when it has one without opening the
+        whole store (:func:`~kgai_tui.core.reads.store.held_time_index`)."""
+        from kgai_tui.core.reads.store import held_time_index
+
+        index = held_time_index(store)
         return None if index is None else cls(index)
 
     def at(self, cut: datetime) -> ProjectionView:

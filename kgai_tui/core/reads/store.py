@@ -239,3 +239,20 @@ def whole_of(opened: Store, whole: WholeSource | None = None) -> Engine:
     from kgai_tui.core.engine.open import open_engine
 
     return open_engine(opened.root)
+
+
+def held_time_index(opened: Store) -> TimeIndex | None:
+    """The store's history for the slider and ``diff``, without opening the whole
+    store: the whole replay's when that is what is open, else the one the model
+    reads (``None``: only the whole store has it now)."""
+    replayed, kept = opened.replayed, opened.kept
+    if replayed is not None:
+        return replayed.time_index
+    return None if kept is None else kept.time_index()
+
+
+def time_index_for(opened: Store, whole: WholeSource | None = None) -> TimeIndex:
+    """:func:`held_time_index`, else the whole store's (which saves it, so the next
+    read has it through the model)."""
+    held = held_time_index(opened)
+    return held if held is not None else whole_of(opened, whole).time_index

@@ -64,6 +64,7 @@ class IndexFold(IndexTables):
         self.version += 1
         pos = self.events
         self.events += 1
+        self.prop_start.append(self.prop_seq)
         times = self.times
         if not times or epoch >= times[-1]:
             times.append(epoch)
@@ -180,8 +181,9 @@ class IndexFold(IndexTables):
             self.d_stable[g] = epoch
 
     def _touch(self, eid: str, epoch: int, pos: int, kind: str, name: str) -> None:
-        """Record a touch that may be the first included one (``pos`` is unused:
-        a running touch number orders elements first touched by the same event)."""
+        """Record a touch that may be the first included one (a running touch
+        number orders elements first touched by the same event; ``pos`` is kept
+        for each number recorded, to name the event)."""
         seq = self.touch_seq
         self.touch_seq = seq + 1
         lows = self.touch.get(eid)
@@ -189,6 +191,9 @@ class IndexFold(IndexTables):
             self.touch[eid] = [epoch, seq, self._intern(kind), self._intern(name)]
         elif epoch < lows[-4]:
             lows.extend((epoch, seq, self._intern(kind), self._intern(name)))
+        else:
+            return
+        self.touch_pos[seq] = pos
 
     def _mutations(self, muts: list[Any], pos: int, epoch: int, ev_hash: str) -> None:
         touch, lows_of = self._touch, self.touch.get

@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T", bound=IndexTables)
 
-_FORMAT: Final = 3  # 3: recorded times read with ASCII digits only (Go's)
+# 3: recorded times read with ASCII digits only (Go's); 4: the events behind
+# props and touches (prop_start, touch_pos).
+_FORMAT: Final = 4
 
 
 def dump_index(self: IndexTables) -> bytes:
@@ -70,6 +72,7 @@ def dump_index(self: IndexTables) -> bytes:
                 self.e_nout,
                 self.prefmax,
                 self.sufmin,
+                self.prop_start,
             )
         ],
         self.d_carry,
@@ -84,6 +87,7 @@ def dump_index(self: IndexTables) -> bytes:
         self.exceptions,
         self.versions,
         self.vmulti,
+        self.touch_pos,
     )
     return marshal.dumps(state)
 
@@ -124,7 +128,7 @@ def load_index(
         arrays.append(_frombytes(blobs.pop(0)))
     (ix.times, ix.d_exist, ix.d_stable, ix.d_ctime, ix.d_cpos, ix.d_in) = arrays[:6]
     (ix.d_out, ix.e_src, ix.e_dst, ix.e_time, ix.e_ord, ix.e_nin) = arrays[6:12]
-    ix.e_nout, ix.prefmax, ix.sufmin = arrays[12:15]
+    ix.e_nout, ix.prefmax, ix.sufmin, ix.prop_start = arrays[12:16]
     ix.d_carry, ix.e_more = state[5], state[6]
     # The loaded dicts are converted in place (same keys, same order).
     pairs: dict[str, Any] = state[7]
@@ -147,7 +151,7 @@ def load_index(
     for e, (t, v) in versions.items():
         versions[e] = (_frombytes(t), _frombytes(v))
     ix.versions = versions
-    ix.vmulti = state[16]
+    ix.vmulti, ix.touch_pos = state[16], state[17]
     return ix
 
 

@@ -156,6 +156,11 @@ class IndexTables:
         self.raw_lines: dict[int, str] = {}  # seq -> untrimmed line, when different
         self.prop_seq = 0
         self.touch_seq = 0
+        # The event behind a record (what ``diff`` names as the cause of a change):
+        # the first prop seq of each indexed event (by pos), so a seq's event is a
+        # bisection; and the pos of each touch number the touch lists hold.
+        self.prop_start: array[int] = new_array()
+        self.touch_pos: dict[int, int] = {}
         # Links: (from, to, kind) -> [run_is_add, run_min, (time, pos, add, by)...].
         self.links: dict[tuple[str, str, str], list[Any]] = {}
         self.unknown: list[tuple[int, str, str]] = []  # (time, hash, op)

@@ -1,0 +1,140 @@
+"""``diff`` through the read model: the same bytes as the whole store's, and no whole
+store opened once the model holds the time index of its log.
+
+The whole store's diff is checked against two replays of decoded events in
+``test_diff_replay``; here the model's answer (the index whose decision columns
+are the model's rows, or its own when the log keeps it from sharing them) must be
+that answer, byte for byte, for every pair of cuts.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import orjson
+import pytest
+from test_time_index import _random_store
+
+from kgai_tui.core.answers.moments import diff_answer
+from kgai_tui.core.engine import open as engine_open
+from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.gosem.gotext import format_rfc3339
+from kgai_tui.core.model.open import open_model, peek_model
+from kgai_tui.core.reads.diff import diff_obj
+from kgai_tui.core.reads.moments import TimeCursor
+from kgai_tui.demo import DEMO_STORE
+
+
+def _cuts(root: Path) -> list[datetime | None]:
+    moments = TimeCursor.of_engine(open_engine(root)).moments
+    picks = list(moments[:: max(1, len(moments) // 6)])
+    return [None, moments[0] - timedelta(seconds=1), *picks, moments[-1]]
+
+
+def _pairs(
+    cuts: list[datetime | None],
+) -> list[tuple[datetime | None, datetime | None]]:
+    far = datetime.max.replace(tzinfo=UTC)
+    return [
+        (a, b)
+        for a in cuts
+        for b in cuts
+        if (a or far) <= (b or far) and not (a is None and b is not None and b < far)
+    ]
+
+
+def _compare(root: Path) -> int:
+    """Every pair of cuts: the model's diff equals the whole store's (bytes)."""
+    cuts = _cuts(root)  # the whole store saves its time index here
+    open_model(root).close()
+    model = peek_model(root)
+    assert model is not None
+    compared = 0
+    try:
+        index = model.time_index()
+        assert index is not None, "the model reads the saved index"
+        whole = open_engine(root).time_index
+        for start, end in _pairs(cuts):
+            got = orjson.dumps(diff_obj(index, start, end))
+            assert got == orjson.dumps(diff_obj(whole, start, end)), (start, end)
+            compared += 1
+    finally:
+        model.close()
+    return compared
+
+
+@pytest.mark.parametrize("hostile", [False, True])
+@pytest.mark.parametrize("seed", range(6))
+def test_the_diff_through_the_model_equals_the_whole_store_s(
+    tmp_path: Path, seed: int, hostile: bool
+) -> None:
+    _random_store(tmp_path, seed, 90, hostile=hostile)
+    assert _compare(tmp_path / f"r{seed}") > 20
+
+
+def test_the_demo_diff_through_the_model_equals_the_whole_store_s(
+    tmp_path: Path,
+) -> None:
+    demo = shutil.copytree(DEMO_STORE, tmp_path / "demo-store")
+    assert _compare(demo) > 20
+
+
+def test_diff_reads_no_whole_store_once_the_model_holds_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first diff of a store without a saved index reads it whole (and saves
+    the index); the next one, through the model, opens no whole store and answers
+    the same bytes."""
+    demo = shutil.copytree(DEMO_STORE, tmp_path / "demo-store")
+    open_model(demo).close()
+    opened: list[Path] = []
+    real = engine_open.open_engine
+
+    def whole() -> Engine:
+        opened.append(demo)
+        return real(demo)
+
+    def ask() -> bytes:
+        answer = diff_answer(
+            lambda: open_model(demo), "2026-02-28", "2026-03-31", whole
+        )
+        return orjson.dumps(answer.obj)
+
+    first = ask()
+    assert opened == [demo], "no saved index yet: the whole store's"
+    again = ask()
+    assert opened == [demo], "the second diff came through the model alone"
+    assert again == first
+    assert b'"EventBus"' in first  # the conflict resolved in March is named
+
+
+def test_a_diff_names_each_change_by_its_decision_recorded_in_the_window(
+    tmp_path: Path,
+) -> None:
+    """The cause of each change is a decision recorded in (FROM, TO], read through
+    the model: ids and times from the model's rows, the events' own fields."""
+    demo = shutil.copytree(DEMO_STORE, tmp_path / "demo-store")
+    start, end = datetime(2026, 2, 28, 23, 59, 59, tzinfo=UTC), None
+    open_engine(demo).time_index  # noqa: B018 - saves the index
+    open_model(demo).close()
+    model = peek_model(demo)
+    assert model is not None
+    try:
+        index = model.time_index()
+        assert index is not None
+        obj = diff_obj(index, start, end)
+    finally:
+        model.close()
+    caused = [
+        row["by"]
+        for key in ("elements_added", "props_changed", "links_added", "links_retired")
+        for row in obj[key]
+    ]
+    assert caused, "the demo store changes after February"
+    for by in caused:
+        assert by is not None
+        assert by["when"] > format_rfc3339(start), by
+        assert set(by) == {"id", "title", "author", "when", "rationale"}

@@ -23,9 +23,10 @@ from builders import ShardWriter, decision, set_prop, upsert, write_store
 
 from benchmarks.genlog import GenParams
 from benchmarks.genlog import write_store as write_generated
-from kgai_tui.core.engine import cold_open
+from kgai_tui.core.engine import cold_open, pool
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.engine.pool import received
 from kgai_tui.core.reads.export import export_digest, export_parts
 from kgai_tui.core.store.logscan import scan_file
 from kgai_tui.core.wire.codec import decision_id
@@ -161,7 +162,7 @@ def test_without_a_scratch_directory_results_come_through_the_pipe(
     def refuse(*_args: object, **_kw: object) -> object:
         raise OSError("no space left on device")
 
-    monkeypatch.setattr(cold_open.tempfile, "TemporaryDirectory", refuse)
+    monkeypatch.setattr(pool.tempfile, "TemporaryDirectory", refuse)
     engine = open_engine(store, cache=False)
     assert parallel == ["verified"]
     assert engine.projection.to_state() == _sequential(store).projection.to_state()
@@ -173,7 +174,7 @@ def test_keys_read_by_a_worker_equal_the_keys_read_here(tmp_path: Path) -> None:
     write_generated(root, GenParams(total=600, installs=4, elems=40))
     paths = sorted((root / "log").iterdir())
     for out in (None, str(tmp_path / "keys.pickle")):
-        sent: list[Any] = cold_open._received(cold_open._keys_into(paths, out))
+        sent: list[Any] = received(cold_open._keys_into(paths, out))
         for path, theirs in zip(paths, sent, strict=True):
             mine = cold_open._read_keys(path.read_bytes())
             assert theirs is not None and mine is not None

@@ -18,9 +18,7 @@ import hashlib
 import itertools
 import mmap
 import os
-import pickle
 import re
-import tempfile
 import threading
 from array import array
 from collections.abc import Iterator, Sequence
@@ -28,13 +26,20 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 import orjson
 
 from kgai_tui.core.engine.engine import Engine
+from kgai_tui.core.engine.pool import (
+    Scratch,
+    die_with_parent,
+    received,
+    sent,
+    start_resource_tracker,
+)
 from kgai_tui.core.heap import GcPaused
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.decision_fields import concat_fields
@@ -89,53 +94,6 @@ class _Keys:
         self.prefix: npt.NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
 
 
-def _die_with_parent() -> None:
-    """A verifier ends when the opening process dies (Linux ``PR_SET_PDEATHSIG``).
-
-    Killed mid-open (SIGKILL: no cleanup runs), the opener would otherwise leave its
-    workers waiting for work for ever, holding what they inherited: the model's
-    lock, a write's store lock, their scratch files.
-    """
-    try:
-        import ctypes
-        import signal
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        if os.getppid() == 1:  # the parent died before the line above ran
-            os._exit(1)
-    except (OSError, AttributeError):
-        pass
-
-
-def _start_resource_tracker() -> None:
-    """Start multiprocessing's resource tracker with a real ``sys.stderr`` descriptor.
-
-    A spawn pool's first lock starts the tracker, which passes
-    ``sys.stderr.fileno()`` to its child. A host that replaced ``sys.stderr`` with
-    an object of no descriptor (Textual's capture answers ``-1``) makes that spawn
-    fail ("bad value(s) in fds_to_keep"), so the explorer could not open a big
-    store without its caches. The tracker is started here with ``/dev/null`` in
-    that place (its stderr stays the process's fd 2 either way); once running, later
-    pools reuse it. The swap lasts only this call.
-    """
-    import sys
-    from multiprocessing import resource_tracker
-
-    try:
-        usable = sys.stderr is not None and sys.stderr.fileno() >= 0
-    except (AttributeError, OSError, ValueError):
-        usable = False
-    if usable:
-        return
-    with open(os.devnull, "w") as null:
-        saved, sys.stderr = sys.stderr, null
-        try:
-            resource_tracker.ensure_running()
-        finally:
-            sys.stderr = saved
-
-
 def open_cold(
     root: Path,
     names: Sequence[str],
@@ -162,7 +120,7 @@ def open_cold(
     # fork is cheap but unsafe once other threads run (the app, the MCP server).
     method = "fork" if threading.active_count() == 1 else "spawn"
     if method == "spawn":
-        _start_resource_tracker()
+        start_resource_tracker()
     order = sorted(range(len(paths)), key=lambda i: -sizes[i])
     # This process replays on one core; the others verify. More verifiers than
     # free cores would only slow the replay, which is the longer half.
@@ -172,9 +130,9 @@ def open_cold(
     # them (heap.settle_heap).
     with (
         GcPaused(),
-        _Scratch() as scratch,
+        Scratch() as scratch,
         ProcessPoolExecutor(
-            workers, mp_context=get_context(method), initializer=_die_with_parent
+            workers, mp_context=get_context(method), initializer=die_with_parent
         ) as pool,
     ):
         # A worker first reads the keys of every other shard (by size), so the
@@ -188,7 +146,7 @@ def open_cold(
             for i in order
         }
         guess = _optimistic(paths, {i: at for at, i in enumerate(helped)}, keys_job)
-        verified = [_received(futures[i].result()) for i in range(len(paths))]
+        verified = [received(futures[i].result()) for i in range(len(paths))]
         keys = None if guess is None else guess[1]
         scans = [
             _with_hashes(scan, digest, paths[i], None if keys is None else keys[i])
@@ -215,66 +173,9 @@ _Digest = tuple[bytes, int]
 _Verified = tuple[ShardScan, "_Digest | None"]
 
 
-class _Scratch:
-    """A private directory (tmpfs when there is one) for the workers' results.
-
-    A worker's result is megabytes; sent through the pool's pipe, it is read 64 KiB
-    at a time by a thread of this process, which must take the GIL from the replay
-    for each piece, and the worker stalls on a full pipe meanwhile (measured: a
-    quarter of the verifier's time at 1M). Written to a file, it costs neither, and
-    this process reads it once the replay is done. Without a directory, results
-    come through the pipe.
-    """
-
-    def __init__(self) -> None:
-        self._dir: tempfile.TemporaryDirectory[str] | None = None
-
-    def __enter__(self) -> _Scratch:
-        shm = "/dev/shm"
-        for where in ((shm,) if os.access(shm, os.W_OK) else ()) + (None,):
-            try:
-                self._dir = tempfile.TemporaryDirectory(prefix="kgai-open-", dir=where)
-                break
-            except OSError:
-                continue
-        return self
-
-    def path_for(self, name: str) -> str | None:
-        return None if self._dir is None else os.path.join(self._dir.name, name)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._dir is not None:
-            self._dir.cleanup()
-
-
-_T = TypeVar("_T")
-
-
-def _sent(result: _T, out: str | None) -> _T | str:
-    """A worker's result, written to ``out`` (its path returned) when there is one;
-    the result itself (through the pool's pipe) otherwise."""
-    if out is None:
-        return result
-    try:
-        with open(out, "wb") as fh:
-            pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    except OSError:
-        return result
-    return out
-
-
-def _received(result: _T | str) -> _T:
-    """What :func:`_sent` sent (a result is never a str itself)."""
-    if not isinstance(result, str):
-        return result
-    with open(result, "rb") as fh:
-        got: _T = pickle.load(fh)
-    return got
-
-
 def _verify_into(path: Path, out: str | None) -> _Verified | str:
-    """:func:`_verify`, sent through ``out`` (:func:`_sent`)."""
-    return _sent(_verify(path), out)
+    """:func:`_verify`, sent through ``out`` (:func:`~kgai_tui.core.engine.pool.sent`)."""
+    return sent(_verify(path), out)
 
 
 _ReadKeys = list["_Keys | None"]
@@ -291,7 +192,7 @@ def _keys_into(paths: Sequence[Path], out: str | None) -> _ReadKeys | str:
         finally:
             if isinstance(data, mmap.mmap):
                 data.close()
-    return _sent(got, out)
+    return sent(got, out)
 
 
 def _hash_digest(hashes: list[str]) -> _Digest:
@@ -377,7 +278,7 @@ def _optimistic(
             found.append(mine)
         if helped:
             assert read_there is not None
-            there: _ReadKeys = _received(read_there.result())
+            there: _ReadKeys = received(read_there.result())
             for i, at in helped.items():
                 theirs = there[at]
                 if theirs is None:

@@ -640,6 +640,40 @@ def test_the_answer_of_a_moment_says_it(demo: Any) -> None:
     assert obj["as_of"] == "2026-02-01T23:59:59Z" and obj["rows"][0]["n"] > 0
 
 
+def test_a_moment_is_queried_through_the_model_once_it_holds_the_index(
+    tmp_path: Path,
+) -> None:
+    """``query --as-of`` reads the time index through the model when it holds one
+    (no whole store opened), with the rows the whole store's view gives."""
+    from kgai_tui.core.engine import open as engine_open
+    from kgai_tui.core.model.open import open_model
+
+    store = shutil.copytree(DEMO_STORE, tmp_path / "demo-store")
+    open_model(store).close()
+    cypher = (
+        "MATCH (d:Decision)-[:SHAPES]->(e:Element) "
+        "RETURN e.name AS name, count(d) AS n ORDER BY name"
+    )
+    opened: list[str] = []
+
+    def whole() -> Any:
+        opened.append("whole")
+        return engine_open.open_engine(store)
+
+    def ask_at(at: str) -> Any:
+        obj = query_answer(lambda: open_model(store), cypher, as_of=at, whole=whole)
+        return json.loads(encode(obj))
+
+    first = ask_at("2026-02-01")
+    assert opened == ["whole"], "no index saved yet: the whole store's"
+    for at in ("2026-02-01", "2026-03-15", "2025-12-31"):
+        got = ask_at(at)
+        want = json.loads(encode(query_answer(lambda: whole(), cypher, as_of=at)))
+        assert got == want, at
+    assert opened.count("whole") == 4, "the model answered each moment itself"
+    assert first == ask_at("2026-02-01")
+
+
 # --------------------------------------------------------------------------- hostile sizes
 
 

@@ -40,6 +40,7 @@ from kgai_tui.core.gosem.gotext import (
     rfc3339_epoch,
 )
 from kgai_tui.core.model.moments import MOMENTS_KEY
+from kgai_tui.core.model.moments_write import engine_prints
 from kgai_tui.core.model.open import ModelEngine, open_model
 from kgai_tui.core.model.schema import model_path
 from kgai_tui.core.model.seal import let_go_held_locks, model_lock, sealed
@@ -96,7 +97,7 @@ def _keep(root: Path, cache: Path) -> bool:
     """What the first as-of through the whole store does: store the moments."""
     model = open_model(root, cache)
     whole = open_engine(root, cache_base=cache)
-    return model.keep_moments(whole)
+    return model.keep_moments(whole.time_index, engine_prints(whole))
 
 
 def _answer(root: Path, cache: Path, stamp: int) -> bytes:
@@ -561,6 +562,8 @@ def test_moments_that_come_too_late_leave_the_model_sealed() -> None:
         wal = path.with_name(path.name + "-wal")
         assert wal.stat().st_size > 0, "the held read kept the log from being folded"
         assert sealed(path)
-        assert not open_model(root, cache).keep_moments(stale)
+        assert not open_model(root, cache).keep_moments(
+            stale.time_index, engine_prints(stale)
+        )
         assert sealed(path)
         assert open_model(root, cache).how == "warm"

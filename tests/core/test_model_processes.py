@@ -38,6 +38,7 @@ from test_replay_properties import lines
 from kgai_tui.core.engine.cold_open import PARALLEL_MIN_BYTES
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import NotFoundError
+from kgai_tui.core.model.moments_write import engine_prints
 from kgai_tui.core.model.open import open_model
 from kgai_tui.core.model.schema import model_path
 from kgai_tui.core.model.seal import sealed
@@ -177,6 +178,7 @@ import json, sys, time
 from pathlib import Path
 from test_model_processes import AS_OF_CUT, AS_OF_TEXT, answer_of
 from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.model.moments_write import engine_prints
 from kgai_tui.core.model.open import open_model
 
 root, cache, out, stop = (Path(a) for a in sys.argv[1:5])
@@ -193,7 +195,8 @@ with open(out, "w", encoding="utf-8") as fh:
         finally:
             m.close()
         if got is None:  # what the CLI's as-of does then: store the moments
-            m.keep_moments(open_engine(root, cache_base=cache))
+            whole = open_engine(root, cache_base=cache)
+            m.keep_moments(whole.time_index, engine_prints(whole))
         fh.write(json.dumps(row) + "\\n")
         fh.flush()
         if last:
@@ -504,7 +507,8 @@ def as_of_checked(r: int, root: Path, cache: Path) -> str:
                 assert got == want, f"round {r}: as-of {cut} from the model"
     finally:
         model.close()
-    open_model(root, cache).keep_moments(open_engine(root, cache_base=cache))
+    whole = open_engine(root, cache_base=cache)
+    open_model(root, cache).keep_moments(whole.time_index, engine_prints(whole))
     return f"/as-of {answered}"
 
 

@@ -109,14 +109,15 @@ def test_a_damaged_or_foreign_time_index_is_not_read_through_the_model(
         path.write_bytes(data[:at] + bytes([data[at] ^ 0x40]) + data[at + 1 :])
     elif damage == "missing":
         path.unlink()
-    else:  # a valid index, saved for the log before its last line
+    else:  # a valid index, saved for the log with one line more than it holds
         shard = sorted((root / "log").glob("*.ndjson"))[0]
         lines = shard.read_bytes().splitlines(keepends=True)
-        shard.write_bytes(b"".join(lines[:-1]))
+        with open(shard, "ab") as f:
+            f.write(sorted((root / "log").glob("*.ndjson"))[1].read_bytes())
         TimeCursor.of_engine(open_engine(root))
         shard.write_bytes(b"".join(lines))
         model = peek_model(root)
-        assert model is None  # the model is of the whole log: bring it up to date
+        assert model is None  # the model is of the longer log: bring it down
         open_model(root).close()
     cache = sorted(p for p in path.parent.rglob("*") if not p.name.endswith("-shm"))
     before = {p: p.stat().st_mtime_ns for p in cache if p.is_file()}

@@ -86,12 +86,12 @@ def test_the_slider_reads_its_history_through_the_model(
     assert on_model == whole
 
 
-def test_a_time_index_of_another_log_sends_the_slider_to_the_whole_store(
-    demo_store: Path,
+def test_a_decision_appended_after_the_index_was_saved_keeps_the_slider_on_the_model(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A decision appended after the time index was saved: the model is extended
-    and shows the present, but only the whole store has the history; it is read
-    (and saves the index again, so the next slider comes with the model)."""
+    """A decision appended after the time index was saved (a record, a sync): the
+    model is extended, and so is the index through it. No whole store is read,
+    and every moment's screens equal the whole store's, the new one included."""
     from builders import ShardWriter, decision, upsert
 
     _saved(demo_store)
@@ -102,6 +102,39 @@ def test_a_time_index_of_another_log_sends_the_slider_to_the_whole_store(
         recorded_at="2027-01-01T00:00:00Z",
     )
     (demo_store / "log" / "i-late.ndjson").write_bytes(w.to_bytes())
+    opened = counting_opens(monkeypatch)
+    on_model, app, _ = _at_moments(demo_store, 3)
+    assert isinstance(app.engine, ModelEngine), "the history came with the model"
+    assert opened == [], "no whole store was read"
+    assert (
+        "Late" in on_model[0][2]
+        or "Late" in on_model[0][1]
+        or any("Late" in screen for screen in on_model[0])
+    ), "the first step back is a moment with the appended decision"
+    monkeypatch.setenv("KGAI_TUI_READ_MODEL", "off")
+    whole, _, _ = _at_moments(demo_store, 3)
+    assert on_model == whole
+
+
+def test_a_time_index_of_another_log_sends_the_slider_to_the_whole_store(
+    demo_store: Path,
+) -> None:
+    """An index saved for a log with a line the store no longer has (a shard cut
+    back): only the whole store has the history; it is read (and saves the index
+    again, so the next slider comes with the model)."""
+    from builders import ShardWriter, decision, upsert
+
+    w = ShardWriter("i-late", "late")
+    w.add(
+        decision("Written, then taken back", [upsert("feature", "Late")]),
+        lamport=10_000,
+        recorded_at="2027-01-01T00:00:00Z",
+    )
+    late = demo_store / "log" / "i-late.ndjson"
+    late.write_bytes(w.to_bytes())
+    _saved(demo_store)
+    late.unlink()
+    open_model(demo_store).close()
     _, app, _ = _at_moments(demo_store, 1)
     assert isinstance(app.engine, Engine), "the history needed the whole store"
     _, again, _ = _at_moments(demo_store, 1)

@@ -78,14 +78,18 @@ def model_or_whole(
     held = held_time_index(opened)
     if held is not None:
         held.columns()  # once per index version, as as_of_view does
-        return Answer(ask_view(held.at(cut)))
+        answer = Answer(ask_view(held.at(cut)))
+        if kept is not None:
+            kept.keep_moments(held, [s["print"] for s in kept.shard_states])
+        return answer
     # The as-of view (NetworkX under it) loads only when this read runs.
+    from kgai_tui.core.model.moments_write import engine_prints
     from kgai_tui.core.reads.as_of import as_of_view
 
     full = whole_of(opened, whole)
     answer = Answer(ask_view(as_of_view(full, cut)))
     if kept is not None:
-        kept.keep_moments(full)
+        kept.keep_moments(full.time_index, engine_prints(full))
     return answer
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from kgai_tui.core.answers.answer import Answer
 from kgai_tui.core.errors import UsageError
-from kgai_tui.core.reads.store import Store, StoreSource, WholeSource, whole_of
+from kgai_tui.core.reads.store import Store, StoreSource, WholeSource
 
 __all__ = ["query_answer"]
 
@@ -38,7 +38,8 @@ def query_answer(
     """``query "<cypher>" [--as-of T] [--limit N]``: kg's rows, in a total order.
 
     ``engine`` opens the store (its read model, whose graph is stored beside it);
-    ``whole`` opens the whole store when a moment is asked for. The arguments,
+    ``whole`` opens the whole store when a moment is asked for and the model
+    holds no time index of its log. The arguments,
     the moment and the query's text are checked before anything is opened.
 
     Raises:
@@ -57,14 +58,15 @@ def query_answer(
     opened: Store = engine()
     if as_of is not None:
         from kgai_tui.core.gosem.gotext import format_rfc3339
-        from kgai_tui.core.reads.as_of import as_of_view
         from kgai_tui.core.reads.kg import parse_as_of
+        from kgai_tui.core.reads.store import time_index_for
 
         cut = parse_as_of(as_of)
-        # A read model has no full view at a moment: the whole store gives it.
-        opened = whole_of(opened, whole)
+        # The graph at a moment is not stored: the store's time index gives the
+        # view (through the model when it holds one; else the whole store's).
+        index = time_index_for(opened, whole)
         say("building the graph as it stood then (a moment is not stored)")
-        view = as_of_view(opened, cut)
+        view = index.at(cut)
     got = run_query(
         opened,
         cypher,

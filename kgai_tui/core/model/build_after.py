@@ -47,7 +47,7 @@ def _build_then_moments(
     builds the time index (34 s and 1.4 GB at 1M decisions) to store them; then
     ``then`` with the replay (the search index, the per-author steps)."""
     from kgai_tui.core.heap import GcPaused
-    from kgai_tui.core.model.moments_write import save_moments
+    from kgai_tui.core.model.moments_write import engine_prints, save_moments
     from kgai_tui.core.model.seal import let_go_held_locks
     from kgai_tui.core.timeindex.cache import build_engine_time_index
 
@@ -56,6 +56,6 @@ def _build_then_moments(
     with contextlib.suppress(OSError):
         os.nice(10)
     with GcPaused():
-        save_moments(path, engine, build_engine_time_index(engine))
+        save_moments(path, build_engine_time_index(engine), engine_prints(engine))
     if then is not None:
         then(engine)

@@ -37,7 +37,14 @@ if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.timeindex.index import TimeIndex
 
-__all__ = ["MomentRows", "moment_rows", "save_moments"]
+__all__ = [
+    "MomentRows",
+    "engine_prints",
+    "moment_rows",
+    "moments_of",
+    "save_moments",
+    "write_moments",
+]
 
 
 def _link_steps(ops: list[Any]) -> tuple[list[int], list[int]]:
@@ -140,43 +147,64 @@ def moment_rows(ix: TimeIndex) -> MomentRows:
     return MomentRows(els, links, decs, multi, blocks)
 
 
-def _shard_prints(engine: Engine) -> list[Any]:
+def engine_prints(engine: Engine) -> list[Any]:
+    """The shard fingerprints of a store opened whole, as the model stores them."""
     return [s.shard_print().to_list() for s in engine.scans]
 
 
-def save_moments(path: Path, engine: Engine, ix: TimeIndex) -> bool:
-    """Store ``ix``'s moments in the model at ``path`` when it holds ``engine``'s log.
+Moments = tuple[MomentRows, dict[str, Any]]
+
+
+def moments_of(ix: TimeIndex) -> Moments | None:
+    """What :func:`write_moments` stores of ``ix`` (read now, while whatever ``ix``
+    reads its decisions from is open).
 
     Only an index numbering its decisions as the projection does (it shares the
-    projection's lists: no decision the decision-id gate refused) can be stored:
-    the moments name heads by the model's decision rows. Never waits: when another
-    process holds the model's lock, nothing is written and the next ``as-of`` that
-    opens the whole store tries again. Returns whether the moments were written.
+    projection's lists: no decision the decision-id gate refused) has moments to
+    store: they name heads by the model's decision rows.
     """
-    if ix.shared is not engine.projection or not sealed(path):
-        return False
+    if ix.shared is None:
+        return None
     ix.refresh()
-    rows = moment_rows(ix)
     meta: dict[str, Any] = {
         "decisions": len(ix.d_exist),
         "top": ix.times[-1] if len(ix.times) else None,
         "clean": ix.ungated == 0 and ix.skipped == 0,
         "gaps": [],
     }
+    return moment_rows(ix), meta
+
+
+def write_moments(path: Path, moments: Moments | None, prints: list[Any]) -> bool:
+    """Store ``moments`` in the model at ``path`` when it holds the log whose
+    shards have these fingerprints (the log they were made from).
+
+    Never waits: when another process holds the model's lock, nothing is written
+    and the next read at a moment tries again. Returns whether they were written.
+    """
+    if moments is None or not sealed(path):
+        return False
     try:
         with model_lock(path, wait=False):
-            return _save(path, engine, rows, meta)
+            return _save(path, prints, *moments)
     except BlockingIOError:
         return False
 
 
-def _save(path: Path, engine: Engine, rows: MomentRows, meta: dict[str, Any]) -> bool:
+def save_moments(path: Path, ix: TimeIndex, prints: list[Any]) -> bool:
+    """:func:`moments_of` ``ix``, then :func:`write_moments`."""
+    return write_moments(path, moments_of(ix), prints)
+
+
+def _save(
+    path: Path, prints: list[Any], rows: MomentRows, meta: dict[str, Any]
+) -> bool:
     if not sealed(path):
         return False
     db = sqlite3.connect(path, isolation_level=None, timeout=60.0)
     try:
         shards = read_meta(db, "shards")
-        if [s["print"] for s in shards] != _shard_prints(engine):
+        if [s["print"] for s in shards] != prints:
             return False  # the model moved on (or lags): a later as-of stores them
         if read_meta(db, "counts")["decisions"] != meta["decisions"]:
             return False

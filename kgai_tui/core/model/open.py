@@ -236,29 +236,34 @@ class ModelEngine:
         except _FAILURES:
             return None
 
-    def keep_moments(self, whole: Engine) -> bool:
-        """Store the moments of ``whole`` (the same store, opened whole) in the model,
-        when the model holds the same log; never waits for the model's lock."""
-        from kgai_tui.core.model.moments_write import save_moments
+    def keep_moments(self, index: TimeIndex, prints: list[Any]) -> bool:
+        """Store the moments of ``index`` in the model, when the model holds the
+        log it was made from (whose shards have ``prints``); never waits for the
+        model's lock. Closes this handle first: its snapshot would hold the
+        checkpoint back."""
+        from kgai_tui.core.model.moments_write import moments_of, write_moments
 
-        self.close()  # this read's snapshot would hold the checkpoint back
         try:
-            return save_moments(self.model_path, whole, whole.time_index)
+            moments = moments_of(index)  # it may read this model's rows
+        finally:
+            self.close()
+        try:
+            return write_moments(self.model_path, moments, prints)
         except OSError:
             return False
 
     def time_index(self) -> TimeIndex | None:
-        """The time index the whole store saved for exactly the log this model
-        holds, sharing this model's decision rows (see
-        :func:`~kgai_tui.core.timeindex.cache.saved_time_index`)."""
+        """The time index saved for the log this model holds (or a prefix of it,
+        extended with the lines appended since), sharing this model's decision
+        rows (see :func:`~kgai_tui.core.timeindex.cache.saved_time_index`)."""
         from kgai_tui.core.store.cache_file import time_index_in
         from kgai_tui.core.timeindex.cache import saved_time_index
 
-        if self.root is None:
+        if self.root is None or self.log_dir is None:
             return None
         shards = [[s["print"], s["events"]] for s in self.shard_states]
         path = time_index_in(self.model_path.parent)
-        return saved_time_index(self.root, path, shards, self.projection)
+        return saved_time_index(self.root, path, shards, self.projection, self.log_dir)
 
     def close(self) -> None:
         """End the read transaction and close the model."""

@@ -144,8 +144,9 @@ class KeptReads(Protocol):
         """Point questions about ``cut``."""
         ...
 
-    def keep_moments(self, whole: Engine) -> bool:
-        """Store the moments of ``whole``, the same store opened whole."""
+    def keep_moments(self, index: TimeIndex, prints: list[Any]) -> bool:
+        """Store the moments of ``index``, made from the log whose shards have
+        ``prints`` (the handle is closed after)."""
         ...
 
     def time_index(self) -> TimeIndex | None:

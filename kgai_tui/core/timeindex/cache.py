@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -15,7 +15,8 @@ from kgai_tui.core.store.cache_file import (
     time_index_path,
     write_cache_file,
 )
-from kgai_tui.core.store.logscan import DECISION_ID_OK, HASH_OK, ShardScan
+from kgai_tui.core.store.logscan import DECISION_ID_OK, HASH_OK, ShardScan, scan_bytes
+from kgai_tui.core.store.regular_file import open_regular
 from kgai_tui.core.store.shard_print import ShardPrint, grew_from
 from kgai_tui.core.timeindex.index import TimeIndex, TimeIndexBuilder
 
@@ -67,31 +68,79 @@ def load_or_build_time_index(engine: ScannedLog, base: Path | None = None) -> Ti
 
 
 def saved_time_index(
-    root: Path, path: Path, shards: list[list[Any]], projection: ProjectionView
+    root: Path,
+    path: Path,
+    shards: list[list[Any]],
+    projection: ProjectionView,
+    log_dir: Path,
 ) -> TimeIndex | None:
-    """The time index saved at ``path`` when it was made from exactly ``shards``
-    (per shard its fingerprint and event count, as :func:`_scan_prints` lists
-    them), reading its decision columns from ``projection``, the read model of the
-    same log: the slider's history without reading the whole store. ``None`` when
-    it is missing, damaged, or made from another log (the whole store answers).
+    """The time index saved at ``path``, for exactly ``shards`` (per shard its
+    fingerprint and event count, as :func:`_scan_prints` lists them), reading its
+    decision columns from ``projection``, the read model of that log: the slider's
+    and ``diff``'s history without reading the whole store.
+
+    An index saved for a prefix of that log (shards only appended to since) is
+    extended with the appended lines, read from ``log_dir`` up to the sizes in
+    ``shards``, and saved again. ``None`` when it is missing, damaged, or made from
+    another log, or the appended events cannot be folded in (the whole store
+    answers, and saves a new one).
     """
     read = read_cache_file(root, path)
-    if read is None or read[0].get("shards") != shards:
+    if read is None:
         return None
+    header, payload = read
+    tail = None
+    if header.get("shards") != shards:
+        tail = _tail_scans(header.get("shards"), shards, log_dir)
+        if tail is None:
+            return None
     with GcPaused():
-        index = _loads(read[1], projection)
+        index = _loads(payload, projection, grown=tail is not None)
+        if index is not None and tail is not None:
+            try:
+                _fold(index.add, log_dir, tail, canonical_order(tail))
+                index.end_tail()
+            except ValueError:
+                return None  # an appended event sorts before an indexed one
+            index.refresh()
+            fresh = cache_header(root)
+            fresh["shards"] = shards
+            write_cache_file(path, fresh, index.dumps())
     if index is not None:
         settle_heap(index.events)  # kept for the session: no collection walks it
     return index
 
 
-def _loads(payload: bytes | memoryview, projection: ProjectionView) -> TimeIndex | None:
+def _loads(
+    payload: bytes | memoryview, projection: ProjectionView, grown: bool = False
+) -> TimeIndex | None:
     """The index a cache file's checked payload holds, or ``None`` when it does
     not decode or was shared with another projection."""
     try:
-        return TimeIndex.loads(payload, projection)
+        return TimeIndex.loads(payload, projection, grown)
     except (ValueError, TypeError, KeyError, EOFError, IndexError):
         return None
+
+
+def _fold(
+    add: Callable[[dict[str, Any], int | None, bool], None],
+    log_dir: Path | None,
+    scans: Sequence[ShardScan],
+    keys: list[tuple[int, str, int, int]],
+) -> None:
+    """Add each event of ``keys`` (canonical order) once, as its line reads."""
+    source = LineSource(log_dir, scans)
+    last = ""
+    try:
+        for _, ev_hash, si, i in keys:
+            if ev_hash == last:
+                continue  # the same event in two shards: adjacent, once
+            last = ev_hash
+            obj = source.load(si, i)
+            gated = bool(scans[si].flags[i] & DECISION_ID_OK)
+            add(obj, rfc3339_epoch(obj["recorded_at"]), gated)
+    finally:
+        source.release()
 
 
 def build_engine_time_index(
@@ -99,33 +148,21 @@ def build_engine_time_index(
     index: TimeIndex | None = None,
     start: Sequence[int] | None = None,
 ) -> TimeIndex:
-    """Index (or extend an index with) the log's hash-verified events, in replay order."""
-    # Mirroring the projection, the builder stores no second copy of what it holds.
-    builder = TimeIndexBuilder(engine.projection) if index is None else None
-    target = index
+    """Index (or extend an index with) the log's hash-verified events, in replay order.
+
+    Raises:
+        ValueError: an event to extend ``index`` with sorts before one it holds.
+    """
     keys = canonical_order(engine.scans, start)
-    source = LineSource(engine.log_dir, engine.scans)
-    last = ""
-    try:
-        for _, ev_hash, si, i in keys:
-            if ev_hash == last:
-                continue
-            last = ev_hash
-            obj = source.load(si, i)
-            gated = bool(engine.scans[si].flags[i] & DECISION_ID_OK)
-            epoch = rfc3339_epoch(obj["recorded_at"])
-            if builder is not None:
-                builder.add(obj, epoch, gated)
-            else:
-                assert target is not None
-                target.add(obj, epoch, gated)
-    finally:
-        source.release()
-    if builder is not None:
-        return builder.finish(engine.projection)
-    assert target is not None
-    target.refresh()
-    return target
+    if index is not None:
+        _fold(index.add, engine.log_dir, engine.scans, keys)
+        index.end_tail()
+        index.refresh()
+        return index
+    # Mirroring the projection, the builder stores no second copy of what it holds.
+    builder = TimeIndexBuilder(engine.projection)
+    _fold(builder.add, engine.log_dir, engine.scans, keys)
+    return builder.finish(engine.projection)
 
 
 def _save_time_index(engine: ScannedLog, index: TimeIndex, path: Path) -> None:
@@ -150,7 +187,7 @@ def _load_time_index(engine: ScannedLog, path: Path) -> TimeIndex | None:
         start = _appended_start(recorded, engine.scans, engine.log_dir)
         if start is None:
             return None
-    index = _loads(payload, engine.projection)
+    index = _loads(payload, engine.projection, grown=start is not None)
     if index is None:
         return None
     if start is not None:
@@ -166,14 +203,9 @@ def _load_time_index(engine: ScannedLog, path: Path) -> TimeIndex | None:
     return index
 
 
-def _appended_start(
-    recorded: Any, scans: Sequence[ShardScan], log_dir: Path
-) -> list[int] | None:
-    """Per current shard, how many of its events the recorded index already holds.
-
-    ``None`` unless every recorded shard is still there and still holds the same
-    bytes at its recorded size (the log was only appended to).
-    """
+def _recorded_prints(recorded: Any) -> dict[str, tuple[ShardPrint, int]] | None:
+    """A saved index's shards by name: fingerprint and events held (``None``:
+    not such a list)."""
     if not isinstance(recorded, list):
         return None
     by_name: dict[str, tuple[ShardPrint, int]] = {}
@@ -185,7 +217,28 @@ def _appended_start(
         if len(r) != 2 or isinstance(r[1], bool) or not isinstance(r[1], int):
             return None
         by_name[old.name] = (old, r[1])
-    if len(by_name) != len(recorded):
+    return by_name if len(by_name) == len(recorded) else None
+
+
+def _grown(old: ShardPrint, new: ShardPrint, log_dir: Path) -> bool:
+    """Whether the shard ``new`` describes is ``old``'s file, only appended to."""
+    if old.size > new.size:
+        return False
+    return old.same_file(new) or (
+        old.size < new.size and grew_from(old, log_dir / new.name)
+    )
+
+
+def _appended_start(
+    recorded: Any, scans: Sequence[ShardScan], log_dir: Path
+) -> list[int] | None:
+    """Per current shard, how many of its events the recorded index already holds.
+
+    ``None`` unless every recorded shard is still there and still holds the same
+    bytes at its recorded size (the log was only appended to).
+    """
+    by_name = _recorded_prints(recorded)
+    if by_name is None:
         return None
     start = []
     for scan in scans:
@@ -194,14 +247,53 @@ def _appended_start(
             start.append(0)
             continue
         old, count = found
-        if old.size > scan.size or count > len(scan):
-            return None
-        if not old.same_file(scan.shard_print()) and not (
-            old.size < scan.size and grew_from(old, log_dir / scan.name)
-        ):
+        if count > len(scan) or not _grown(old, scan.shard_print(), log_dir):
             return None
         start.append(count)
     return None if by_name else start
+
+
+def _tail_scans(
+    recorded: Any, now: list[list[Any]], log_dir: Path
+) -> list[ShardScan] | None:
+    """The lines appended to each shard since the saved index's ``recorded``
+    shards, up to ``now``'s sizes (the model's), scanned.
+
+    ``None`` unless every recorded shard is still there, only appended to, and the
+    lines between hold exactly the events ``now`` counts (a torn line completed
+    since, or a shard replaced, sends the caller to the whole store).
+    """
+    by_name = _recorded_prints(recorded)
+    if by_name is None:
+        return None
+    scans = []
+    for entry in now:
+        try:
+            new, events = ShardPrint.from_list(entry[0]), int(entry[1])
+        except (TypeError, ValueError, IndexError, KeyError):
+            return None
+        old, count = by_name.pop(new.name, (None, 0))
+        offset = 0 if old is None else old.size
+        if old is not None and not _grown(old, new, log_dir):
+            return None
+        if offset == new.size:
+            if count != events:
+                return None
+            continue
+        try:
+            with open_regular(log_dir / new.name) as f:
+                if f.stat.st_ino != new.inode or f.size < new.size:
+                    return None
+                data = f.read(offset, new.size - offset)
+        except OSError:
+            return None
+        if len(data) != new.size - offset:
+            return None
+        fresh = scan_bytes(new.name, data, start=offset)
+        if count + len(fresh) != events:
+            return None
+        scans.append(fresh)
+    return None if by_name else scans
 
 
 def _indexed_last(engine: ScannedLog, recorded: list[list[Any]]) -> tuple[int, str]:

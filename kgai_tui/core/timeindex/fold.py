@@ -25,7 +25,7 @@ from kgai_tui.core.timeindex.tables import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from kgai_tui.core.replay.projection import Projection
 
@@ -52,12 +52,16 @@ class IndexFold(IndexTables):
                 f"event {key[1]} sorts before {last[1]}: rebuild the index"
             )
         self.last_key = key
+        tail = self._tail_from is not None
+        if tail and (not gated or epoch is None):
+            # The projection shared is only ever one with neither (see _same_as).
+            raise ValueError("an appended event is not indexed as the model is")
         if not gated:
             self.ungated += 1
         if epoch is None:
             self.skipped += 1
             return
-        if self.shared is not None:
+        if self.shared is not None and not tail:
             self._unshare()
         self._stale = True
         self._columns = None
@@ -74,7 +78,7 @@ class IndexFold(IndexTables):
         if dec is None:
             return
         did = dec["id"]
-        g = self.d_index.get(did)
+        g = self._find(did)
         if g is None:
             g = self._new_decision(did, pos, epoch, obj, dec)
             carry = None
@@ -92,10 +96,79 @@ class IndexFold(IndexTables):
             self._supersedes(g, sups, pos, epoch)
         if self._dirty is not None and (shapes or sups):
             # A live append: only the elements this decision shapes can change heads.
-            self._dirty.update(self.d_shapes[g])
+            self._dirty.update(self._shapes_of(g))
 
     def _intern(self, s: str) -> str:
         return self._strs.setdefault(s, s)
+
+    # ------------------------------------------------------------------ tail
+
+    def begin_tail(self) -> None:
+        """Fold appended events into this loaded index while it keeps sharing its
+        projection, which already holds them (the read model after its update, or
+        a replay of the whole log): nothing is copied. The fold checks each
+        decision it creates against the projection's, and :meth:`end_tail` the
+        rest. A tail it cannot fold this way raises ``ValueError`` (rebuild)."""
+        if self.shared is not None:
+            self._tail_from = len(self.d_exist)
+            self._tail_shapes = {}
+
+    def end_tail(self) -> None:
+        """Check that the tail created every decision the projection holds, with
+        its shapes, and stop folding in tail mode.
+
+        Raises:
+            ValueError: the projection holds what the fold did not make.
+        """
+        p = self.shared
+        if self._tail_from is None or p is None:
+            return
+        if len(p.dec_id) != len(self.d_exist):
+            raise ValueError("the projection holds decisions the log does not")
+        for g, shapes in self._tail_shapes.items():
+            if list(p.dec_shapes[g]) != shapes:
+                raise ValueError("the projection's shapes are not the log's")
+        self._tail_from = None
+        self._tail_shapes = {}
+
+    def _find(self, did: str) -> int | None:
+        """The index of a decision folded so far (in tail mode the shared
+        projection also knows the ones still to come)."""
+        g = self.d_index.get(did)
+        if g is not None and self._tail_from is not None and g >= len(self.d_exist):
+            return None
+        return g
+
+    def _first_shapes(self, g: int) -> list[str]:
+        """In tail mode, the shapes of decision ``g``'s only event so far: an old
+        decision's are those of the projection's final ones paired with it by that
+        event (the tail's come later, from later events)."""
+        got = self._tail_shapes.get(g)
+        if got is None:
+            cpos, pairs = self.d_cpos[g], self.pairs
+            got = self._tail_shapes[g] = []
+            for e in self.d_shapes[g]:
+                quads = pairs.get(e)
+                at = -1 if quads is None else find_pair(quads, g)
+                if quads is not None and at >= 0 and quads[at + 1] == cpos:
+                    got.append(e)
+        return got
+
+    def _tail_track(self, g: int) -> list[str]:
+        """In tail mode, decision ``g``'s shapes so far, kept apart from the
+        projection's final ones: for an old decision, those its events before the
+        tail gave it (a stub none; else its carrying entries' in order)."""
+        got = self._tail_shapes.get(g)
+        if got is None:
+            got = self._tail_shapes[g] = []
+            for c in self.d_carry.get(g, ()):
+                got.extend(e for e in c[11] if e not in got)
+        return got
+
+    def _shapes_of(self, g: int) -> Sequence[str]:
+        """Decision ``g``'s shapes so far."""
+        got = self._tail_shapes.get(g)
+        return self.d_shapes[g] if got is None else got
 
     def _carry_of(
         self, obj: dict[str, Any], dec: dict[str, Any], pos: int, epoch: int
@@ -116,7 +189,16 @@ class IndexFold(IndexTables):
         )
 
     def _append_decision(self, did: str, fields: Rec) -> int:
-        g = len(self.d_id)
+        g = len(self.d_exist)
+        if self._tail_from is not None:
+            p = self.shared
+            assert p is not None
+            if g >= len(p.dec_id) or p.dec_id[g] != did:
+                raise ValueError("the projection's decisions are not the log's")
+            self._tail_shapes[g] = []
+            self.d_in.append(-1)
+            self.d_out.append(-1)
+            return g
         mirror = self._mirror
         if mirror is not None and g < len(mirror.dec_id) and mirror.dec_id[g] == did:
             did = mirror.dec_id[g]  # one string for both (~70 MB at 1M)
@@ -172,7 +254,10 @@ class IndexFold(IndexTables):
         if entries is None:
             entries = self.d_carry[g] = []
             if self.d_cpos[g] >= 0:
-                entries.append(self.base_carry(g))
+                base = self.base_carry(g)
+                if self._tail_from is not None:  # shapes so far, not the final ones
+                    base = (*base[:11], list(self._first_shapes(g)))
+                entries.append(base)
         entries.append(carry)
         epoch = carry[1]
         if epoch < self.d_exist[g]:
@@ -319,7 +404,10 @@ class IndexFold(IndexTables):
             else:
                 # One string per element, not one per decoded line (~90 MB at 1M).
                 shapes = [intern(e, e) for e in shapes]
-            self.owned()[2][g] = shapes  # never changed in place from here on
+            if self._tail_from is not None:
+                self._tail_shapes[g] = list(shapes)
+            else:
+                self.owned()[2][g] = shapes  # never changed in place from here on
             for eid in shapes:
                 lows = touch.get(eid)
                 if lows is None or epoch < lows[-4]:
@@ -330,6 +418,7 @@ class IndexFold(IndexTables):
                 quads.extend((g, pos, epoch, 1 if (legacy or eid in tset) else 0))
             return
         mine = carry[11]
+        track = None if self._tail_from is None else self._tail_track(g)
         added: list[str] = []
         for eid in shapes:
             if not eid or eid in mine:
@@ -341,7 +430,7 @@ class IndexFold(IndexTables):
             quads = pairs.get(eid)
             if quads is None:
                 quads = pairs[eid] = new_array()
-            at = find_pair(quads, g) if eid in self.d_shapes[g] else -1
+            at = find_pair(quads, g) if eid in self._shapes_of(g) else -1
             if at < 0:
                 quads.extend((g, pos, epoch, flag))
                 added.append(eid)
@@ -353,14 +442,16 @@ class IndexFold(IndexTables):
                 ]
                 quads[at + 3] |= 2
             more.append((pos, epoch, flag))
-        if added:
+        if added and track is not None:
+            track.extend(added)
+        elif added:
             self.owned()[2][g] = [*self.d_shapes[g], *added]
 
     def _supersedes(self, g: int, sups: list[str], pos: int, epoch: int) -> None:
         for seq, prev_id in enumerate(sups):
             if not prev_id:
                 continue
-            p = self.d_index.get(prev_id)
+            p = self._find(prev_id)
             if p is None:
                 p = self._new_stub(prev_id, pos, epoch)
             elif epoch < self.d_exist[p]:

@@ -66,11 +66,17 @@ class TimeIndex(IndexFold):
 
     @classmethod
     def loads(
-        cls, data: bytes | memoryview, projection: ProjectionView | None = None
+        cls,
+        data: bytes | memoryview,
+        projection: ProjectionView | None = None,
+        grown: bool = False,
     ) -> TimeIndex:
         """Rebuild an index from :meth:`dumps` (``projection`` when it was shared).
 
         ``data`` may be a view of the mapped cache file: no copy of it is needed.
+        With ``grown``, ``projection`` is of the log after appends that the index
+        does not hold yet: the index is ready to fold them in (see
+        :meth:`~kgai_tui.core.timeindex.fold.IndexFold.begin_tail`).
 
         Raises:
             ValueError: the bytes are of another format, or the projection does not
@@ -78,8 +84,10 @@ class TimeIndex(IndexFold):
         """
         from kgai_tui.core.timeindex.io import load_index
 
-        index = load_index(cls(packed=False), data, projection)
+        index = load_index(cls(packed=False), data, projection, grown)
         index.mark_fresh()
+        if grown:
+            index.begin_tail()
         return index
 
 

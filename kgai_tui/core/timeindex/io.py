@@ -93,11 +93,16 @@ def dump_index(self: IndexTables) -> bytes:
 
 
 def load_index(
-    ix: T, data: bytes | memoryview, projection: ProjectionView | None = None
+    ix: T,
+    data: bytes | memoryview,
+    projection: ProjectionView | None = None,
+    grown: bool = False,
 ) -> T:
     """Fill the empty, unpacked ``ix`` from :func:`dump_index` (``projection`` when shared).
 
     ``data`` may be any buffer (a view of the mapped cache file: no copy needed).
+    With ``grown``, the projection may hold more decisions after the index's own
+    (the log was appended to since the index was saved).
 
     Raises:
         ValueError: the bytes are of another format, or the projection does not
@@ -110,10 +115,12 @@ def load_index(
     ix.last_key = None if last is None else (last[0], last[1])
     dec, last_id = state[2], state[3]
     if dec is None:
+        held = -1 if projection is None else len(projection.dec_id)
         if (
             projection is None
-            or len(projection.dec_id) != n
-            or (n and projection.dec_id[-1] != last_id)
+            or held < n
+            or (held > n and not grown)
+            or (n and projection.dec_id[n - 1] != last_id)
         ):
             raise ValueError("time index was shared with another projection")
         ix.share(projection)

@@ -130,6 +130,11 @@ class IndexTables:
         # The projection of the same log, while building: equal ids, fields and
         # shapes are taken from it instead of kept twice (see TimeIndexBuilder).
         self._mirror: Projection | None = None
+        # Extending a loaded index that shares a projection which already holds
+        # the appended events (see IndexFold.begin_tail): the decisions it held
+        # before, and the running shapes of those the tail creates.
+        self._tail_from: int | None = None
+        self._tail_shapes: dict[int, list[str]] = {}
         self.d_exist: array[int] = new_array()  # earliest time it exists
         self.d_stable: array[int] = new_array()  # from then on, fields equal the final
         self.d_ctime: array[int] = new_array()  # time of the creating event

@@ -15,15 +15,17 @@ from pathlib import Path
 
 import orjson
 import pytest
+from builders import ShardWriter, decision, upsert, write_store
+from test_diff_replay import _reference
 from test_time_index import _random_store
 
 from kgai_tui.core.answers.moments import diff_answer
 from kgai_tui.core.engine import open as engine_open
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
-from kgai_tui.core.gosem.gotext import format_rfc3339
+from kgai_tui.core.gosem.gotext import epoch_to_datetime, format_epoch, format_rfc3339
 from kgai_tui.core.model.open import open_model, peek_model
-from kgai_tui.core.reads.diff import diff_obj
+from kgai_tui.core.reads.diff import SECTIONS, diff_obj
 from kgai_tui.core.reads.moments import TimeCursor
 from kgai_tui.demo import DEMO_STORE
 
@@ -138,3 +140,33 @@ def test_a_diff_names_each_change_by_its_decision_recorded_in_the_window(
         assert by is not None
         assert by["when"] > format_rfc3339(start), by
         assert set(by) == {"id", "title", "author", "when", "rationale"}
+
+
+def test_an_edge_listed_again_earlier_counts_from_its_earliest_time(
+    tmp_path: Path,
+) -> None:
+    """A decision asserted again with a back-dated clock lists its supersedes edge
+    earlier than its first event did: the edge counts from the earlier time, so a
+    diff from between the two does not list it as new. Equal to the replays."""
+    base = 1_767_225_600  # 2026-01-01T00:00:00Z
+    x = decision("x", [upsert("svc", "a")])
+    d = decision("d", [upsert("svc", "b")], supersedes=[x.id])
+    w, v = ShardWriter("iw", actor="w"), ShardWriter("iv", actor="v")
+    w.add(x, lamport=1, recorded_at=format_epoch(base + 10))
+    w.add(d, lamport=2, recorded_at=format_epoch(base + 100))
+    v.add(d, lamport=3, recorded_at=format_epoch(base + 50))
+    root = write_store(
+        tmp_path / "again", {f"{s.install_id}.ndjson": s.to_bytes() for s in (w, v)}
+    )
+    engine = open_engine(root)
+    cuts: list[datetime | None] = [
+        None,
+        *(epoch_to_datetime(base + t) for t in (5, 40, 60, 90, 120)),
+    ]
+    seen = 0
+    for start, end in _pairs([*cuts, None]):
+        got = diff_obj(engine.time_index, start, end)
+        want = _reference(engine.shards, start, end)
+        assert orjson.dumps({k: got[k] for k in SECTIONS}) == orjson.dumps(want)
+        seen += len(got["decisions_superseded"])
+    assert seen, "some window lists the edge"

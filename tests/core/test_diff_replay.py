@@ -29,6 +29,7 @@ from kgai_tui.core.reads.as_of import events_as_of
 from kgai_tui.core.reads.diff import (
     _END_OF_TIME,
     SECTIONS,
+    DecisionChanges,
     diff_obj,
     diff_projections,
 )
@@ -122,7 +123,34 @@ def _reference(
     events = events_as_of(shards, end or _END_OF_TIME)
     after = Projection()
     after.apply_all(events)
-    return dict(diff_projections(before, after, _Walked(events)))
+    return dict(
+        diff_projections(before, after, _Walked(events), _changes(before, after))
+    )
+
+
+def _changes(before: Projection, after: Projection) -> DecisionChanges:
+    """The decision sections' rows by their definitions, one decision at a time:
+    recorded = real at TO and not at FROM; superseded = each decision with the
+    superseders of its (superseder, superseded) edges at TO that FROM did not hold."""
+    real_then = {
+        before.dec_id[i] for i in range(len(before.dec_id)) if before.dec_hash[i]
+    }
+    recorded = [
+        i
+        for i in range(len(after.dec_id))
+        if after.dec_hash[i] and after.dec_id[i] not in real_then
+    ]
+    held = {
+        (before.dec_id[s], before.dec_id[o])
+        for s in range(len(before.dec_id))
+        for o in before.dec_supersedes[s]
+    }
+    superseded: dict[int, list[int]] = {}
+    for s in range(len(after.dec_id)):
+        for o in after.dec_supersedes[s]:
+            if (after.dec_id[s], after.dec_id[o]) not in held:
+                superseded.setdefault(o, []).append(s)
+    return recorded, superseded
 
 
 def _decision_ids(

@@ -24,7 +24,7 @@ Arrays are always arrays (``[]`` when empty), never null.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -32,11 +32,13 @@ from kgai_tui.core.errors import UsageError
 from kgai_tui.core.gosem.gotext import format_rfc3339
 from kgai_tui.core.reads.diff_attrib import Causes, IndexCauses, LinkKey, because
 from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.timeindex.window import edges_between, recorded_between
 from kgai_tui.core.wire.props import parse_props
 
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection_view import ProjectionView
     from kgai_tui.core.timeindex.index import TimeIndex
+    from kgai_tui.core.timeindex.view import AsOfView
 
 _END_OF_TIME: Final = datetime.max.replace(tzinfo=UTC)
 SECTIONS: Final = (
@@ -155,20 +157,28 @@ def _links(before: ProjectionView, after: ProjectionView, why: Causes) -> Obj:
 
 
 class _Picked:
-    """The fields a diff shows of some decisions, read in one pass per column.
+    """The fields a diff shows of some decisions.
 
     A view over the read model reads a column a block of rows per query, but a
-    single item a query each: at a million decisions, item by item was 30 s."""
+    single item a query each (at a million decisions, item by item was 30 s):
+    many decisions are picked from one pass per column, a few fetched together
+    (:meth:`~kgai_tui.core.replay.projection_view.ProjectionView.prefetch`)."""
 
     def __init__(self, p: ProjectionView, wanted: Iterable[int]) -> None:
         keep = set(wanted)
 
-        def pick(column: Iterable[T]) -> dict[int, T]:
+        def pick(column: Sequence[T]) -> dict[int, T]:
+            if few:
+                return {i: column[i] for i in keep}
             return {i: v for i, v in enumerate(column) if i in keep}
 
+        few = len(keep) * _FEW < len(p.dec_id)
+        if few:
+            p.prefetch(keep)
         self.ids, self.titles = pick(p.dec_id), pick(p.dec_title)
         self.authors, self.times = pick(p.dec_author), pick(p.dec_time)
         self.rationales, self.lamports = pick(p.dec_rationale), pick(p.dec_lamport)
+        self.shapes = pick(p.dec_shapes)
         self._named: dict[int, Obj] = {}
 
     def because(self, i: int) -> Obj:
@@ -195,39 +205,17 @@ class _Picked:
         return sorted(indices, key=key)
 
 
-def _decisions(before: ProjectionView, after: ProjectionView) -> Obj:
-    # Whole columns are iterated (a block of rows per query through the model, C
-    # speed for an as-of view's lists), never indexed one item at a time.
-    before_ids, after_ids = list(before.dec_id), list(after.dec_id)
-    # Each id of FROM to its index there, complemented when it was a stub then.
-    then_at = {
-        d: i if h else ~i
-        for i, (d, h) in enumerate(zip(before_ids, before.dec_hash, strict=True))
-    }
-    recorded = [
-        i
-        for i, (d, h) in enumerate(zip(after_ids, after.dec_hash, strict=True))
-        if h and then_at.get(d, -1) < 0
-    ]
-    # An edge is new unless its superseding decision held it already (ids are
-    # unique, so that decision's own supersedes then are all it could have held).
-    superseded: dict[int, list[int]] = {}
-    for s, sup in enumerate(after.dec_supersedes):
-        if not sup:
-            continue
-        then = then_at.get(after_ids[s])
-        held = (
-            set()
-            if then is None
-            else {before_ids[o] for o in before.dec_supersedes[max(then, ~then)]}
-        )
-        for o in sup:
-            if after_ids[o] not in held:
-                superseded.setdefault(o, []).append(s)
-    del then_at, before_ids
+#: Picking fewer than one decision in this many, they are fetched together.
+_FEW: Final = 16
+#: The decisions a diff lists, as view indices of TO: those recorded, and each
+#: superseded decision with the decisions that newly supersede it.
+DecisionChanges = tuple[list[int], dict[int, list[int]]]
+
+
+def _decisions(after: ProjectionView, changes: DecisionChanges) -> Obj:
+    recorded, superseded = changes
     wanted = set(recorded).union(superseded, *superseded.values())
     picked = _Picked(after, wanted)
-    shapes = {i: v for i, v in enumerate(after.dec_shapes) if i in wanted}
     labels: dict[str, str] = {}
 
     def named(eid: str) -> str:
@@ -239,7 +227,7 @@ def _decisions(before: ProjectionView, after: ProjectionView) -> Obj:
     rows = []
     for i in picked.history_order(recorded):
         row = dict(picked.because(i))
-        row["elements"] = sorted(named(e) for e in shapes[i])
+        row["elements"] = sorted(named(e) for e in picked.shapes[i])
         rows.append(row)
     gone = []
     for o in picked.history_order(superseded):
@@ -248,6 +236,20 @@ def _decisions(before: ProjectionView, after: ProjectionView) -> Obj:
         row["by"] = [picked.because(s) for s in picked.history_order(superseded[o])]
         gone.append(row)
     return {"decisions_recorded": rows, "decisions_superseded": gone}
+
+
+def index_changes(
+    ix: TimeIndex, start: datetime | None, after: AsOfView
+) -> DecisionChanges:
+    """:data:`DecisionChanges` between ``start`` and ``after``'s cut, from the
+    index both are read from (:mod:`~kgai_tui.core.timeindex.window`)."""
+    lo = None if start is None else int(start.timestamp())
+    v_of = after.v_of
+    recorded = [v_of(g) for g in recorded_between(ix, lo, after.cut)]
+    superseded: dict[int, list[int]] = {}
+    for s, o in edges_between(ix, lo, after.cut):
+        superseded.setdefault(v_of(o), []).append(v_of(s))
+    return recorded, superseded
 
 
 def _conflicts(before: ProjectionView, after: ProjectionView) -> Obj:
@@ -282,11 +284,15 @@ def _conflicts(before: ProjectionView, after: ProjectionView) -> Obj:
 
 
 def diff_projections(
-    before: ProjectionView, after: ProjectionView, why: Causes
+    before: ProjectionView,
+    after: ProjectionView,
+    why: Causes,
+    changes: DecisionChanges,
 ) -> dict[str, list[Obj]]:
-    """Every section of the diff between two projections (see the module docstring)."""
+    """Every section of the diff between two projections (see the module
+    docstring), the decisions' from ``changes``."""
     out: Obj = {}
-    out.update(_decisions(before, after))
+    out.update(_decisions(after, changes))
     out.update(_elements(before, after, why))
     out["props_changed"] = _props(before, after, why)
     out.update(_links(before, after, why))
@@ -325,7 +331,12 @@ def diff_obj(ix: TimeIndex, start: datetime | None, end: datetime | None) -> Obj
     ix.columns()  # once per index version, before the two views read them
     before: ProjectionView = Projection() if start is None else ix.at(start)
     after = ix.at(cut)
-    sections = diff_projections(before, after, IndexCauses(ix, int(cut.timestamp())))
+    sections = diff_projections(
+        before,
+        after,
+        IndexCauses(ix, after.cut),
+        index_changes(ix, start, after),
+    )
     return {
         "ok": True,
         "from": _moment(start, "beginning"),

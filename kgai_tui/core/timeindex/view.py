@@ -187,6 +187,14 @@ class AsOfView(GraphReads):
 
     # ------------------------------------------------------------------ numbering
 
+    def prefetch(self, indices: Iterable[int]) -> None:
+        """Fetch these decisions' rows together when the index reads them from
+        the read model (each would be a query of its own)."""
+        shared = self.ix.shared
+        if shared is not None:
+            g_of = self.num.g_of
+            shared.prefetch([g_of(v) for v in indices])
+
     def v_of(self, g: int) -> int:
         """The view index of a global decision index that exists at the cut."""
         return self.num.v_of(g)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
@@ -160,13 +160,29 @@ def did_you_mean(p: ProjectionView, token: str) -> str:
 
 
 def history_order(p: ProjectionView, indices: Iterable[int]) -> list[int]:
-    """Order decisions oldest first: time (none last), then lamport, then id."""
+    """Order decisions oldest first: time (none last), then lamport, then id.
+
+    Many decisions are ordered from one pass per column, a few from their rows
+    fetched together: a view over the read model reads a single item a query."""
+    chosen = list(indices)
+    times: Sequence[int | None]
+    lamports: Sequence[int]
+    ids: Sequence[str]
+    if len(chosen) * _MANY >= len(p.dec_id):
+        times, lamports, ids = list(p.dec_time), list(p.dec_lamport), list(p.dec_id)
+    else:
+        p.prefetch(chosen)
+        times, lamports, ids = p.dec_time, p.dec_lamport, p.dec_id
 
     def key(i: int) -> tuple[int, int, int, str]:
-        stamp = p.dec_time[i]
-        return (stamp is None, stamp or 0, p.dec_lamport[i], p.dec_id[i])
+        stamp = times[i]
+        return (stamp is None, stamp or 0, lamports[i], ids[i])
 
-    return sorted(indices, key=key)
+    return sorted(chosen, key=key)
+
+
+#: Ordering at least one decision in this many reads whole columns.
+_MANY: Final = 16
 
 
 def history_obj(p: ProjectionView, token: str) -> dict[str, Any]:

@@ -192,10 +192,11 @@ def timeline(p: ProjectionView, last: int) -> Timeline:
         return Timeline(*stored.report_timeline(last))
     recorded = [i for i, h in enumerate(p.dec_hash) if h]
     ordered = history_order(p, recorded)
-    timed = [i for i in ordered if p.dec_time[i] is not None]
+    times = list(p.dec_time)  # one pass: an item at a time is a query each
+    timed = [i for i in ordered if times[i] is not None]
     days: dict[int, int] = {}
     for i in timed:
-        day = int(p.dec_time[i] or 0) // 86400
+        day = int(times[i] or 0) // 86400
         days[day] = days.get(day, 0) + 1
     return Timeline(
         len(recorded),

@@ -165,24 +165,7 @@ def _decision_ids(
         before.apply_all(events_as_of(shards, start))
     after = Projection()
     after.apply_all(events_as_of(shards, end or _END_OF_TIME))
-    real_then = {
-        before.dec_id[i] for i in range(len(before.dec_id)) if before.dec_hash[i]
-    }
-    recorded = [
-        i
-        for i in range(len(after.dec_id))
-        if after.dec_hash[i] and after.dec_id[i] not in real_then
-    ]
-    held = {
-        (before.dec_id[s], before.dec_id[o])
-        for s in range(len(before.dec_id))
-        for o in before.dec_supersedes[s]
-    }
-    new_edges: dict[int, list[int]] = {}
-    for s in range(len(after.dec_id)):
-        for o in after.dec_supersedes[s]:
-            if (after.dec_id[s], after.dec_id[o]) not in held:
-                new_edges.setdefault(o, []).append(s)
+    recorded, new_edges = _changes(before, after)
     ids = after.dec_id
     return [ids[i] for i in history_order(after, recorded)], [
         (ids[o], [ids[s] for s in history_order(after, new_edges[o])])

@@ -45,9 +45,9 @@ from kgai_tui.core.store.logscan import (
     ShardScan,
     scan_bytes,
 )
-from kgai_tui.core.store.regular_file import open_regular
 from kgai_tui.core.store.shard_print import (
     ShardPrint,
+    appended_bytes,
     compare_prints,
     prints_from_disk,
 )
@@ -274,15 +274,9 @@ def _extend(
         offset = 0 if old is None else old.size
         if old is not None and old.torn_tail:
             return None  # a torn tail may have been completed: read it whole again
-        try:
-            with open_regular(log_dir / p.name) as f:
-                if f.stat.st_ino != p.inode or f.size < p.size:
-                    return None  # replaced since it was fingerprinted
-                tail = f.read(offset, p.size - offset)
-        except OSError:
-            return None
-        if len(tail) != p.size - offset:
-            return None
+        tail = appended_bytes(log_dir, p, offset)
+        if tail is None:
+            return None  # replaced since it was fingerprinted
         fresh = scan_bytes(
             p.name,
             tail,

@@ -49,8 +49,7 @@ from kgai_tui.core.model.schema import DEC_COLUMNS
 from kgai_tui.core.replay.order import LineSource, apply_in_order, canonical_order
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.logscan import DECISION_ID_OK, ShardScan, scan_bytes
-from kgai_tui.core.store.regular_file import open_regular
-from kgai_tui.core.store.shard_print import ShardPrint
+from kgai_tui.core.store.shard_print import ShardPrint, appended_bytes
 
 __all__ = ["OverlayProjection", "Staged", "extend_model"]
 
@@ -281,14 +280,8 @@ def extend_model(
         if old is not None and old["torn"]:
             return False  # a torn tail may have been completed: read it whole
         offset = 0 if old is None else int(old["print"][1])
-        try:
-            with open_regular(log_dir / p.name) as f:
-                if f.stat.st_ino != p.inode or f.size < p.size:
-                    return False
-                tail = f.read(offset, p.size - offset)
-        except OSError:
-            return False
-        if len(tail) != p.size - offset:
+        tail = appended_bytes(log_dir, p, offset)
+        if tail is None:
             return False
         fresh = scan_bytes(
             p.name,

@@ -289,6 +289,21 @@ def grew_from(old: ShardPrint, path: Path) -> bool:
     )
 
 
+def appended_bytes(log_dir: Path, now: ShardPrint, offset: int) -> bytes | None:
+    """The bytes of the shard ``now`` describes, from ``offset`` to its size:
+    what was appended since a reader held ``offset`` bytes of it. ``None`` when
+    the file was replaced since it was fingerprinted (another inode, shorter) or
+    does not read whole."""
+    try:
+        with open_regular(log_dir / now.name) as f:
+            if f.stat.st_ino != now.inode or f.size < now.size:
+                return None
+            data = f.read(offset, now.size - offset)
+    except OSError:
+        return None
+    return data if len(data) == now.size - offset else None
+
+
 def compare_prints(
     old: Sequence[ShardPrint], new: Sequence[ShardPrint], log_dir: Path
 ) -> Change:

@@ -16,8 +16,7 @@ from kgai_tui.core.store.cache_file import (
     write_cache_file,
 )
 from kgai_tui.core.store.logscan import DECISION_ID_OK, HASH_OK, ShardScan, scan_bytes
-from kgai_tui.core.store.regular_file import open_regular
-from kgai_tui.core.store.shard_print import ShardPrint, grew_from
+from kgai_tui.core.store.shard_print import ShardPrint, appended_bytes, grew_from
 from kgai_tui.core.timeindex.index import TimeIndex, TimeIndexBuilder
 
 if TYPE_CHECKING:
@@ -280,14 +279,8 @@ def _tail_scans(
             if count != events:
                 return None
             continue
-        try:
-            with open_regular(log_dir / new.name) as f:
-                if f.stat.st_ino != new.inode or f.size < new.size:
-                    return None
-                data = f.read(offset, new.size - offset)
-        except OSError:
-            return None
-        if len(data) != new.size - offset:
+        data = appended_bytes(log_dir, new, offset)
+        if data is None:
             return None
         fresh = scan_bytes(new.name, data, start=offset)
         if count + len(fresh) != events:

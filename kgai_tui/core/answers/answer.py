@@ -59,28 +59,28 @@ class Answer:
 
 
 def encode(answer: Answer) -> bytes:
-    """The answer's bytes: Go's ``MarshalIndent`` plus ``\\n``.
+    """The answer's bytes: Go's ``MarshalIndent`` plus ``\\n`` (:func:`chunks_of`,
+    joined)."""
+    return b"".join(chunks_of(answer))
+
+
+def chunks_of(answer: Answer) -> Iterator[bytes]:
+    """The answer's bytes in pieces, as they are made: a streamed answer's, or
+    Go's ``MarshalIndent`` of the object a long list's slice at a time (never the
+    whole answer held as bytes).
 
     DEL, C1, bidi, zero-width and other format characters are written as
     ``\\uXXXX`` escapes (Go's encoder writes them raw): the value is the same, and
     the bytes cannot act on a terminal they are printed to.
     """
-    # The encoder (orjson, json, decimal) loads when an answer is printed, not when
-    # a command module is imported.
-    from kgai_tui.core.gosem.gojson import marshal_indent, with_go_floats
-
-    if answer.stream is not None:
-        return b"".join(answer.stream(answer.obj))
-    obj = with_go_floats(answer.obj) if answer.floats else answer.obj
-    return escape_json_controls(marshal_indent(obj))
-
-
-def chunks_of(answer: Answer) -> Iterator[bytes]:
-    """The answer's bytes in pieces: a streamed answer's as they are made (never
-    held whole), any other's in one."""
     if answer.stream is not None:
         return answer.stream(answer.obj)
-    return iter((encode(answer),))
+    # The encoder (orjson, json, decimal) loads when an answer is printed, not when
+    # a command module is imported.
+    from kgai_tui.core.gosem.gojson import marshal_indent_chunks, with_go_floats
+
+    obj = with_go_floats(answer.obj) if answer.floats else answer.obj
+    return (escape_json_controls(piece) for piece in marshal_indent_chunks(obj))
 
 
 def first_line(message: str) -> str:

@@ -8,6 +8,7 @@ is the caller's: build dicts in Go struct order, or sorted for Go maps.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 import orjson
@@ -111,3 +112,37 @@ def marshal(value: Any, option: int | None = None) -> bytes:
 def marshal_indent(value: Any) -> bytes:
     """Return Go ``json.MarshalIndent(v, "", "  ")`` bytes plus the CLI's newline."""
     return go_escape_fixup(_dumps(value, orjson.OPT_INDENT_2)) + b"\n"
+
+
+#: Items of a long list encoded per piece by :func:`marshal_indent_chunks`.
+CHUNK_ITEMS: Final = 2048
+
+
+def marshal_indent_chunks(value: Mapping[str, Any]) -> Iterator[bytes]:
+    """:func:`marshal_indent` of an object, in pieces that join to the same bytes:
+    each list value longer than :data:`CHUNK_ITEMS` a slice of items at a time.
+
+    An answer of a million rows (a wide ``diff``) is then never held twice more as
+    bytes. A piece ends between items, where no escape or UTF-8 character spans it.
+    """
+    if not value:
+        yield marshal_indent(value)
+        return
+    yield b"{\n"
+    items = list(value.items())
+    indent = orjson.OPT_INDENT_2
+    for n, (key, item) in enumerate(items):
+        end = b"\n" if n == len(items) - 1 else b",\n"
+        head = b"  " + _dumps(key) + b": "
+        if type(item) is not list or len(item) <= CHUNK_ITEMS:
+            nested = _dumps(item, indent).replace(b"\n", b"\n  ")
+            yield go_escape_fixup(head + nested + end)
+            continue
+        yield go_escape_fixup(head) + b"[\n"
+        for at in range(0, len(item), CHUNK_ITEMS):
+            part = _dumps(item[at : at + CHUNK_ITEMS], indent)
+            rows = b"  " + part[2:-2].replace(b"\n", b"\n  ")  # "[\n" ... "\n]"
+            more = at + CHUNK_ITEMS < len(item)
+            yield go_escape_fixup(rows) + (b",\n" if more else b"\n")
+        yield b"  ]" + end
+    yield b"}\n"

@@ -450,7 +450,7 @@ def kill_round(
 ) -> tuple[bool, str]:
     """Have the ready child open the store, SIGKILL it after a seeded delay, and
     check what it left; whether the kill landed, and that state, in words."""
-    delay = random.Random(r).uniform(0.0, 0.3)
+    delay = random.Random(r).uniform(0.0, 0.2)
     start(child, root, cache)
     time.sleep(delay)
     child.send_signal(signal.SIGKILL)

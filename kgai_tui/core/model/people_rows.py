@@ -316,7 +316,11 @@ def _write_author(db: sqlite3.Connection, author: str, change: _Change) -> None:
     superseded += change.superseded
     elements += _counted(db, "person_el", "eid", author, change.elements)
     writers = _counted(db, "person_writer", "install", author, change.writers)
-    if first in change.removed or last in change.removed:
+    # A row written again (its decision's status moved) leaves and comes back
+    # with the same time: only a time that left for good can move the bounds.
+    gone = Counter(change.removed)
+    gone.subtract(change.added)
+    if any(t is not None and gone[t] > 0 for t in (first, last)):
         # Rare (a row's time or author never changes in a replay): ask the rows.
         first, last = db.execute(
             "SELECT min(time), max(time) FROM dec WHERE author = ? AND hash != ''",

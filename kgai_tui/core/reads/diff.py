@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from kgai_tui.core.errors import UsageError
 from kgai_tui.core.gosem.gotext import format_rfc3339
 from kgai_tui.core.reads.diff_attrib import Causes, IndexCauses, LinkKey, because
+from kgai_tui.core.reads.kg import few_of
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.timeindex.window import edges_between, recorded_between
 from kgai_tui.core.wire.props import parse_props
@@ -172,7 +173,7 @@ class _Picked:
                 return {i: column[i] for i in keep}
             return {i: v for i, v in enumerate(column) if i in keep}
 
-        few = len(keep) * _FEW < len(p.dec_id)
+        few = few_of(p, len(keep))
         if few:
             p.prefetch(keep)
         self.ids, self.titles = pick(p.dec_id), pick(p.dec_title)
@@ -205,8 +206,6 @@ class _Picked:
         return sorted(indices, key=key)
 
 
-#: Picking fewer than one decision in this many, they are fetched together.
-_FEW: Final = 16
 #: The decisions a diff lists, as view indices of TO: those recorded, and each
 #: superseded decision with the decisions that newly supersede it.
 DecisionChanges = tuple[list[int], dict[int, list[int]]]

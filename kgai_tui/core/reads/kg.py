@@ -168,7 +168,7 @@ def history_order(p: ProjectionView, indices: Iterable[int]) -> list[int]:
     times: Sequence[int | None]
     lamports: Sequence[int]
     ids: Sequence[str]
-    if len(chosen) * _MANY >= len(p.dec_id):
+    if not few_of(p, len(chosen)):
         times, lamports, ids = list(p.dec_time), list(p.dec_lamport), list(p.dec_id)
     else:
         p.prefetch(chosen)
@@ -181,8 +181,15 @@ def history_order(p: ProjectionView, indices: Iterable[int]) -> list[int]:
     return sorted(chosen, key=key)
 
 
-#: Ordering at least one decision in this many reads whole columns.
+#: Reading at least one decision in this many, whole columns are read.
 _MANY: Final = 16
+
+
+def few_of(p: ProjectionView, count: int) -> bool:
+    """Whether ``count`` decisions of ``p`` are few enough to fetch together
+    rather than read a whole column for (a view over the read model reads a
+    column a block of rows per query, a single item a query each)."""
+    return count * _MANY < len(p.dec_id)
 
 
 def history_obj(p: ProjectionView, token: str) -> dict[str, Any]:

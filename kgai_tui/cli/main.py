@@ -31,8 +31,12 @@ from kgai_tui.cli.support import (
     fail,
     guard_terminal_streams,
     handles_errors,
+    log_size,
     model_source,
     no_store_here,
+    open_model_engine,
+    progress,
+    replay_every_line,
     resolve_location,
     show,
 )
@@ -449,7 +453,12 @@ def doctor(store: str | None, as_json: bool) -> None:
 
     Example: kgai-tui doctor
     """
-    answer = doctor_answer(engine_source(store, cache=False))
+    opened = open_model_engine(store)
+    root = opened.root
+    assert root is not None  # a discovered store
+    what = "kgai-tui: checking every line of the log ({})"
+    with progress(lambda: what.format(log_size(root))):
+        answer = doctor_answer(lambda: opened, lambda: replay_every_line(root))
     show(answer, as_json, render_doctor)
     if not answer.ok:
         sys.exit(1)

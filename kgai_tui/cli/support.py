@@ -446,6 +446,16 @@ def open_engine(store: str | None, *, cache: bool = True, warn: bool = True) -> 
     return engine
 
 
+def replay_every_line(root: Path) -> Engine:
+    """The store at ``root`` replayed from every byte of its log, no cache read
+    (doctor, when the model does not hold exactly what it verified)."""
+    from kgai_tui.core.engine.open import open_engine as open_store
+
+    engine = open_store(root, cache=False)
+    _hold(engine)
+    return engine
+
+
 def _hold(engine: object) -> None:
     """Keep ``engine`` (and the one opened before it: an as-of opens the model,
     then the whole store) until the process ends; one in-process invocation after

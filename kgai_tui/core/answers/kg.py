@@ -29,15 +29,29 @@ def status_answer(engine: StoreSource) -> Answer:
     return Answer(status_obj(engine()))
 
 
-def doctor_answer(engine: StoreSource) -> Answer:
+def doctor_answer(engine: StoreSource, replay: WholeSource) -> Answer:
     """``doctor``: every problem line; ``ok`` is false when there is one.
 
+    Doctor never trusts a cache: every byte of the log is verified again, shard by
+    shard (:func:`~kgai_tui.core.model.log_check.check_log`), and the model's counts
+    are reported only when it holds exactly the lines read. Otherwise (no model, one
+    extended over a rewritten line, a log changed meanwhile) the log is replayed.
+
     Args:
-        engine: should open without the warm cache (doctor verifies every byte).
+        engine: the store as the reads open it (through its model).
+        replay: a replay of every byte of the log, without the caches.
     """
+    from kgai_tui.core.model.log_check import check_log, holds_log
     from kgai_tui.core.reads.health import doctor_obj
 
-    return Answer(doctor_obj(engine()))
+    opened = engine()
+    if opened.root is not None and opened.how != "cold":  # cold: a replay already
+        kept = opened.kept
+        if kept is None or not holds_log(
+            kept.shard_states, kept.refused, check_log(opened.root / "log")
+        ):
+            opened = replay()
+    return Answer(doctor_obj(opened))
 
 
 def heads_answer(engine: StoreSource, element: str | None = None) -> Answer:

@@ -24,6 +24,7 @@ from kgai_tui.core.model.recall_files import listed, remove_unlisted
 from kgai_tui.core.model.recall_store import build_recall
 from kgai_tui.core.model.schema import DDL, DEC_COLUMNS, INDEXES, header
 from kgai_tui.core.model.seal import temporary_prefix, write_seal
+from kgai_tui.core.store.line_digest import extend_digest
 from kgai_tui.core.store.logscan import HASH_OK, ShardScan
 
 if TYPE_CHECKING:
@@ -162,7 +163,8 @@ def link_rows(graph: Any) -> list[tuple[str, str, str]]:
 
 
 def shard_state(scan: ShardScan) -> dict[str, Any]:
-    """What an update needs of a shard: where it ended, its fingerprint, its problems."""
+    """What an update needs of a shard: where it ended, its fingerprint, its problems,
+    and the digest of its lines (what ``doctor`` checks the model against)."""
     n = len(scan)
     return {
         "print": scan.shard_print().to_list(),
@@ -173,6 +175,7 @@ def shard_state(scan: ShardScan) -> dict[str, Any]:
         "torn": bool(scan.torn_tail),
         "problems": [[p.line, p.reason, p.hash] for p in scan.problems],
         "breaks": chain_breaks(scan, 0),
+        "digest": extend_digest("", scan.hashes, scan.flags),
     }
 
 

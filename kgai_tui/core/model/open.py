@@ -389,8 +389,14 @@ def _read(
     any_thread: bool = False,
 ) -> ModelEngine | None:
     """A read of the sealed model when it holds the log as it is ``now`` (or, with
-    ``as_it_is``, whatever prefix it holds), else ``None``."""
+    ``as_it_is``, whatever prefix it holds), else ``None``.
+
+    Raises:
+        ModelCorruptError: with ``as_it_is``, saying why the model cannot be read.
+    """
     if not sealed(path):
+        if as_it_is:
+            raise ModelCorruptError("its seal does not match the model file")
         return None
     db: sqlite3.Connection | None = None
     try:
@@ -399,8 +405,12 @@ def _read(
         change = compare_prints(_stored_prints(db, root, path), now, root / "log")
         if change == "same" or as_it_is:
             return ModelEngine(root, db, how, list(refused), path)
-    except _FAILURES:
-        pass
+    except _FAILURES as exc:
+        if db is not None:
+            db.close()
+        if as_it_is:
+            raise ModelCorruptError(f"{type(exc).__name__}: {exc}") from exc
+        return None
     if db is not None:
         db.close()
     return None
@@ -435,10 +445,14 @@ def _open_model(
     # (read outside it, a seal being rewritten looks like no seal at all).
     listing = list_log(log_dir)
     now = prints_from_disk(log_dir, listing.names, cache_base)
-    with model_lock(path):
-        read = _read(root, path, listing.refused, now, how, as_it_is=True)
-    if read is None:
-        raise ModelCorruptError("the model could not be brought up to date")
+    try:
+        with model_lock(path):
+            read = _read(root, path, listing.refused, now, how, as_it_is=True)
+    except ModelCorruptError as exc:
+        raise ModelCorruptError(
+            f"the model could not be brought up to date ({exc})"
+        ) from exc
+    assert read is not None  # as_it_is raises instead
     return read
 
 

@@ -16,8 +16,9 @@ FORMAT: Final = (
     # 6: ``meta`` a rowid table, the ``el_names`` index; 7: recorded times read with
     # ASCII digits only (Go's time.Parse); 8: per-author step arrays (at_person);
     # 9: each shard's broken hash chains (``breaks`` in the shard states);
-    # 10: heads and links at a cut from checkpointed change logs (at_block, at_state)
-    10
+    # 10: heads and links at a cut from checkpointed change logs (at_block, at_state);
+    # 11: each shard's line digest (``digest`` in the shard states, for doctor)
+    11
 )
 
 # One row per decision index: the projection's decision columns. Lists are JSON

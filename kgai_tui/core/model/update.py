@@ -48,6 +48,7 @@ from kgai_tui.core.model.rows import (
 from kgai_tui.core.model.schema import DEC_COLUMNS
 from kgai_tui.core.replay.order import LineSource, apply_in_order, canonical_order
 from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.store.line_digest import extend_digest
 from kgai_tui.core.store.logscan import DECISION_ID_OK, ShardScan, scan_bytes
 from kgai_tui.core.store.shard_print import ShardPrint, appended_bytes
 
@@ -307,6 +308,9 @@ def extend_model(
                 + _problems(fresh, newlines),
                 "breaks": ([] if old is None else old["breaks"])
                 + chain_breaks(fresh, newlines),
+                "digest": extend_digest(
+                    "" if old is None else old["digest"], fresh.hashes, fresh.flags
+                ),
             }
         )
     if stored:

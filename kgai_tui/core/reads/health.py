@@ -107,15 +107,12 @@ def problem_count(engine: Store) -> int:
 def doctor_obj(engine: Store) -> dict[str, Any]:
     """Return the doctor report; ``ok`` is false when any problem was found.
 
-    Doctor is the integrity check, so it never trusts a cache: an engine that came
-    from one (warm, or warm plus appended lines) is replaced by a cold open, which
-    reads and verifies every byte of every shard. The caches' fingerprint trusts
-    an append-only log (docs/determinism.md); this is where that is checked.
+    Doctor is the integrity check: ``engine`` must hold exactly the lines of the
+    log as they verify now (a cold replay, or a model :func:`doctor_answer
+    <kgai_tui.core.answers.kg.doctor_answer>` checked against every byte). The
+    caches' fingerprint trusts an append-only log (docs/determinism.md); this is
+    where that is checked.
     """
-    if engine.root is not None and engine.how != "cold":
-        from kgai_tui.core.engine.open import open_engine
-
-        engine = open_engine(engine.root, cache=False)
     cfg = read_config(engine.root)
     p = engine.projection
     problems = doctor_problems(engine)
@@ -129,7 +126,7 @@ def doctor_obj(engine: Store) -> dict[str, Any]:
         out["remote"] = redact(remote)
     out["schema_version"] = int(cfg.get("schema_version") or 1)
     out["events"] = engine.summary().events
-    out["elements"] = p.graph.number_of_nodes()
+    out["elements"] = p.element_count()
     out["decisions"] = len(p.dec_id)
     out["conflicts"] = len(p.contested)
     out["problems"] = problems or None

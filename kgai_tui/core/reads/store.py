@@ -120,6 +120,12 @@ class KeptReads(Protocol):
         """Per shard, what the model holds of it (its fingerprint first)."""
         ...
 
+    @property
+    def refused(self) -> list[LineProblem]:
+        """The entries of ``log/`` that are not regular files, as this read listed
+        them."""
+        ...
+
     def export_source(self) -> ExportSource | None:
         """The export's parts in print order."""
         ...

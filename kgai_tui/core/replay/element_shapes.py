@@ -100,3 +100,17 @@ class ShapesByElement(MutableMapping[str, dict[int, bool]]):
         index no one read or wrote is still its packed form.
         """
         return self._packed if not self._open else None
+
+
+def packed_shapes(shapes: MutableMapping[str, dict[int, bool]]) -> Packed:
+    """Shapes per element as element ids, counts, decision indices and authorities
+    (what :class:`ShapesByElement` reads back; one kept packed is returned as is)."""
+    if isinstance(shapes, ShapesByElement):
+        packed = shapes.packed()
+        if packed is not None:  # never read since loading: still packed
+            return packed
+    eids = list(shapes)
+    counts = array("q", (len(s) for s in shapes.values()))
+    decs = array("q", itertools.chain.from_iterable(shapes.values()))
+    auth = bytes(itertools.chain.from_iterable(s.values() for s in shapes.values()))
+    return eids, counts.tobytes(), decs.tobytes(), auth

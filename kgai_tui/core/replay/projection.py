@@ -12,13 +12,12 @@ a decision with authority on the same element), and a full scan is never needed.
 
 from __future__ import annotations
 
-import itertools
 from array import array
 from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.gosem.gotext import recorded_epoch
-from kgai_tui.core.replay.element_shapes import Packed, ShapesByElement
+from kgai_tui.core.replay.element_shapes import ShapesByElement, packed_shapes
 from kgai_tui.core.replay.projection_view import GraphReads, element_of, newest_first
 from kgai_tui.core.wire.codec import event_obj
 from kgai_tui.core.wire.props import CLEAN_KEYS, ElementProps, clean_key
@@ -38,6 +37,22 @@ _ZERO_TIME: Final = -62135596800  # Go's time.Time{} as a Unix timestamp
 _NONE_STR: Final[list[str]] = []
 _NONE_INT: Final[list[int]] = []
 _NO_EDGES: Final[dict[str, Any]] = {}
+# The decision columns, as the warm-open cache keeps them (to_state, from_state).
+_STATE_COLUMNS: Final = (
+    "dec_id",
+    "dec_title",
+    "dec_rationale",
+    "dec_author",
+    "dec_refs",
+    "dec_summary",
+    "dec_time",
+    "dec_lamport",
+    "dec_install",
+    "dec_hash",
+    "dec_shapes",
+    "dec_supersedes",
+    "dec_superseded_by",
+)
 
 
 class Projection(GraphReads):
@@ -526,6 +541,7 @@ class Projection(GraphReads):
         """The projection as plain containers (for the warm-open cache; marshal-able)."""
         self.flush_props()
         graph = self.graph
+        own = vars(self)
         return {
             "nodes": [
                 (n, a["kind"], a["name"], a["props"]) for n, a in graph.nodes(data=True)
@@ -535,37 +551,12 @@ class Projection(GraphReads):
                 for f, t, k, a in graph.edges(keys=True, data=True)
             ],
             "applied_count": self.applied_count,
-            "dec_id": self.dec_id,
-            "dec_title": self.dec_title,
-            "dec_rationale": self.dec_rationale,
-            "dec_author": self.dec_author,
-            "dec_refs": self.dec_refs,
-            "dec_summary": self.dec_summary,
-            "dec_time": self.dec_time,
-            "dec_lamport": self.dec_lamport,
-            "dec_install": self.dec_install,
-            "dec_hash": self.dec_hash,
-            "dec_shapes": self.dec_shapes,
-            "dec_supersedes": self.dec_supersedes,
-            "dec_superseded_by": self.dec_superseded_by,
-            "el_shapes": self._el_shapes_flat(),
+            **{name: own[name] for name in _STATE_COLUMNS},
+            "el_shapes": packed_shapes(self._el_shapes),
             "heads": [(e, sorted(h)) for e, h in self.heads.items()],
             "contested": sorted(self.contested),
             "unknown_ops": self.unknown_ops,
         }
-
-    def _el_shapes_flat(self) -> Packed:
-        """``el_shapes`` as element ids, counts, decision indices and authorities."""
-        shapes = self._el_shapes
-        if isinstance(shapes, ShapesByElement):
-            packed = shapes.packed()
-            if packed is not None:  # never read since loading: still packed
-                return packed
-        eids = list(shapes)
-        counts = array("q", (len(s) for s in shapes.values()))
-        decs = array("q", itertools.chain.from_iterable(shapes.values()))
-        auth = bytes(itertools.chain.from_iterable(s.values() for s in shapes.values()))
-        return eids, counts.tobytes(), decs.tobytes(), auth
 
     @classmethod
     def from_state(
@@ -586,23 +577,7 @@ class Projection(GraphReads):
         p._applied = None
         p._applied_from = applied
         p.applied_count = state["applied_count"]
-        for name in (
-            "dec_id",
-            "dec_title",
-            "dec_rationale",
-            "dec_author",
-            "dec_refs",
-            "dec_summary",
-            "dec_time",
-            "dec_lamport",
-            "dec_install",
-            "dec_hash",
-            "dec_shapes",
-            "dec_supersedes",
-            "dec_superseded_by",
-            "unknown_ops",
-        ):
-            setattr(p, name, state[name])
+        vars(p).update({n: state[n] for n in (*_STATE_COLUMNS, "unknown_ops")})
         p._dec_index = None
         p._el_shapes = ShapesByElement(state["el_shapes"])
         p.heads = {e: set(h) for e, h in state["heads"]}

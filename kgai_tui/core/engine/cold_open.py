@@ -41,6 +41,7 @@ from kgai_tui.core.engine.pool import (
     start_resource_tracker,
 )
 from kgai_tui.core.heap import GcPaused
+from kgai_tui.core.replay.order import RELEASE_EVERY
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.decision_fields import concat_fields
 from kgai_tui.core.store.logscan import (
@@ -50,7 +51,7 @@ from kgai_tui.core.store.logscan import (
     ShardScan,
     scan_file,
 )
-from kgai_tui.core.store.regular_file import open_regular
+from kgai_tui.core.store.regular_file import open_regular, release_pages
 from kgai_tui.core.store.shards import LineProblem
 
 _ALL_OK: Final = HASH_OK | DECISION_ID_OK | CANONICAL
@@ -275,6 +276,7 @@ def _optimistic(
             mine = None if i in helped else _read_keys(data)
             if mine is None and i not in helped:
                 return None
+            release_pages([data])  # the replay faults back what it reads
             found.append(mine)
         if helped:
             assert read_there is not None
@@ -322,10 +324,15 @@ def _parsed(
     """Each event of the replay order, parsed, once, with its line (for the fill)."""
     loads = orjson.loads
     last = ""
+    unreleased = 0
     for si, start, end, ev_hash, at in order:
         if ev_hash == last:  # the same event in two shards: adjacent, once
             continue
         last = ev_hash
+        unreleased += end - start
+        if unreleased > RELEASE_EVERY:  # else every page of the log stays resident
+            release_pages(maps)
+            unreleased = 0
         obj = loads(maps[si][start:end])
         if obj["hash"] != ev_hash:
             raise _Surprise

@@ -15,7 +15,7 @@ import errno
 import mmap
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
@@ -145,3 +145,15 @@ def read_regular(path: Path | str, limit: int | None = None) -> bytes:
         if limit is not None and f.size > limit:
             raise NotRegularError(0, f"larger than {limit} bytes", str(path))
         return f.read()
+
+
+def release_pages(maps: Iterable[mmap.mmap | bytes]) -> None:
+    """Let go of the mapped pages touched so far; they stay in the page cache, and
+    a later read faults them back in.
+
+    A pass over the whole log otherwise keeps every page it touched in this
+    process's RSS: 0.8 GB of a 1M store's first open, beside the projection.
+    """
+    for data in maps:
+        if isinstance(data, mmap.mmap):
+            data.madvise(mmap.MADV_DONTNEED)

@@ -138,11 +138,13 @@ class NodeAttrs(dict[str, Any]):
         raise KeyError(key)
 
     def get(self, key: str, default: Any = None, /) -> Any:
-        self._full()
-        return dict.get(self, key, default)
+        if key == "props":  # the other keys are there already: kind and name
+            self._full()
+        return dict.get(self, key, default)  # of every element, each slider step
 
     def __contains__(self, key: object) -> bool:
-        self._full()
+        if key == "props":
+            self._full()
         return dict.__contains__(self, key)
 
     def __iter__(self) -> Iterator[str]:

@@ -233,7 +233,7 @@ def _kept_decision(engine: SessionEngine, dec_id: str) -> Decision:
     p = engine.projection
     idx = p.dec_index.get(dec_id)
     if idx is not None and p.dec_hash[idx]:
-        ev = engine.event_for(p.dec_hash[idx])
+        ev = engine.event_for(p.dec_hash[idx], p.dec_install[idx])
         if ev is not None and ev.decision is not None and ev.decision.id == dec_id:
             return ev.decision
     for ev in engine.events:  # a decision first seen as a placeholder: rare, slow

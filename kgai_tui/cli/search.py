@@ -54,12 +54,19 @@ def open_search_index(store: str | None) -> SearchIndex:
         cached = SearchIndex.once_built(location.root)
     if cached is not None:
         return cached
+    from kgai_tui.core.search.through_model import index_through_model
+
+    with progress(lambda: _EXTENDING):
+        cached = index_through_model(location.root)
+    if cached is not None:
+        return cached
     engine = open_engine(store)
     with progress(lambda: _BUILDING):
         return SearchIndex.for_engine(engine)
 
 
 _BUILDING = "kgai-tui: building the search index; later searches use it"
+_EXTENDING = "kgai-tui: adding the new lines of the log to the search index"
 _WAITING = "kgai-tui: waiting for the search index another kgai-tui process is building"
 
 

@@ -134,6 +134,10 @@ class LiveStore:
                 return self._index
             index = SearchIndex.open_cached(location.root)
         if index is None:
+            from kgai_tui.core.search.through_model import index_through_model
+
+            index = index_through_model(location.root)
+        if index is None:
             index = SearchIndex.for_engine(self.engine())
         with self._lock:
             self._index, self._index_print = index, current

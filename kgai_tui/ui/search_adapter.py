@@ -57,10 +57,16 @@ def index_for(engine: Store) -> SearchIndex:
 
 
 def _opened(engine: Store) -> SearchIndex:
-    """A store read through its model opens the cached index as it is; only when
-    there is none for the log as it is now is the whole store read to build it."""
-    if engine.replayed is None and engine.root is not None:
-        cached = SearchIndex.open_cached(engine.root)
+    """A store read through its model opens the cached index as it is, or extends
+    it with the lines appended since (:mod:`~kgai_tui.core.search.through_model`);
+    only when there is none for that log is the whole store read to build it."""
+    kept = engine.kept
+    if kept is not None and engine.root is not None:
+        from kgai_tui.core.search.through_model import index_of_model
+
+        cached = SearchIndex.open_cached(engine.root) or index_of_model(
+            kept, engine.root
+        )
         if cached is not None:
             return cached
     return SearchIndex.for_engine(whole_of(engine))

@@ -17,8 +17,7 @@ import tantivy
 
 from kgai_tui.core.errors import WriteError
 from kgai_tui.core.gosem.gotext import normalize
-from kgai_tui.core.recall.scoring import one_line
-from kgai_tui.core.search.analysis import Analysed, analyse, tokenize
+from kgai_tui.core.search.analysis import Analysed, analyse
 from kgai_tui.core.search.backend import (
     EXACT_FIELD,
     MUST,
@@ -46,6 +45,7 @@ from kgai_tui.core.search.cache import (
 )
 from kgai_tui.core.search.docs import LIVE_KEYS
 from kgai_tui.core.search.forgiving import ForgivingSearch
+from kgai_tui.core.search.hits import hit_of
 from kgai_tui.core.search.model import SearchHit, hit_order
 from kgai_tui.core.search.moment import (
     Moment,
@@ -54,7 +54,7 @@ from kgai_tui.core.search.moment import (
 from kgai_tui.core.search.plan import Filters, plan_query
 from kgai_tui.core.search.query import ParsedQuery, parse_query
 from kgai_tui.core.search.rank import Cand, top_k
-from kgai_tui.core.search.snippet import Matcher, best_snippet
+from kgai_tui.core.search.snippet import Matcher
 from kgai_tui.core.search.vocab import (
     Vocabulary,
     bridge_query,
@@ -73,6 +73,7 @@ from kgai_tui.core.wire.ids import resolve_ref
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.replay.projection import Projection
     from kgai_tui.core.replay.projection_view import ProjectionView
 
 __all__ = ["MAX_LIMIT", "SearchIndex"]
@@ -161,24 +162,67 @@ class SearchIndex(ForgivingSearch):
         if opened is not None:
             return opened
         with write_lock(cache, timeout=_LOCK_WAIT):
-            opened = cls._reuse(cache, str(root), prints, engine)
+            opened = cls._caught_up(cache, root, prints, engine.projection, engine)
             if opened is not None:
                 return opened
-            state = load_state(cache, STAMP, str(root))
-            if (
-                state is not None
-                and compare_prints(state.shards, prints, root / "log") == "append"
-            ):
-                try:
-                    appended = extend_persisted(cache, state, prints, engine)
-                except BaseException as exc:
-                    if not tantivy_failure(exc) or isinstance(exc, OSError):
-                        raise
-                    appended = None
-                if appended is not None:
-                    return cls(*appended, root=Path(state.store), engine=engine)
             built = build_persisted(cache, str(root), prints, engine)
             return cls(*built, root=Path(str(root)), engine=engine)
+
+    @classmethod
+    def extended(
+        cls,
+        root: Path,
+        prints: tuple[ShardPrint, ...],
+        projection: Projection,
+        *,
+        cache_base: Path | None = None,
+    ) -> SearchIndex | None:
+        """The cached index of the store at ``root`` for the log ``prints`` describe
+        (with line counts): reused, or extended with the lines appended since it
+        was written and its live documents taken from ``projection`` (the read
+        model of that log). ``None`` when only a build from the whole store would
+        do (no index yet, a log rewritten, a busy or read-only cache)."""
+        root = root.resolve()
+        cache = cache_dir_for(root, cache_base)
+        with no_gc():
+            opened = cls._reuse(cache, str(root), prints, None)
+            if opened is not None:
+                return opened
+            try:
+                with write_lock(cache, timeout=_LOCK_WAIT):
+                    return cls._caught_up(cache, root, prints, projection, None)
+            except (OSError, WriteError):
+                return None
+
+    @classmethod
+    def _caught_up(
+        cls,
+        cache: Path,
+        root: Path,
+        prints: tuple[ShardPrint, ...],
+        projection: Projection,
+        engine: Engine | None,
+    ) -> SearchIndex | None:
+        """Under the write lock: the recorded index as it is, or extended by an
+        append; ``None`` when it must be built."""
+        opened = cls._reuse(cache, str(root), prints, engine)
+        if opened is not None:
+            return opened
+        state = load_state(cache, STAMP, str(root))
+        if (
+            state is None
+            or compare_prints(state.shards, prints, root / "log") != "append"
+        ):
+            return None
+        try:
+            appended = extend_persisted(cache, state, prints, projection, root / "log")
+        except BaseException as exc:
+            if not tantivy_failure(exc) or isinstance(exc, OSError):
+                raise
+            return None
+        if appended is None:
+            return None
+        return cls(*appended, root=Path(state.store), engine=engine)
 
     @classmethod
     def open_cached(
@@ -234,7 +278,11 @@ class SearchIndex(ForgivingSearch):
 
     @classmethod
     def _reuse(
-        cls, cache: Path, store: str, prints: tuple[ShardPrint, ...], engine: Engine
+        cls,
+        cache: Path,
+        store: str,
+        prints: tuple[ShardPrint, ...],
+        engine: Engine | None,
     ) -> SearchIndex | None:
         state = load_state(cache, STAMP, store)
         if (
@@ -361,9 +409,7 @@ class SearchIndex(ForgivingSearch):
                 for eid in disp["shapes"]
             }
         )
-        return [
-            self._hit(score, disp, matcher, names) for _, (score, _, _), disp in cut
-        ]
+        return [hit_of(score, disp, matcher, names) for _, (score, _, _), disp in cut]
 
     def _ranked(
         self,
@@ -528,53 +574,6 @@ class SearchIndex(ForgivingSearch):
         return sorted(ids)
 
     # ------------------------------------------------------------ hits
-
-    def _hit(
-        self,
-        score: float,
-        disp: dict[str, Any],
-        matcher: Matcher,
-        names: dict[str, str],
-    ) -> SearchHit:
-        """The hit of a document's stored fields (see
-        :func:`~kgai_tui.core.search.backend.stored_fields`); ``names`` holds the
-        current name of each element a decision shaped."""
-        if "kind" in disp:
-            fields = [
-                ("name", disp["name"]),
-                ("props", disp["props"]),
-                ("kind", disp["kind"]),
-            ]
-            return SearchHit(
-                kind="element",
-                id=disp["id"],
-                name=disp["name"],
-                extra=disp["kind"],
-                score=score,
-                snippet=best_snippet(fields, tokenize, matcher),
-            )
-        if "elements" in disp:
-            shaped = tuple(disp["elements"])
-        else:
-            found = (names.get(eid, "") for eid in set(disp["shapes"]))
-            shaped = tuple(sorted(name for name in found if name))
-        fields = [
-            ("title", disp["title"]),
-            ("rationale", disp["rationale"]),
-            ("summary", disp["summary"]),
-            ("elements", ", ".join(shaped)),
-        ]
-        return SearchHit(
-            kind="decision",
-            id=disp["id"],
-            name=disp["title"],
-            extra=one_line(disp["rationale"]),
-            elements=shaped,
-            score=score,
-            snippet=best_snippet(fields, tokenize, matcher),
-            lamport=disp["lamport"],
-            recorded_at=disp["at"],
-        )
 
     def _element_names(self, ids: set[str]) -> dict[str, str]:
         """The current name of each element in ``ids`` that exists, from the live

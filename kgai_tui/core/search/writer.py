@@ -25,17 +25,18 @@ from kgai_tui.core.search.cache import (
 )
 from kgai_tui.core.search.docs import DocRecord, history_fields, index_fields
 from kgai_tui.core.search.live import LiveSet, live_set, touched_by
+from kgai_tui.core.search.tail import appended_decisions
 from kgai_tui.core.store.shard_print import ShardPrint
 from kgai_tui.core.wire.codec import event_from_obj
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.replay.projection import Projection
 
 __all__ = [
     "IndexInfo",
     "Parts",
     "all_history_docs",
-    "appended",
     "build_in_memory",
     "build_persisted",
     "decision_objs",
@@ -201,11 +202,6 @@ def live_documents(live: LiveSet) -> Iterator[tantivy.Document]:
     return (entry.document(_document) for entry in live.entries)
 
 
-def appended(engine: Engine, state: IndexState) -> list[tuple[dict[str, Any], bool]]:
-    """The decision events on lines after those the index state covers."""
-    return list(decision_objs(engine, {p.name: p.lines for p in state.shards}))
-
-
 def engine_prints(engine: Engine) -> tuple[ShardPrint, ...]:
     """The fingerprint of the log the engine read, with each shard's line count."""
     return tuple(
@@ -295,15 +291,20 @@ def extend_persisted(
     cache: Path,
     state: IndexState,
     prints: tuple[ShardPrint, ...],
-    engine: Engine,
+    projection: Projection,
+    log_dir: Path,
 ) -> Parts | None:
-    """Add the appended decision events to the recorded history index and rewrite
-    the live index if it changed; ``None`` when the recorded indexes do not hold
-    what the state says (then build from scratch)."""
+    """Add the decision events appended up to ``prints`` (read from the shards'
+    new bytes) to the recorded history index, and rewrite the live index from
+    ``projection`` (the log at ``prints``: a whole store or the read model) if it
+    changed; ``None`` when the recorded indexes do not hold what the state says
+    or a tail cannot be read (then build from scratch)."""
     history = open_part(cache, state.history)
     if history is None:
         return None
-    fresh = appended(engine, state)
+    fresh = appended_decisions(log_dir, state.shards, prints)
+    if fresh is None:
+        return None
     added = write(history, history_docs(fresh), _UPDATE_HEAP)
     hist_part = PartState(
         state.history.dir,
@@ -313,9 +314,9 @@ def extend_persisted(
     previous = _LIVE_MEMO.get(str(cache))
     if previous is not None and previous.digest == state.live.digest:
         touched = touched_by(event_from_obj(obj) for obj, _ in fresh)
-        live_docs = live_set(engine.projection, previous, touched)
+        live_docs = live_set(projection, previous, touched)
     else:
-        live_docs = live_set(engine.projection)
+        live_docs = live_set(projection)
     live_part = state.live
     if live_docs.digest != state.live.digest:
         name = f"live-{uuid.uuid4().hex[:12]}"

@@ -190,6 +190,40 @@ def test_three_stores_converge_and_a_resolution_travels(
     assert "up to date" in cli("sync", "--store", str(a)).stdout
 
 
+def test_a_sync_reads_what_it_pulled_through_the_read_model(
+    tmp_path: Path, bare: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a pull, the store is opened through the read model (extended with the
+    pulled lines) and the search index catches up through it: no whole store is
+    read (at 1M decisions a sync re-read the whole store, 1.2 GB)."""
+    from kgai_tui.core.engine import open as engine_open
+    from kgai_tui.core.model.open import open_model
+    from kgai_tui.core.search.index import SearchIndex
+    from kgai_tui.sync import sync as git_sync_module
+
+    a = make_store(tmp_path / "a", "ana", bare)
+    b = make_store(tmp_path / "b", "bo", bare)
+    record(a, "Billing owns the ledger", "service", "Billing")
+    record(b, "Invoices are PDF/A", "feature", "Invoice")
+    sync(a)
+    assert ok_json("search", "--store", str(b), "ledger")["hits"] == []
+    open_model(b).close()
+
+    def no_replay(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the whole store was opened")
+
+    with monkeypatch.context() as m:
+        m.setattr(engine_open, "open_engine", no_replay)
+        m.setattr(git_sync_module, "open_engine", no_replay)
+        report = git_sync_module.sync_store(b)
+        index = SearchIndex.open_cached(b)
+    assert report.applied == 1 and report.outcome.pulled
+    assert index is not None, "the search index did not catch up"
+    hits = index.search("ledger")
+    assert hits is not None and [h.name for h in hits] == ["Billing owns the ledger"]
+    assert sync(b)["applied"] == 0
+
+
 def test_a_committed_config_is_untracked_by_the_next_sync(
     tmp_path: Path, bare: Path
 ) -> None:

@@ -19,11 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import KgaiError, UsageError
-from kgai_tui.core.model.schema import model_enabled
 from kgai_tui.core.reads.kg import conflict_groups
 from kgai_tui.core.store.config_file import StoreConfig, save_config
 from kgai_tui.core.store.scaffold import ensure_scaffold
@@ -59,7 +57,7 @@ from kgai_tui.sync.s3_protocol import (
 )
 from kgai_tui.sync.s3_remote import is_s3, resolve_remote
 from kgai_tui.sync.shard import HeldShard, PulledLine, append_pulled, hold_shard
-from kgai_tui.sync.sync import SyncReport, session_reemit
+from kgai_tui.sync.sync import SyncReport, caught_up, session_reemit
 
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection_view import ProjectionView
@@ -397,24 +395,6 @@ def _applied(projection: ProjectionView) -> int:
     return projection.applied_count
 
 
-def _caught_up(root: Path) -> Any:
-    """The store after a pull, opened as reads open it, its caches caught up (7.5).
-
-    The read model (what every read uses) is extended in place when the pulled
-    events all sort after what it holds, and rebuilt from the log otherwise, now
-    rather than by the next command; with the model off, the replay's cache is
-    extended or rebuilt alike.
-    """
-    if model_enabled():
-        from kgai_tui.core.model.open import open_model
-
-        try:
-            return open_model(root)
-        except OSError:
-            pass  # the model cannot be written here: the replay answers
-    return open_engine(root)
-
-
 def s3_sync_store(
     root: Path,
     remote: str | None = None,
@@ -463,7 +443,7 @@ def s3_sync_store(
             # connection closed after the extension would change the files the
             # extension sealed, and the next open would rebuild the model.
             release_engine(session.engine)
-            after = _caught_up(root)
+            after = caught_up(root)
             try:
                 applied = _applied(after.projection) - applied_before
                 groups = conflict_groups(after.projection)

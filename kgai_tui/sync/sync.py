@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import Any, Final
 
 from kgai_tui.core import clock
-from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import KgaiError, RefusedError, UsageError
 from kgai_tui.core.gosem.gotext import parse_rfc3339
+from kgai_tui.core.model.schema import model_enabled
 from kgai_tui.core.reads.health import redact
 from kgai_tui.core.reads.kg import conflict_groups
+from kgai_tui.core.reads.store import Store
 from kgai_tui.core.safe_text import one_line
 from kgai_tui.core.store.discovery import project_root
 from kgai_tui.core.store.scaffold import (
@@ -38,6 +39,7 @@ from kgai_tui.core.store.scaffold import (
 )
 from kgai_tui.core.store.settings import global_remote
 from kgai_tui.core.wire.model import Event
+from kgai_tui.core.write.session_engine import release_engine
 from kgai_tui.core.write.writes import Notice, WriteSession, write_session
 from kgai_tui.sync.git import GitOutcome, git_sync
 from kgai_tui.sync.refusal import refusal_summary
@@ -209,6 +211,11 @@ def sync_store(
 
     with write_session(root, lock_timeout=lock_timeout, on_notice=note) as session:
         before = session.engine
+        # Counts, not sets: the session's engine may be the read model, which keeps
+        # no set of applied hashes; a sync only appends, so the difference is what
+        # it added.
+        applied_before = before.projection.applied_count
+        old = set(before.projection.contested)
         url = effective_remote(remote, session.config.remote)
         _ensure_scaffold(root)
         ensure_git(root)
@@ -222,31 +229,58 @@ def sync_store(
             reemit=session_reemit(session),
             on_notice=note,
         )
-        after = open_engine(root)
-    # Counts, not sets: the session's engine may be the read model, which keeps no
-    # set of applied hashes; a sync only appends, so the difference is what it added.
-    applied = after.projection.applied_count - before.projection.applied_count
-    if applied:
-        _catch_up_search(after)
-    groups = conflict_groups(after.projection)
-    old = before.projection.contested
+        # Let go of the model before extending it (a read connection closed after
+        # the extension would change the files it sealed).
+        release_engine(before)
+        after = caught_up(root)
+    try:
+        applied = after.projection.applied_count - applied_before
+        if applied:
+            _catch_up_search(after)
+        groups = conflict_groups(after.projection)
+    finally:
+        release_engine(after)
     fresh = [g for g in groups if g["element_id"] not in old]
     return SyncReport(applied, groups, fresh, outcome, url, notices)
 
 
-def _catch_up_search(engine: Engine) -> None:
-    """Bring an existing search index up to date with what was pulled (best effort).
+def caught_up(root: Path) -> Any:
+    """The store after a pull, opened as reads open it, its caches caught up (7.5).
+
+    The read model (what every read uses) is extended in place when the pulled
+    events all sort after what it holds, and rebuilt from the log otherwise, now
+    rather than by the next command; with the model off, the replay's cache is
+    extended or rebuilt alike.
+    """
+    if model_enabled():
+        from kgai_tui.core.model.open import open_model
+
+        try:
+            return open_model(root)
+        except OSError:
+            pass  # the model cannot be written here: the replay answers
+    return open_engine(root)
+
+
+def _catch_up_search(opened: Store) -> None:
+    """Bring an existing search index up to date with what was pulled (best effort):
+    through the read model when the store was opened through it.
 
     A store nobody has searched yet gets its index on the first search instead;
     a failure here only means the next search does the work.
     """
     from kgai_tui.core.search.cache import cache_dir_for
     from kgai_tui.core.search.index import SearchIndex
+    from kgai_tui.core.search.through_model import index_of_model
 
-    if engine.root is None or not cache_dir_for(engine.root).exists():
+    root, kept, whole = opened.root, opened.kept, opened.replayed
+    if root is None or not cache_dir_for(root).exists():
         return
     with contextlib.suppress(KgaiError, OSError, ValueError):
-        SearchIndex.for_engine(engine)
+        if kept is not None:
+            index_of_model(kept, root)
+        elif whole is not None:
+            SearchIndex.for_engine(whole)
 
 
 _SHOWN_REFUSALS: Final = 10

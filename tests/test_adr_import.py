@@ -87,6 +87,31 @@ def test_thirty_records_import_and_the_broken_one_is_skipped(
     assert len([d for d in engine.projection.dec_hash if d]) == 30
 
 
+def test_an_import_reads_the_store_through_the_read_model(
+    store: Path, adr_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What exists and what a dry run would record are asked of the read model,
+    one lookup each, never the whole store (at 1M it was read whole: every
+    decision id in one set). The outcomes are the same."""
+    from kgai_tui.core.engine import open as engine_open
+    from kgai_tui.core.model.open import open_model
+
+    first = import_adrs(store, adr_dir, dry_run=True)
+    open_model(store).close()
+
+    def no_replay(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the whole store was opened")
+
+    with monkeypatch.context() as m:
+        m.setattr(engine_open, "open_engine", no_replay)
+        dry = import_adrs(store, adr_dir, dry_run=True)
+        done = import_adrs(store, adr_dir)
+        again = import_adrs(store, adr_dir, dry_run=True)
+    assert dry.to_obj() == first.to_obj() and dry.count("would record") == 30
+    assert done.count("recorded") == 30
+    assert again.count("already recorded") == 30
+
+
 def test_supersession_chain_reads_in_date_order(imported: tuple[Path, Any]) -> None:
     store, _ = imported
     p = open_engine(store).projection

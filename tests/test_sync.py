@@ -214,7 +214,6 @@ def test_a_sync_reads_what_it_pulled_through_the_read_model(
 
     with monkeypatch.context() as m:
         m.setattr(engine_open, "open_engine", no_replay)
-        m.setattr(git_sync_module, "open_engine", no_replay)
         report = git_sync_module.sync_store(b)
         index = SearchIndex.open_cached(b)
     assert report.applied == 1 and report.outcome.pulled

@@ -27,7 +27,7 @@ from kgai_tui.core.store.config_file import StoreConfig, save_config
 from kgai_tui.core.store.scaffold import ensure_scaffold
 from kgai_tui.core.store.shards import read_shard
 from kgai_tui.core.wire.codec import DecodedLine, marshal_event
-from kgai_tui.core.write.session_engine import release_engine
+from kgai_tui.core.write.session_engine import read_engine, release_engine
 from kgai_tui.core.write.writes import own_shard, write_session
 from kgai_tui.sync.git import GitOutcome
 from kgai_tui.sync.refusal import MAX_LISTED, Refusal
@@ -57,7 +57,7 @@ from kgai_tui.sync.s3_protocol import (
 )
 from kgai_tui.sync.s3_remote import is_s3, resolve_remote
 from kgai_tui.sync.shard import HeldShard, PulledLine, append_pulled, hold_shard
-from kgai_tui.sync.sync import SyncReport, caught_up, session_reemit
+from kgai_tui.sync.sync import SyncReport, session_reemit
 
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection_view import ProjectionView
@@ -443,7 +443,7 @@ def s3_sync_store(
             # connection closed after the extension would change the files the
             # extension sealed, and the next open would rebuild the model.
             release_engine(session.engine)
-            after = caught_up(root)
+            after = read_engine(root)  # the model extended with what was pulled
             try:
                 applied = _applied(after.projection) - applied_before
                 groups = conflict_groups(after.projection)

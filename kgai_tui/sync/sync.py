@@ -22,10 +22,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from kgai_tui.core import clock
-from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import KgaiError, RefusedError, UsageError
 from kgai_tui.core.gosem.gotext import parse_rfc3339
-from kgai_tui.core.model.schema import model_enabled
 from kgai_tui.core.reads.health import redact
 from kgai_tui.core.reads.kg import conflict_groups
 from kgai_tui.core.reads.store import Store
@@ -39,7 +37,7 @@ from kgai_tui.core.store.scaffold import (
 )
 from kgai_tui.core.store.settings import global_remote
 from kgai_tui.core.wire.model import Event
-from kgai_tui.core.write.session_engine import release_engine
+from kgai_tui.core.write.session_engine import read_engine, release_engine
 from kgai_tui.core.write.writes import Notice, WriteSession, write_session
 from kgai_tui.sync.git import GitOutcome, git_sync
 from kgai_tui.sync.refusal import refusal_summary
@@ -232,7 +230,7 @@ def sync_store(
         # Let go of the model before extending it (a read connection closed after
         # the extension would change the files it sealed).
         release_engine(before)
-        after = caught_up(root)
+        after = read_engine(root)  # the model extended with what was pulled
     try:
         applied = after.projection.applied_count - applied_before
         if applied:
@@ -242,24 +240,6 @@ def sync_store(
         release_engine(after)
     fresh = [g for g in groups if g["element_id"] not in old]
     return SyncReport(applied, groups, fresh, outcome, url, notices)
-
-
-def caught_up(root: Path) -> Any:
-    """The store after a pull, opened as reads open it, its caches caught up (7.5).
-
-    The read model (what every read uses) is extended in place when the pulled
-    events all sort after what it holds, and rebuilt from the log otherwise, now
-    rather than by the next command; with the model off, the replay's cache is
-    extended or rebuilt alike.
-    """
-    if model_enabled():
-        from kgai_tui.core.model.open import open_model
-
-        try:
-            return open_model(root)
-        except OSError:
-            pass  # the model cannot be written here: the replay answers
-    return open_engine(root)
 
 
 def _catch_up_search(opened: Store) -> None:

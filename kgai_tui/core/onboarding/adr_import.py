@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import UsageError
 from kgai_tui.core.onboarding.adr_parse import adr_label
 from kgai_tui.core.onboarding.adr_plan import ADR_KIND, PlannedAdr, plan_import
 from kgai_tui.core.onboarding.adr_scan import ScanProblem, scan_adrs
-from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.replay.projection_view import ProjectionView
 from kgai_tui.core.wire.ids import element_id
+from kgai_tui.core.write.session_engine import read_engine, release_engine
 from kgai_tui.core.write.writes import record
 
 _ALREADY: Final = "decision already recorded (no-op): "
@@ -95,9 +95,20 @@ class ImportResult:
         }
 
 
-def _existing_numbers(p: Projection, numbers: set[int]) -> set[int]:
+def _existing_numbers(p: ProjectionView, numbers: set[int]) -> set[int]:
     """Which ADR numbers (linked from the folder) already have an element here."""
-    return {n for n in numbers if element_id(ADR_KIND, adr_label(n)) in p.graph}
+    return {n for n in numbers if p.has_element(element_id(ADR_KIND, adr_label(n)))}
+
+
+def _recorded(root: Path, ids: list[str]) -> set[str]:
+    """Which of these decision ids the store holds (a dry run's "already recorded"):
+    one lookup each through the read model, not every id of the store."""
+    opened = read_engine(root)
+    try:
+        index = opened.projection.dec_index
+        return {i for i in ids if i in index}
+    finally:
+        release_engine(opened)
 
 
 def _outcome(entry: dict[str, Any], known: set[str], dry_run: bool) -> str:
@@ -154,9 +165,12 @@ def import_adrs(
     if not directory.is_dir():
         raise UsageError(f"{directory} is not a directory of ADRs")
     scan = scan_adrs(directory)
-    engine = open_engine(root)
     linked = {r.target for a in scan.adrs for r in a.record.relations}
-    existing = _existing_numbers(engine.projection, linked)
+    opened = read_engine(root)  # let go of before the write (see read_engine)
+    try:
+        existing = _existing_numbers(opened.projection, linked)
+    finally:
+        release_engine(opened)
     plans, warnings = plan_import(list(scan.adrs), existing, mapping or {})
     warnings = list(scan.notes) + warnings + _source_notes(plans)
     rows: list[ImportedAdr] = []
@@ -164,7 +178,6 @@ def import_adrs(
         payload = json.dumps(
             {"decisions": [p.decision_input() for p in plans]}, ensure_ascii=False
         )
-        known = set(engine.projection.dec_index)
         out = record(
             root,
             payload,
@@ -172,6 +185,8 @@ def import_adrs(
             lock_timeout=lock_timeout,
             on_notice=on_notice or (lambda _: None),
         )
+        ids = [str(entry["id"]) for entry in out["decisions"]]
+        known = _recorded(root, ids) if dry_run else set()
         for plan, entry in zip(plans, out["decisions"], strict=True):
             rows.append(_row(plan, entry, _outcome(entry, known, dry_run)))
         warnings += [w for w in out.get("warnings", ()) if not w.startswith(_ALREADY)]

@@ -6,9 +6,11 @@ recorded. The projection at a moment is exactly ``as-of`` at that moment (spec 6
 
 from __future__ import annotations
 
+import weakref
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final, overload
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     from kgai_tui.core.replay.projection_view import ProjectionView
     from kgai_tui.core.store.shards import ShardRead
     from kgai_tui.core.timeindex.index import TimeIndex
+    from kgai_tui.core.timeindex.view import AsOfView
 
 
 def moments(shards: Iterable[ShardRead]) -> list[datetime]:
@@ -80,9 +83,28 @@ def graph_delta(before: ProjectionView, after: ProjectionView) -> GraphDelta:
     )
 
 
-def _links(p: ProjectionView) -> set[tuple[str, str, str]]:
+#: The links of the last views a slider step compared: a view at a moment never
+#: changes, and each step compares the view shown before with the next one.
+_SEEN: weakref.WeakKeyDictionary[AsOfView, frozenset[tuple[str, str, str]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _links(p: ProjectionView) -> AbstractSet[tuple[str, str, str]]:
     """``(from, kind, to)`` of every link, from NetworkX's own successor dicts (its
-    edge views cost ten times as much: a slider step at 1M compares 2 x 10k)."""
+    edge views cost ten times as much: a slider step at 1M compares 2 x 10k). A
+    view at a moment keeps its set for the next step."""
+    from kgai_tui.core.timeindex.view import AsOfView  # loaded: the views exist
+
+    if isinstance(p, AsOfView):
+        seen = _SEEN.get(p)
+        if seen is None:
+            seen = _SEEN[p] = frozenset(_succ_links(p))
+        return seen
+    return _succ_links(p)
+
+
+def _succ_links(p: ProjectionView) -> set[tuple[str, str, str]]:
     succ: dict[str, dict[str, dict[str, object]]] = vars(p.graph)["_succ"]
     return {
         (f, k, t) for f, out in succ.items() for t, keys in out.items() for k in keys

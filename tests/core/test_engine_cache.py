@@ -321,7 +321,7 @@ def test_reading_the_log_back_survives_dropping_its_pages(
 
     engine = open_engine(store, cache=False)
     kept = [(obj, ok) for obj, ok in engine.decision_objs()]
-    monkeypatch.setattr(engine_module, "_RELEASE_EVERY", 1)  # release after each line
+    monkeypatch.setattr(engine_module, "RELEASE_EVERY", 1)  # release after each line
     drops: list[int] = []
     real_drop = engine_module.LineSource._drop_pages
 

@@ -381,7 +381,11 @@ def _run(
     params = _genlog_params(engine)
     if params is not None:
         say("appending 1,000 generated events ...")
-        lines_before = {s.name: s.newline_count for s in engine.scans}
+        from kgai_tui.core.search.tail import appended_decisions
+        from kgai_tui.core.search.writer import engine_prints
+        from kgai_tui.core.wire.codec import event_from_obj
+
+        prints_before = engine_prints(engine)
         append_store(root, params, 1000)
         updated = refresh(engine, base)
         t0 = time.perf_counter()
@@ -389,7 +393,10 @@ def _run(
         r["index_add_1000_s"] = round(time.perf_counter() - t0, 3)
         r["index_add_how"] = index.info.how
         if opts.fts:
-            new = list(updated.decision_events(lines_before))
+            tail = appended_decisions(
+                root / "log", prints_before, engine_prints(updated)
+            )
+            new = [(event_from_obj(obj), ok) for obj, ok in tail or ()]
             t0 = time.perf_counter()
             fts.add(
                 "hist",

@@ -35,7 +35,6 @@ from kgai_tui.core.replay.order import (
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.logscan import (
     DECISION_ID_OK,
-    HASH_OK,
     ShardScan,
 )
 from kgai_tui.core.store.regular_file import open_regular
@@ -212,53 +211,37 @@ class Engine:
             raw = f.read(scan.offsets[i], scan.lengths[i])
         return decode_line(raw).event
 
-    def decision_events(
-        self, after_lines: dict[str, int] | None = None
-    ) -> Iterator[tuple[Event, bool]]:
+    def decision_events(self) -> Iterator[tuple[Event, bool]]:
         """Hash-verified decision events with their decision-id gate, for indexing.
 
         :meth:`decision_objs` with each canonical dict built into an :class:`Event`.
         """
-        for obj, id_ok in self.decision_objs(after_lines):
+        for obj, id_ok in self.decision_objs():
             yield event_from_obj(obj), id_ok
 
-    def decision_order(
-        self, after_lines: dict[str, int] | None = None
-    ) -> list[tuple[int, str, str, int, int, int]]:
+    def decision_order(self) -> list[tuple[int, str, str, int, int, int]]:
         """``(lamport, hash, shard, line, shard index, event)`` of hash-verified events.
 
-        Sorted: the order bulk readers (the search index) consume the log in.
-        ``after_lines`` keeps only the lines after a shard's given line number (what
-        was appended since). A full pass keeps every line (numbers start at 1) and
-        selects with ``zip`` and ``compress`` (C loops), not a test per event.
+        Sorted: the order bulk readers (the search index) consume the log in (what
+        was appended since the index was written comes from the shards' new bytes,
+        :mod:`~kgai_tui.core.search.tail`). Lines are selected with ``zip`` and
+        ``compress`` (C loops), not a test per event.
         """
         keys: list[tuple[int, str, str, int, int, int]] = []
         for si, scan in enumerate(self.scans):
-            lam, hashes, flags = scan.lamports, scan.hashes, scan.flags
-            lines = scan.lines
-            if after_lines is None:
-                rows = zip(
-                    lam,
-                    hashes,
-                    itertools.repeat(scan.name),
-                    lines,
-                    itertools.repeat(si),
-                    range(len(lam)),
-                )
-                keys.extend(itertools.compress(rows, flags.translate(HASHED)))
-                continue
-            seen = after_lines.get(scan.name, 0)
-            keys.extend(
-                (lam[i], hashes[i], scan.name, lines[i], si, i)
-                for i in range(len(hashes))
-                if flags[i] & HASH_OK and lines[i] > seen
+            rows = zip(
+                scan.lamports,
+                scan.hashes,
+                itertools.repeat(scan.name),
+                scan.lines,
+                itertools.repeat(si),
+                range(len(scan.lamports)),
             )
+            keys.extend(itertools.compress(rows, scan.flags.translate(HASHED)))
         keys.sort()
         return keys
 
-    def decision_objs(
-        self, after_lines: dict[str, int] | None = None
-    ) -> Iterator[tuple[dict[str, Any], bool]]:
+    def decision_objs(self) -> Iterator[tuple[dict[str, Any], bool]]:
         """Hash-verified decision events as canonical dicts, with their id gate.
 
         In :meth:`decision_order`. Decoded one at a time from the files, so a
@@ -267,7 +250,7 @@ class Engine:
         """
         source = LineSource(self.log_dir, self.scans)
         try:
-            for key in self.decision_order(after_lines):
+            for key in self.decision_order():
                 si, i = key[4], key[5]
                 obj = source.load(si, i)
                 if obj["decision"] is not None:

@@ -375,9 +375,10 @@ class Projection(GraphReads):
                         authority = legacy or eid in targets
                         shapers[idx] = authority
                         shaped_by = shaped[idx]
-                        if not shaped_by:
-                            shaped_by = shaped[idx] = []
-                        shaped_by.append(intern(eid, eid))
+                        if shaped_by:
+                            shaped_by.append(intern(eid, eid))
+                        else:  # one slot: an append to [] reserves four (72 MB at 1M)
+                            shaped[idx] = [intern(eid, eid)]
                         if authority:
                             heads = heads_map.get(eid)
                             if heads is None:
@@ -407,13 +408,15 @@ class Projection(GraphReads):
                         sup = sup_col[idx]
                         if old in sup:
                             continue
-                        if not sup:
-                            sup = sup_col[idx] = []
-                        sup.append(old)
+                        if sup:
+                            sup.append(old)
+                        else:
+                            sup_col[idx] = [old]
                         by = by_col[old]
-                        if not by:
-                            by = by_col[old] = []
-                        by.append(idx)
+                        if by:
+                            by.append(idx)
+                        else:
+                            by_col[old] = [idx]
                         for eid in shaped[idx]:
                             if el_shapes[eid][idx]:
                                 heads = heads_map.get(eid)

@@ -152,11 +152,9 @@ def _write_docs(
     return count
 
 
-def decision_objs(
-    engine: Engine, after_lines: dict[str, int] | None = None
-) -> Iterator[tuple[dict[str, Any], bool]]:
+def decision_objs(engine: Engine) -> Iterator[tuple[dict[str, Any], bool]]:
     """The engine's hash-verified decision events as dicts (no Event per line)."""
-    return engine.decision_objs(after_lines)
+    return engine.decision_objs()
 
 
 def history_docs(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from kgai_tui.core.search.docs import (
     index_fields,
 )
 from kgai_tui.core.search.index import SearchIndex
+from kgai_tui.core.search.tail import appended_decisions
 from kgai_tui.core.wire.codec import event_from_obj, event_obj
 
 
@@ -109,11 +111,26 @@ def _expected_order(
 
 def test_decision_objs_follow_the_canonical_order(mixed: Engine) -> None:
     assert list(writer.decision_objs(mixed)) == _expected_order(mixed)
-    after = {s.name: s.newline_count // 2 for s in mixed.scans}
-    tail = _expected_order(mixed, after)
-    assert tail and list(writer.decision_objs(mixed, after)) == tail
     events = [(event_obj(ev), ok) for ev, ok in mixed.decision_events()]
     assert events == _expected_order(mixed)
+
+
+def test_the_lines_appended_after_an_index_follow_the_canonical_order(
+    mixed: Engine,
+) -> None:
+    """What an index extension adds, read from the bytes after each shard's first
+    half: the lines after it, in canonical order (and every line from nothing)."""
+    assert mixed.log_dir is not None
+    now = writer.engine_prints(mixed)
+    assert appended_decisions(mixed.log_dir, (), now) == _expected_order(mixed)
+    after = {s.name: s.newline_count // 2 for s in mixed.scans}
+    halves = []
+    for p in now:
+        data = (mixed.log_dir / p.name).read_bytes()
+        size = sum(len(x) for x in data.splitlines(keepends=True)[: after[p.name]])
+        halves.append(replace(p, size=size, lines=after[p.name]))
+    tail = _expected_order(mixed, after)
+    assert tail and appended_decisions(mixed.log_dir, halves, now) == tail
 
 
 def test_bounded_ranking_gives_the_same_answers(

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 import pytest
 from search_stores import mixed_store
-from test_time_index_tail import _append, _cut_store, _lamport, _lines
+from test_time_index_tail import _append, _cut_store, cut_by_lamport
 
 from kgai_tui.core.engine import open as engine_open
 from kgai_tui.core.engine.open import open_engine
@@ -103,25 +103,13 @@ def test_an_index_extended_through_the_model_answers_as_a_fresh_build(
     assert again.info.how == "cached" and _answers(again) == _answers(index)
 
 
-def _split_by_lamport(root: Path) -> dict[str, list[bytes]]:
-    lines = _lines(root)
-    lamports = sorted(_lamport(x) for shard in lines.values() for x in shard)
-    cut = lamports[len(lamports) // 2]
-    rest: dict[str, list[bytes]] = {}
-    for name, shard in lines.items():
-        keep = [x for x in shard if _lamport(x) <= cut]
-        rest[name] = shard[len(keep) :]
-        (root / "log" / name).write_bytes(b"".join(keep))
-    return rest
-
-
 def test_prose_and_a_late_writer_extended_through_the_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KGAI_TUI_CACHE_DIR", str(tmp_path / "cache"))
     root = tmp_path / "mixed"
     mixed_store(root)
-    rest = _split_by_lamport(root)
+    rest = cut_by_lamport(root)
     assert any(rest.values()) and any(not r for r in rest.values())
     index = _indexed_then_appended(root, rest, monkeypatch, new_process=True)
     got = _answers(index)

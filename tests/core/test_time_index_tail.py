@@ -53,6 +53,12 @@ def _cut_store(
     returns the lines taken out, per shard, to append later."""
     _random_store(tmp_path, seed, 90, hostile=hostile)
     root = tmp_path / f"r{seed}"
+    return root, cut_by_lamport(root)
+
+
+def cut_by_lamport(root: Path) -> dict[str, list[bytes]]:
+    """Keep every line up to the median lamport in each shard of ``root``; return
+    the lines taken out, per shard, to append later."""
     lines = _lines(root)
     lamports = sorted(_lamport(x) for shard in lines.values() for x in shard)
     cut = lamports[len(lamports) // 2]
@@ -62,7 +68,7 @@ def _cut_store(
         rest[name] = shard[len(keep) :]
         assert keep + rest[name] == shard, "a shard's lamports never go down"
         (root / "log" / name).write_bytes(b"".join(keep))
-    return root, rest
+    return rest
 
 
 def _append(root: Path, rest: dict[str, list[bytes]]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -137,3 +138,35 @@ def test_a_line_rewritten_under_an_appended_model_is_replayed(tmp_path: Path) ->
     assert got == _replayed(root)
     assert got != trusted, "the rewritten line changes the counts"
     assert orjson.loads(got)["elements"] == orjson.loads(trusted)["elements"] + 1
+
+
+def test_the_shards_are_checked_in_workers_as_in_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big log is checked one shard per worker process; the states are the ones
+    this process reads, and when no worker can start, this process reads them."""
+    from kgai_tui.core.model import log_check
+
+    _random_store(tmp_path, 2, 90, hostile=True)
+    log = tmp_path / "r2" / "log"
+    here = log_check.check_log(log)
+    monkeypatch.setattr(log_check, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
+    seen: list[int] = []
+    real = log_check.ProcessPoolExecutor
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        seen.append(1)
+        return real(*args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(log_check, "ProcessPoolExecutor", counted)
+        in_workers = log_check.check_log(log)
+    assert seen == [1]
+    assert in_workers.states == here.states and in_workers.refused == here.refused
+
+    def broken(*_: Any, **__: Any) -> Any:
+        raise OSError("no processes here")
+
+    monkeypatch.setattr(log_check, "ProcessPoolExecutor", broken)
+    assert log_check.check_log(log).states == here.states

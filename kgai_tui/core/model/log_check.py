@@ -18,6 +18,7 @@ import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -63,12 +64,15 @@ def check_log(log_dir: Path) -> LogCheck:
     method = "fork" if threading.active_count() == 1 else "spawn"
     if method == "spawn":
         start_resource_tracker()
-    with ProcessPoolExecutor(
-        min(cores, len(paths)),
-        mp_context=get_context(method),
-        initializer=die_with_parent,
-    ) as pool:
-        states = list(pool.map(_state_of, paths))
+    try:
+        with ProcessPoolExecutor(
+            min(cores, len(paths)),
+            mp_context=get_context(method),
+            initializer=die_with_parent,
+        ) as pool:
+            states = list(pool.map(_state_of, paths))
+    except (BrokenProcessPool, OSError):  # no worker could run: this process reads
+        states = [_state_of(p) for p in paths]
     return LogCheck(listing.refused, states)
 
 

@@ -292,3 +292,34 @@ def test_lock_is_granted_as_soon_as_it_is_released(tmp_path: Path) -> None:
         waited = time.monotonic() - start
     holder.wait()
     assert 0.2 < waited < 1.5
+
+
+def test_an_append_is_read_from_the_end_of_a_line_of_the_same_file(
+    tmp_path: Path,
+) -> None:
+    """Every cache reads what was appended through ``scan_appended``: from where a
+    line ends, in the file it fingerprinted; anything else is no append."""
+    from builders import ShardWriter, decision
+
+    from kgai_tui.core.store.logscan import scan_appended, scan_file
+
+    w = ShardWriter("i01")
+    for k in range(3):
+        w.add(decision(f"d{k}"), lamport=k + 1, recorded_at="2026-01-01T00:00:00Z")
+    data = w.to_bytes()
+    log = tmp_path / "log"
+    log.mkdir()
+    shard = log / "i01.ndjson"
+    shard.write_bytes(data)
+    now = scan_file(shard).shard_print()
+    first = data.index(b"\n") + 1
+    tail = scan_appended(log, now, first, w.events[0].hash)
+    assert tail is not None and tail.hashes == [e.hash for e in w.events[1:]]
+    assert list(tail.offsets) == [first, data.index(b"\n", first) + 1]
+    assert not tail.chain_breaks
+    assert scan_appended(log, now, first - 3) is None  # inside a line
+    assert scan_appended(log, now, 0) is not None
+    other = log / "other.tmp"
+    other.write_bytes(data)
+    other.replace(shard)  # the same bytes, another file
+    assert scan_appended(log, now, first) is None

@@ -43,11 +43,10 @@ from kgai_tui.core.store.logscan import (
     DECISION_ID_OK,
     HASH_OK,
     ShardScan,
-    scan_bytes,
+    scan_appended,
 )
 from kgai_tui.core.store.shard_print import (
     ShardPrint,
-    appended_bytes,
     compare_prints,
     prints_from_disk,
 )
@@ -274,15 +273,11 @@ def _extend(
         offset = 0 if old is None else old.size
         if old is not None and old.torn_tail:
             return None  # a torn tail may have been completed: read it whole again
-        tail = appended_bytes(log_dir, p, offset)
-        if tail is None:
-            return None  # replaced since it was fingerprinted
-        fresh = scan_bytes(
-            p.name,
-            tail,
-            start=offset,
-            prev_hash=old.hashes[-1] if old is not None and len(old) else None,
+        fresh = scan_appended(
+            log_dir, p, offset, old.hashes[-1] if old is not None and len(old) else None
         )
+        if fresh is None:
+            return None  # replaced since it was fingerprinted
         if old is None:
             _stamp(fresh, p)
             merged.append(fresh)

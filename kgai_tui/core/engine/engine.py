@@ -16,7 +16,6 @@ whole log on first use for the few readers that want every event (doctor, diff).
 from __future__ import annotations
 
 import copy
-import itertools
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,17 +23,18 @@ from typing import TYPE_CHECKING, Any
 from kgai_tui.core.heap import GcPaused, settle_heap
 from kgai_tui.core.replay.order import (
     GATES,
-    HASHED,
+    DecisionKey,
     EventObserver,
     LineSource,
     apply_in_order,
     canonical_events,
     canonical_order,
+    decision_keys,
+    decision_objs_of,
     scans_from_shards,
 )
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.logscan import (
-    DECISION_ID_OK,
     ShardScan,
 )
 from kgai_tui.core.store.regular_file import open_regular
@@ -219,44 +219,15 @@ class Engine:
         for obj, id_ok in self.decision_objs():
             yield event_from_obj(obj), id_ok
 
-    def decision_order(self) -> list[tuple[int, str, str, int, int, int]]:
-        """``(lamport, hash, shard, line, shard index, event)`` of hash-verified events.
-
-        Sorted: the order bulk readers (the search index) consume the log in (what
-        was appended since the index was written comes from the shards' new bytes,
-        :mod:`~kgai_tui.core.search.tail`). Lines are selected with ``zip`` and
-        ``compress`` (C loops), not a test per event.
-        """
-        keys: list[tuple[int, str, str, int, int, int]] = []
-        for si, scan in enumerate(self.scans):
-            rows = zip(
-                scan.lamports,
-                scan.hashes,
-                itertools.repeat(scan.name),
-                scan.lines,
-                itertools.repeat(si),
-                range(len(scan.lamports)),
-            )
-            keys.extend(itertools.compress(rows, scan.flags.translate(HASHED)))
-        keys.sort()
-        return keys
+    def decision_order(self) -> list[DecisionKey]:
+        """The keys of the hash-verified events, in the order bulk readers (the
+        search index) consume the log in (:func:`decision_keys`)."""
+        return decision_keys(self.scans)
 
     def decision_objs(self) -> Iterator[tuple[dict[str, Any], bool]]:
-        """Hash-verified decision events as canonical dicts, with their id gate.
-
-        In :meth:`decision_order`. Decoded one at a time from the files, so a
-        million events never sit in memory; the dicts are what a bulk reader (the
-        search index) wants, without an Event each.
-        """
-        source = LineSource(self.log_dir, self.scans)
-        try:
-            for key in self.decision_order():
-                si, i = key[4], key[5]
-                obj = source.load(si, i)
-                if obj["decision"] is not None:
-                    yield obj, bool(self.scans[si].flags[i] & DECISION_ID_OK)
-        finally:
-            source.release()
+        """Hash-verified decision events as canonical dicts, with their id gate,
+        in :meth:`decision_order` (:func:`decision_objs_of`)."""
+        return decision_objs_of(self.log_dir, self.scans, self.decision_order())
 
     @property
     def problems(self) -> list[LineProblem]:

@@ -49,8 +49,8 @@ from kgai_tui.core.model.schema import DEC_COLUMNS
 from kgai_tui.core.replay.order import LineSource, apply_in_order, canonical_order
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.line_digest import extend_digest
-from kgai_tui.core.store.logscan import DECISION_ID_OK, ShardScan, scan_bytes
-from kgai_tui.core.store.shard_print import ShardPrint, appended_bytes
+from kgai_tui.core.store.logscan import DECISION_ID_OK, ShardScan, scan_appended
+from kgai_tui.core.store.shard_print import ShardPrint
 
 __all__ = ["OverlayProjection", "Staged", "extend_model"]
 
@@ -281,15 +281,11 @@ def extend_model(
         if old is not None and old["torn"]:
             return False  # a torn tail may have been completed: read it whole
         offset = 0 if old is None else int(old["print"][1])
-        tail = appended_bytes(log_dir, p, offset)
-        if tail is None:
-            return False
-        fresh = scan_bytes(
-            p.name,
-            tail,
-            start=offset,
-            prev_hash=None if old is None else old["last_hash"],
+        fresh = scan_appended(
+            log_dir, p, offset, None if old is None else old["last_hash"]
         )
+        if fresh is None:
+            return False
         fresh_scans.append(fresh)
         newlines = 0 if old is None else int(old["newlines"])
         states.append(

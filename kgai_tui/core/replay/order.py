@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import mmap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -156,6 +157,50 @@ class LineSource:
             if isinstance(data, mmap.mmap):
                 data.close()
         self._data.clear()
+
+
+#: ``(lamport, hash, shard, line, shard index, event index)`` of one event.
+DecisionKey = tuple[int, str, str, int, int, int]
+
+
+def decision_keys(
+    scans: Sequence[ShardScan], shifts: Sequence[int] | None = None
+) -> list[DecisionKey]:
+    """The keys of every hash-verified event of ``scans``, sorted: the order bulk
+    readers (the search index) consume the log in. ``shifts``: per scan, the lines
+    before it (a scan of an appended tail numbers its lines from 1). Lines are
+    selected with ``zip`` and ``compress`` (C loops), not a test per event."""
+    keys: list[DecisionKey] = []
+    for si, scan in enumerate(scans):
+        shift = shifts[si] if shifts is not None else 0
+        rows = zip(
+            scan.lamports,
+            scan.hashes,
+            itertools.repeat(scan.name),
+            scan.lines if not shift else [n + shift for n in scan.lines],
+            itertools.repeat(si),
+            range(len(scan.lamports)),
+        )
+        keys.extend(itertools.compress(rows, scan.flags.translate(HASHED)))
+    keys.sort()
+    return keys
+
+
+def decision_objs_of(
+    log_dir: Path | None, scans: Sequence[ShardScan], keys: Iterable[DecisionKey]
+) -> Iterator[tuple[dict[str, Any], bool]]:
+    """The decision events among ``keys``, as canonical dicts with their
+    decision-id gate, decoded one at a time from the files (a million never sit
+    in memory; no Event each)."""
+    source = LineSource(log_dir, scans)
+    try:
+        for key in keys:
+            si, i = key[4], key[5]
+            obj = source.load(si, i)
+            if obj["decision"] is not None:
+                yield obj, bool(scans[si].flags[i] & DECISION_ID_OK)
+    finally:
+        source.release()
 
 
 def apply_in_order(

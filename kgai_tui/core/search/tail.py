@@ -15,9 +15,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kgai_tui.core.replay.order import LineSource
-from kgai_tui.core.store.logscan import DECISION_ID_OK, HASH_OK, ShardScan, scan_bytes
-from kgai_tui.core.store.shard_print import ShardPrint, appended_bytes
+from kgai_tui.core.replay.order import decision_keys, decision_objs_of
+from kgai_tui.core.store.logscan import (
+    ShardScan,
+    scan_appended,
+)
+from kgai_tui.core.store.shard_print import ShardPrint
 
 __all__ = ["appended_decisions"]
 
@@ -31,32 +34,15 @@ def appended_decisions(
     append (replaced, or its indexed part ended inside a line)."""
     old = {p.name: p for p in indexed}
     scans: list[ShardScan] = []
-    keys: list[tuple[int, str, str, int, int, int]] = []
+    shifts: list[int] = []
     for p in now:
         before = old.get(p.name)
         offset, seen = (0, 0) if before is None else (before.size, before.lines)
         if offset == p.size:
             continue
-        start = max(offset - 1, 0)  # the indexed part must end with its newline
-        data = appended_bytes(log_dir, p, start)
-        if data is None or seen < 0 or (offset and data[:1] != b"\n"):
+        scan = scan_appended(log_dir, p, offset) if seen >= 0 else None
+        if scan is None:
             return None
-        scan = scan_bytes(p.name, data[offset - start :], start=offset)
-        si = len(scans)
         scans.append(scan)
-        keys.extend(
-            (scan.lamports[i], scan.hashes[i], p.name, seen + scan.lines[i], si, i)
-            for i in range(len(scan))
-            if scan.flags[i] & HASH_OK
-        )
-    keys.sort()
-    source = LineSource(log_dir, scans)
-    out: list[tuple[dict[str, Any], bool]] = []
-    try:
-        for _, _, _, _, si, i in keys:
-            obj = source.load(si, i)
-            if obj["decision"] is not None:
-                out.append((obj, bool(scans[si].flags[i] & DECISION_ID_OK)))
-    finally:
-        source.release()
-    return out
+        shifts.append(seen)
+    return list(decision_objs_of(log_dir, scans, decision_keys(scans, shifts)))

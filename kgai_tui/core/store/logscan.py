@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from kgai_tui.core.store.decision_fields import PLAIN_GROUPS, FieldColumns, PackedFields
-from kgai_tui.core.store.shard_print import EDGE_BYTES, ShardPrint
+from kgai_tui.core.store.shard_print import EDGE_BYTES, ShardPrint, appended_bytes
 from kgai_tui.core.store.shards import (
     LineProblem,
     read_shard_file,
@@ -204,6 +204,21 @@ def line_ends(data: bytes, *, vector: bool) -> tuple[list[int], set[int]]:
     if data.translate(None, _PLAIN_OR_NL):
         odd = {bisect_left(ends, i) for i, b in enumerate(data) if NOT_PLAIN[b]}
     return ends, odd
+
+
+def scan_appended(
+    log_dir: Path, now: ShardPrint, offset: int, prev_hash: str | None = None
+) -> ShardScan | None:
+    """The lines appended to the shard ``now`` describes after its first ``offset``
+    bytes, scanned (``prev_hash``: as :func:`scan_bytes`). ``None`` when the file
+    was replaced since it was fingerprinted, or ``offset`` does not end a line: the
+    one way every cache reads what was appended since it was written."""
+    start = max(offset - 1, 0)
+    data = appended_bytes(log_dir, now, start)
+    if data is None or (offset and data[:1] != b"\n"):
+        return None
+    tail = data[offset - start :] if offset else data
+    return scan_bytes(now.name, tail, start=offset, prev_hash=prev_hash)
 
 
 def scan_file(path: Path, *, fields: bool = False) -> ShardScan:

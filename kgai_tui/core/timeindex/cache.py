@@ -15,8 +15,13 @@ from kgai_tui.core.store.cache_file import (
     time_index_path,
     write_cache_file,
 )
-from kgai_tui.core.store.logscan import DECISION_ID_OK, HASH_OK, ShardScan, scan_bytes
-from kgai_tui.core.store.shard_print import ShardPrint, appended_bytes, grew_from
+from kgai_tui.core.store.logscan import (
+    DECISION_ID_OK,
+    HASH_OK,
+    ShardScan,
+    scan_appended,
+)
+from kgai_tui.core.store.shard_print import ShardPrint, grew_from
 from kgai_tui.core.timeindex.index import TimeIndex, TimeIndexBuilder
 
 if TYPE_CHECKING:
@@ -279,10 +284,9 @@ def _tail_scans(
             if count != events:
                 return None
             continue
-        data = appended_bytes(log_dir, new, offset)
-        if data is None:
+        fresh = scan_appended(log_dir, new, offset)
+        if fresh is None:
             return None
-        fresh = scan_bytes(new.name, data, start=offset)
         if count + len(fresh) != events:
             return None
         scans.append(fresh)

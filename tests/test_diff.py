@@ -16,6 +16,7 @@ import pytest
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.errors import UsageError
+from kgai_tui.core.gosem.gojson import plain
 from kgai_tui.core.gosem.gotext import parse_rfc3339
 from kgai_tui.core.reads.as_of import events_as_of, project_as_of
 from kgai_tui.core.reads.diff import diff_obj
@@ -92,7 +93,7 @@ def _did(ev: Event, row: dict[str, Any]) -> bool:
 
 
 def _check_pair(engine: Engine, start: datetime, end: datetime) -> dict[str, Any]:
-    obj = diff_obj(engine.time_index, start, end)
+    obj = plain(diff_obj(engine.time_index, start, end))
     before = project_as_of(engine.shards, start)
     after = project_as_of(engine.shards, end)
     window = _window(events_as_of(engine.shards, end), start, end)
@@ -169,7 +170,7 @@ def test_diff_between_every_pair_of_neighbouring_moments(demo_store: Path) -> No
 
 
 def test_output_is_sorted_as_documented(demo_store: Path) -> None:
-    obj = diff_obj(open_engine(demo_store).time_index, None, None)
+    obj = plain(diff_obj(open_engine(demo_store).time_index, None, None))
     assert [r["element_id"] for r in obj["elements_added"]] == sorted(
         r["element_id"] for r in obj["elements_added"]
     )
@@ -188,10 +189,12 @@ def test_cli_json_and_text(demo_store: Path) -> None:
         [*args, "--json"], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
-    expected = diff_obj(
-        open_engine(demo_store).time_index,
-        parse_as_of("2026-02-28"),
-        parse_as_of("2026-03-31"),
+    expected = plain(
+        diff_obj(
+            open_engine(demo_store).time_index,
+            parse_as_of("2026-02-28"),
+            parse_as_of("2026-03-31"),
+        )
     )
     assert json.loads(done.stdout) == json.loads(json.dumps(expected))
     text = subprocess.run(args, capture_output=True, text=True, check=False)
@@ -208,8 +211,10 @@ def test_cli_json_and_text(demo_store: Path) -> None:
 
 def test_same_moment_is_an_empty_diff(demo_store: Path) -> None:
     cut = parse_as_of("2026-02-28")
-    obj = diff_obj(open_engine(demo_store).time_index, cut, cut)
+    obj = plain(diff_obj(open_engine(demo_store).time_index, cut, cut))
     assert not any(obj["counts"].values())
     assert render_diff(obj).endswith("nothing changed")
     with pytest.raises(UsageError):
-        diff_obj(open_engine(demo_store).time_index, cut, parse_as_of("2026-01-01"))
+        plain(
+            diff_obj(open_engine(demo_store).time_index, cut, parse_as_of("2026-01-01"))
+        )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from kgai_tui.core.gosem.gojson import plain
 from kgai_tui.core.safe_text import visible_tree
 
 _WHY_LIMIT: Final = 160
@@ -131,7 +132,7 @@ def _section(key: str, rows: list[dict[str, Any]]) -> list[str]:
 
 def render_diff(obj: dict[str, Any]) -> str:
     """Render a ``diff_obj`` result for people, sections in a fixed order."""
-    obj = visible_tree(obj)
+    obj = visible_tree(plain(obj))
     counts = obj["counts"]
     head = f"What changed from {obj['from']} to {obj['to']}"
     parts = [

@@ -19,10 +19,12 @@ from builders import ShardWriter, decision, upsert, write_store
 from test_diff_replay import _reference
 from test_time_index import _random_store
 
+from kgai_tui.core.answers.answer import encode
 from kgai_tui.core.answers.moments import diff_answer
 from kgai_tui.core.engine import open as engine_open
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.gosem.gojson import plain
 from kgai_tui.core.gosem.gotext import epoch_to_datetime, format_epoch, format_rfc3339
 from kgai_tui.core.model.open import open_model, peek_model
 from kgai_tui.core.reads.diff import SECTIONS, diff_obj
@@ -60,8 +62,8 @@ def _compare(root: Path) -> int:
         assert index is not None, "the model reads the saved index"
         whole = open_engine(root).time_index
         for start, end in _pairs(cuts):
-            got = orjson.dumps(diff_obj(index, start, end))
-            assert got == orjson.dumps(diff_obj(whole, start, end)), (start, end)
+            got = orjson.dumps(plain(diff_obj(index, start, end)))
+            assert got == orjson.dumps(plain(diff_obj(whole, start, end))), (start, end)
             compared += 1
     finally:
         model.close()
@@ -103,7 +105,7 @@ def test_diff_reads_no_whole_store_once_the_model_holds_the_index(
         answer = diff_answer(
             lambda: open_model(demo), "2026-02-28", "2026-03-31", whole
         )
-        return orjson.dumps(answer.obj)
+        return encode(answer)
 
     first = ask()
     assert opened == [demo], "no saved index yet: the whole store's"
@@ -127,7 +129,7 @@ def test_a_diff_names_each_change_by_its_decision_recorded_in_the_window(
     try:
         index = model.time_index()
         assert index is not None
-        obj = diff_obj(index, start, end)
+        obj = plain(diff_obj(index, start, end))
     finally:
         model.close()
     caused = [
@@ -165,7 +167,7 @@ def test_an_edge_listed_again_earlier_counts_from_its_earliest_time(
     ]
     seen = 0
     for start, end in _pairs([*cuts, None]):
-        got = diff_obj(engine.time_index, start, end)
+        got = plain(diff_obj(engine.time_index, start, end))
         want = _reference(engine.shards, start, end)
         assert orjson.dumps({k: got[k] for k in SECTIONS}) == orjson.dumps(want)
         seen += len(got["decisions_superseded"])

@@ -24,6 +24,7 @@ from test_plain_line import _regated
 from test_replay_properties import Chooser, Generated, stores, temp_store
 
 from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.gosem.gojson import plain
 from kgai_tui.core.gosem.gotext import rfc3339_epoch
 from kgai_tui.core.reads.as_of import events_as_of
 from kgai_tui.core.reads.diff import (
@@ -123,12 +124,15 @@ def _reference(
     events = events_as_of(shards, end or _END_OF_TIME)
     after = Projection()
     after.apply_all(events)
-    return dict(
-        diff_projections(before, after, _Walked(events), _changes(before, after))
-    )
+    recorded, superseded = _changes(before, after)
+    edges = [(o, s) for o, by in superseded.items() for s in by]
+    changes = DecisionChanges(recorded, [o for o, _ in edges], [s for _, s in edges])
+    return plain(diff_projections(before, after, _Walked(events), changes))
 
 
-def _changes(before: Projection, after: Projection) -> DecisionChanges:
+def _changes(
+    before: Projection, after: Projection
+) -> tuple[list[int], dict[int, list[int]]]:
     """The decision sections' rows by their definitions, one decision at a time:
     recorded = real at TO and not at FROM; superseded = each decision with the
     superseders of its (superseder, superseded) edges at TO that FROM did not hold."""
@@ -226,7 +230,7 @@ def test_diff_equals_two_replays_of_decoded_events(
             start = c.choice(cuts)
             later = [m for m in cuts[1:] if start is None or m >= start]
             end = c.choice([None, *later])
-            got = diff_obj(engine.time_index, start, end)
+            got = plain(diff_obj(engine.time_index, start, end))
             want = _reference(shards, start, end)
             assert orjson.dumps({k: got[k] for k in SECTIONS}) == orjson.dumps(want)
             recorded, superseded = _decision_ids(shards, start, end)

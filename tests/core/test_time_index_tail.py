@@ -23,6 +23,7 @@ from test_moment_timeline import _timeline
 from test_time_index import _random_store
 
 from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.gosem.gojson import plain
 from kgai_tui.core.gosem.gotext import format_epoch
 from kgai_tui.core.model.open import ModelEngine, open_model, peek_model
 from kgai_tui.core.reads.as_of import as_of_obj
@@ -108,8 +109,8 @@ def _same_history(index: TimeIndex, fresh: TimeIndex) -> None:
     for start, end in itertools.combinations(picks, 2):
         if start is not None and end is not None and start > end:
             start, end = end, start
-        got = orjson.dumps(diff_obj(index, start, end))
-        assert got == orjson.dumps(diff_obj(fresh, start, end)), (start, end)
+        got = orjson.dumps(plain(diff_obj(index, start, end)))
+        assert got == orjson.dumps(plain(diff_obj(fresh, start, end))), (start, end)
 
 
 def _ids(lines: dict[str, list[bytes]]) -> set[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Final
 
 #: Go's ``unicode.IsSpace`` set (Latin-1 specials plus the White_Space property).
@@ -202,10 +203,17 @@ def _civil_from_days(days: int) -> tuple[int, int, int]:
 def format_epoch(stamp: int) -> str:
     """Format Unix seconds as Go's RFC3339 in UTC (``2026-01-02T03:04:05Z``)."""
     days, rest = divmod(stamp, 86400)
-    year, month, day = _civil_from_days(days)
     hour, rest = divmod(rest, 3600)
     minute, sec = divmod(rest, 60)
-    return f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{sec:02d}Z"
+    return f"{_day_text(days)}{hour:02d}:{minute:02d}:{sec:02d}Z"
+
+
+@lru_cache(maxsize=4096)
+def _day_text(days: int) -> str:
+    """``YYYY-MM-DDT`` of a day count since 1970-01-01: a listing of half a million
+    decisions spans a few hundred days (the date was half of each format)."""
+    year, month, day = _civil_from_days(days)
+    return f"{year:04d}-{month:02d}-{day:02d}T"
 
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from kgai_tui.core.model.timeline_rows import Columns
     from kgai_tui.core.recall.index import RecallIndex
     from kgai_tui.core.replay.projection import Projection
+    from kgai_tui.core.replay.projection_view import Field
 
 __all__ = ["DiskProjection", "graph_from_state", "read_meta"]
 
@@ -149,6 +150,13 @@ class DiskProjection:
     def prefetch(self, indices: Iterable[int]) -> None:
         """Fetch many decision rows in a few queries (before reading them one by one)."""
         self._decs.prefetch(indices)
+
+    def decision_fields(
+        self, indices: Sequence[int], names: Sequence[Field]
+    ) -> list[tuple[Any, ...]]:
+        """The fields ``names`` of the decisions at ``indices``, a block of rows
+        per query, none kept (see :meth:`DecRows.fields`)."""
+        return self._decs.fields(indices, names)
 
     @property
     def unknown_ops(self) -> Sequence[tuple[str, str]]:

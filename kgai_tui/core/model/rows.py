@@ -105,6 +105,45 @@ class DecRows:
             if found != len(chunk):
                 raise ModelCorruptError("decision rows are missing")
 
+    def fields(
+        self, indices: Sequence[int], names: Sequence[str]
+    ) -> list[tuple[Any, ...]]:
+        """The columns ``names`` of the rows at ``indices``, a tuple each in the
+        order asked: a block of rows per query, none of them kept (a row held in
+        memory, a write session's, wins).
+
+        Raises:
+            IndexError: an index is of no row.
+            ModelCorruptError: a row the count promises is missing.
+        """
+        ks = [DEC_COLUMNS.index(n) for n in names]
+        listed = [at for at, k in enumerate(ks) if k in _LISTS]
+        held, base = self.rows, self.base
+        wanted = sorted({i for i in indices if i not in held})
+        if wanted and (wanted[0] < 0 or wanted[-1] >= base):
+            raise IndexError(wanted[0] if wanted[0] < 0 else wanted[-1])
+        sql = (
+            f"SELECT ix, {', '.join(names)} FROM dec"
+            " WHERE ix IN (SELECT value FROM json_each(?))"
+        )
+        read: dict[int, tuple[Any, ...]] = {}
+        for at in range(0, len(wanted), _BLOCK):
+            chunk = wanted[at : at + _BLOCK]
+            got = self.db.execute(sql, (orjson.dumps(chunk),)).fetchall()
+            if len(got) != len(chunk):
+                raise ModelCorruptError("decision rows are missing")
+            if not listed:
+                read.update((raw[0], raw[1:]) for raw in got)
+                continue
+            for raw in got:
+                row = list(raw[1:])
+                for p in listed:
+                    row[p] = [] if row[p] is None else orjson.loads(row[p])
+                read[raw[0]] = tuple(row)
+        return [
+            read[i] if i in read else tuple(held[i][k] for k in ks) for i in indices
+        ]
+
     def column(self, name: str) -> DecColumn:
         """One column as a list-like view."""
         return DecColumn(self, DEC_COLUMNS.index(name))

@@ -24,14 +24,18 @@ Arrays are always arrays (``[]`` when empty), never null.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.errors import UsageError
 from kgai_tui.core.gosem.gotext import format_rfc3339
 from kgai_tui.core.reads.diff_attrib import Causes, IndexCauses, LinkKey, because
-from kgai_tui.core.reads.kg import few_of
+from kgai_tui.core.reads.diff_decisions import (
+    DecisionChanges,
+    decision_sections,
+    label,
+)
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.timeindex.window import edges_between, recorded_between
 from kgai_tui.core.wire.props import parse_props
@@ -64,15 +68,6 @@ _CAUSED: Final = (
 )
 
 Obj = dict[str, Any]
-T = TypeVar("T")
-
-
-def label(p: ProjectionView, eid: str) -> str:
-    """``kind:name`` of an element, its name without a kind, else its id."""
-    kind, name, _ = p.element(eid) or ("", "", "")
-    if kind and name:
-        return f"{kind}:{name}"
-    return name or eid
 
 
 def because_decision(p: ProjectionView, idx: int) -> Obj:
@@ -157,98 +152,19 @@ def _links(before: ProjectionView, after: ProjectionView, why: Causes) -> Obj:
     }
 
 
-class _Picked:
-    """The fields a diff shows of some decisions.
-
-    A view over the read model reads a column a block of rows per query, but a
-    single item a query each (at a million decisions, item by item was 30 s):
-    many decisions are picked from one pass per column, a few fetched together
-    (:meth:`~kgai_tui.core.replay.projection_view.ProjectionView.prefetch`)."""
-
-    def __init__(self, p: ProjectionView, wanted: Iterable[int]) -> None:
-        keep = set(wanted)
-
-        def pick(column: Sequence[T]) -> dict[int, T]:
-            if few:
-                return {i: column[i] for i in keep}
-            return {i: v for i, v in enumerate(column) if i in keep}
-
-        few = few_of(p, len(keep))
-        if few:
-            p.prefetch(keep)
-        self.ids, self.titles = pick(p.dec_id), pick(p.dec_title)
-        self.authors, self.times = pick(p.dec_author), pick(p.dec_time)
-        self.rationales, self.lamports = pick(p.dec_rationale), pick(p.dec_lamport)
-        self.shapes = pick(p.dec_shapes)
-        self._named: dict[int, Obj] = {}
-
-    def because(self, i: int) -> Obj:
-        """Decision ``i`` as :func:`because_decision` names it (one object per
-        decision: a caller that changes it takes a copy)."""
-        got = self._named.get(i)
-        if got is None:
-            got = self._named[i] = because(
-                self.ids[i],
-                self.titles[i],
-                self.authors[i],
-                self.times[i],
-                self.rationales[i],
-            )
-        return got
-
-    def history_order(self, indices: Iterable[int]) -> list[int]:
-        """:func:`~kgai_tui.core.reads.kg.history_order`, from the picked fields."""
-
-        def key(i: int) -> tuple[bool, int, int, str]:
-            stamp = self.times[i]
-            return (stamp is None, stamp or 0, self.lamports[i], self.ids[i])
-
-        return sorted(indices, key=key)
-
-
-#: The decisions a diff lists, as view indices of TO: those recorded, and each
-#: superseded decision with the decisions that newly supersede it.
-DecisionChanges = tuple[list[int], dict[int, list[int]]]
-
-
-def _decisions(after: ProjectionView, changes: DecisionChanges) -> Obj:
-    recorded, superseded = changes
-    wanted = set(recorded).union(superseded, *superseded.values())
-    picked = _Picked(after, wanted)
-    labels: dict[str, str] = {}
-
-    def named(eid: str) -> str:
-        got = labels.get(eid)
-        if got is None:
-            got = labels[eid] = label(after, eid)
-        return got
-
-    rows = []
-    for i in picked.history_order(recorded):
-        row = dict(picked.because(i))
-        row["elements"] = sorted(named(e) for e in picked.shapes[i])
-        rows.append(row)
-    gone = []
-    for o in picked.history_order(superseded):
-        row = dict(picked.because(o))
-        del row["rationale"]
-        row["by"] = [picked.because(s) for s in picked.history_order(superseded[o])]
-        gone.append(row)
-    return {"decisions_recorded": rows, "decisions_superseded": gone}
-
-
 def index_changes(
     ix: TimeIndex, start: datetime | None, after: AsOfView
 ) -> DecisionChanges:
-    """:data:`DecisionChanges` between ``start`` and ``after``'s cut, from the
+    """:class:`DecisionChanges` between ``start`` and ``after``'s cut, from the
     index both are read from (:mod:`~kgai_tui.core.timeindex.window`)."""
     lo = None if start is None else int(start.timestamp())
-    v_of = after.v_of
-    recorded = [v_of(g) for g in recorded_between(ix, lo, after.cut)]
-    superseded: dict[int, list[int]] = {}
-    for s, o in edges_between(ix, lo, after.cut):
-        superseded.setdefault(v_of(o), []).append(v_of(s))
-    return recorded, superseded
+    vs_of = after.vs_of
+    edges = edges_between(ix, lo, after.cut)
+    return DecisionChanges(
+        vs_of(recorded_between(ix, lo, after.cut)),
+        vs_of([o for _, o in edges]),
+        vs_of([s for s, _ in edges]),
+    )
 
 
 def _conflicts(before: ProjectionView, after: ProjectionView) -> Obj:
@@ -287,11 +203,12 @@ def diff_projections(
     after: ProjectionView,
     why: Causes,
     changes: DecisionChanges,
-) -> dict[str, list[Obj]]:
+) -> Obj:
     """Every section of the diff between two projections (see the module
-    docstring), the decisions' from ``changes``."""
-    out: Obj = {}
-    out.update(_decisions(after, changes))
+    docstring), the decisions' from ``changes`` (two
+    :class:`~kgai_tui.core.gosem.gojson.Blocks`, read from ``after`` as they are
+    encoded)."""
+    out: Obj = decision_sections(after, changes)
     out.update(_elements(before, after, why))
     out["props_changed"] = _props(before, after, why)
     out.update(_links(before, after, why))
@@ -317,6 +234,9 @@ def diff_obj(ix: TimeIndex, start: datetime | None, end: datetime | None) -> Obj
     Both moments and the decision behind each change come from the store's time
     index, exactly as ``as-of`` answers them (spec 6.6: the hash-verified events
     recorded by then, in canonical order), with no replay and no pass over the log.
+    The two decision sections are made as they are encoded, from the store the
+    index reads (keep it open until then); :func:`~kgai_tui.core.gosem.gojson.plain`
+    makes them lists.
 
     Raises:
         UsageError: ``start`` is after ``end``.

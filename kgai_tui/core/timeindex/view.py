@@ -23,7 +23,12 @@ import networkx as nx
 
 from kgai_tui.core.heap import GcPaused as gc_paused
 from kgai_tui.core.replay.acyclic_graph import AcyclicGraph
-from kgai_tui.core.replay.projection_view import GraphReads, element_of, newest_first
+from kgai_tui.core.replay.projection_view import (
+    Field,
+    GraphReads,
+    element_of,
+    newest_first,
+)
 from kgai_tui.core.timeindex.keys import Carry
 from kgai_tui.core.timeindex.lazy import Column, LazySeq, NodeAttrs
 from kgai_tui.core.timeindex.queries import (
@@ -42,6 +47,16 @@ if TYPE_CHECKING:
     from kgai_tui.core.timeindex.tables import IndexTables
 
 T = TypeVar("T")
+
+#: A decision field at the cut, from its fields then (``None``: a stub) and shapes.
+_PICK: dict[str, Callable[[Carry | None, list[str]], Any]] = {
+    "title": lambda f, _: "" if f is None else f[2],
+    "rationale": lambda f, _: "" if f is None else f[3],
+    "author": lambda f, _: "" if f is None else f[4],
+    "lamport": lambda f, _: 0 if f is None else f[7],
+    "time": lambda f, _: None if f is None else f[10],
+    "shapes": lambda _, s: s,
+}
 
 
 class _Numbering:
@@ -75,6 +90,20 @@ class _Numbering:
     def g_of(self, v: int) -> int:
         """The global decision index of a view index."""
         return v if v < self.k else self.strays[v - self.k]
+
+    def vs_of(self, gs: Sequence[int]) -> list[int]:
+        """:meth:`v_of` of many (the same list when no decision sorts late)."""
+        if not self.strays:
+            return list(gs)
+        v_of = self.v_of
+        return [v_of(g) for g in gs]
+
+    def gs_of(self, vs: Sequence[int]) -> list[int]:
+        """:meth:`g_of` of many."""
+        if not self.strays:
+            return list(vs)
+        g_of = self.g_of
+        return [g_of(v) for v in vs]
 
     def index_of(self, dec_id: str) -> int | None:
         """The view index of a decision id, or ``None`` when it does not exist yet."""
@@ -195,6 +224,28 @@ class AsOfView(GraphReads):
             g_of = self.num.g_of
             shared.prefetch([g_of(v) for v in indices])
 
+    def decision_fields(
+        self, indices: Sequence[int], names: Sequence[Field]
+    ) -> list[tuple[Any, ...]]:
+        """The fields ``names`` of the decisions at ``indices``: from the read
+        model's rows in a few queries when the index shares them, else from the
+        columns; the fields a decision had at the cut win."""
+        shared = self.ix.shared
+        if shared is None:
+            return super().decision_fields(indices, names)
+        gs = self.num.gs_of(indices)
+        got = shared.decision_fields(gs, names)
+        patched = self.patched
+        if patched:
+            for at, g in enumerate(gs):
+                if g in patched:
+                    fields, shapes = patched[g]
+                    got[at] = tuple(
+                        self.ix.d_id[g] if n == "id" else _PICK[n](fields, shapes)
+                        for n in names
+                    )
+        return got
+
     def v_of(self, g: int) -> int:
         """The view index of a global decision index that exists at the cut."""
         return self.num.v_of(g)
@@ -202,6 +253,10 @@ class AsOfView(GraphReads):
     def g_of(self, v: int) -> int:
         """The global decision index of a view index."""
         return self.num.g_of(v)
+
+    def vs_of(self, gs: Sequence[int]) -> list[int]:
+        """The view indices of many global decision indices that exist at the cut."""
+        return self.num.vs_of(gs)
 
     def index_of(self, dec_id: str) -> int | None:
         """The view index of a decision id, or ``None`` when it does not exist yet."""
@@ -243,17 +298,17 @@ class AsOfView(GraphReads):
     @cached_property
     def dec_title(self) -> Column[str]:
         """Titles."""
-        return self._column(self.ix.d_title, lambda f, _: "" if f is None else f[2])
+        return self._column(self.ix.d_title, _PICK["title"])
 
     @cached_property
     def dec_rationale(self) -> Column[str]:
         """Rationales."""
-        return self._column(self.ix.d_rationale, lambda f, _: "" if f is None else f[3])
+        return self._column(self.ix.d_rationale, _PICK["rationale"])
 
     @cached_property
     def dec_author(self) -> Column[str]:
         """Authors."""
-        return self._column(self.ix.d_author, lambda f, _: "" if f is None else f[4])
+        return self._column(self.ix.d_author, _PICK["author"])
 
     @cached_property
     def dec_refs(self) -> Column[str]:
@@ -268,7 +323,7 @@ class AsOfView(GraphReads):
     @cached_property
     def dec_lamport(self) -> Column[int]:
         """Lamport clocks."""
-        return self._column(self.ix.d_lamport, lambda f, _: 0 if f is None else f[7])
+        return self._column(self.ix.d_lamport, _PICK["lamport"])
 
     @cached_property
     def dec_install(self) -> Column[str]:
@@ -283,12 +338,12 @@ class AsOfView(GraphReads):
     @cached_property
     def dec_time(self) -> Column[int | None]:
         """Recorded times."""
-        return self._column(self.ix.d_time, lambda f, _: None if f is None else f[10])
+        return self._column(self.ix.d_time, _PICK["time"])
 
     @cached_property
     def dec_shapes(self) -> Column[Sequence[str]]:
         """Shaped element ids, in SHAPES creation order."""
-        return self._column(self.ix.d_shapes, lambda _, s: s)
+        return self._column(self.ix.d_shapes, _PICK["shapes"])
 
     @cached_property
     def dec_supersedes(self) -> Sequence[list[int]]:

@@ -1,0 +1,172 @@
+"""The two decision sections of a diff, made a block of rows at a time.
+
+A week of a million-decision store records 568k decisions and supersedes as many:
+held as row objects, those lists took 1.2 GB and 12 s to make. Here their order
+comes from two integer columns (recorded time and lamport, sorted by numpy; ids are
+read only where both tie), and their rows are read, encoded and let go a block at a
+time (:class:`~kgai_tui.core.gosem.gojson.Blocks`). The bytes are those of the
+lists: history order (recorded time, no time last; lamport; id), each superseded
+decision's ``by`` in history order too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+import numpy as np
+
+from kgai_tui.core.gosem.gojson import Blocks
+from kgai_tui.core.gosem.gotext import format_epoch
+from kgai_tui.core.reads.diff_attrib import because
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from kgai_tui.core.replay.projection_view import Field, ProjectionView
+
+__all__ = ["BLOCK", "DecisionChanges", "decision_sections", "label"]
+
+#: Rows read and encoded together.
+BLOCK: Final = 2048
+#: Decisions whose sort keys are read per query.
+_KEYS: Final = 65536
+#: What names a decision in a row (:func:`~kgai_tui.core.reads.diff_attrib.because`
+#: adds the rationale).
+_NAMED: Final[tuple[Field, ...]] = ("id", "title", "author", "time")
+
+Obj = dict[str, Any]
+
+
+class DecisionChanges(NamedTuple):
+    """The decisions a diff lists, as view indices of TO."""
+
+    #: Recorded in the window.
+    recorded: Sequence[int]
+    #: Per supersedes edge that appeared in the window: the superseded decision,
+    superseded: Sequence[int]
+    #: and the decision superseding it (the same length).
+    by: Sequence[int]
+
+
+def label(p: ProjectionView, eid: str) -> str:
+    """``kind:name`` of an element, its name without a kind, else its id."""
+    kind, name, _ = p.element(eid) or ("", "", "")
+    if kind and name:
+        return f"{kind}:{name}"
+    return name or eid
+
+
+def decision_sections(after: ProjectionView, changes: DecisionChanges) -> Obj:
+    """``decisions_recorded`` and ``decisions_superseded`` of ``changes``, each a
+    :class:`Blocks` whose rows are read from ``after`` when they are encoded."""
+    recorded = np.asarray(changes.recorded, dtype=np.int64)
+    gone = np.asarray(changes.superseded, dtype=np.int64)
+    by = np.asarray(changes.by, dtype=np.int64)
+    wanted = np.unique(np.concatenate((recorded, gone, by)))
+    ranks = _history_ranks(after, wanted)
+
+    def rank(vs: NDArray[np.int64]) -> NDArray[np.int64]:
+        return ranks[np.searchsorted(wanted, vs)]
+
+    rows_recorded = recorded[np.argsort(rank(recorded), kind="stable")]
+    edges = np.lexsort((rank(by), rank(gone)))  # superseded first, then its by
+    gone, by = gone[edges], by[edges]
+    keys, starts = np.unique(gone, return_index=True)
+    keys_order = np.argsort(rank(keys), kind="stable")
+    keys, starts = keys[keys_order], starts[keys_order]
+    ends = starts + np.unique(gone, return_counts=True)[1][keys_order]
+    labels: dict[str, str] = {}
+
+    def named(eid: str) -> str:
+        got = labels.get(eid)
+        if got is None:
+            got = labels[eid] = label(after, eid)
+        return got
+
+    def recorded_blocks() -> Iterator[list[Obj]]:
+        for at in range(0, len(rows_recorded), BLOCK):
+            vs = rows_recorded[at : at + BLOCK].tolist()
+            yield [
+                {
+                    "id": dec_id,
+                    "title": title,
+                    "author": author,
+                    "when": "" if stamp is None else format_epoch(stamp),
+                    "rationale": rationale,
+                    "elements": sorted(
+                        [labels[e] if e in labels else named(e) for e in shapes]
+                    ),
+                }
+                for dec_id, title, author, stamp, rationale, shapes in (
+                    after.decision_fields(vs, (*_NAMED, "rationale", "shapes"))
+                )
+            ]
+
+    def superseded_blocks() -> Iterator[list[Obj]]:
+        for at in range(0, len(keys), BLOCK):
+            olist = keys[at : at + BLOCK].tolist()
+            lo, hi = int(starts[at]), int(ends[min(at + BLOCK, len(keys)) - 1])
+            # One read for both: a decision is often superseded by the next row's.
+            need = sorted(set(olist).union(by[lo:hi].tolist()))
+            named = {
+                v: because(*fields)
+                for v, fields in zip(
+                    need,
+                    after.decision_fields(need, (*_NAMED, "rationale")),
+                    strict=True,
+                )
+            }
+            rows = []
+            for o, first, last in zip(
+                olist,
+                starts[at : at + BLOCK].tolist(),
+                ends[at : at + BLOCK].tolist(),
+                strict=True,
+            ):
+                row = dict(named[o])
+                del row["rationale"]
+                row["by"] = [named[s] for s in by[first:last].tolist()]
+                rows.append(row)
+            yield rows
+
+    return {
+        "decisions_recorded": Blocks(len(rows_recorded), recorded_blocks),
+        "decisions_superseded": Blocks(len(keys), superseded_blocks),
+    }
+
+
+def _history_ranks(p: ProjectionView, wanted: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The place of each decision of ``wanted`` in history order (recorded time,
+    no time last; lamport; id): its key columns sorted together, ids read and
+    compared only within a run of equal times and lamports."""
+    n = len(wanted)
+    none = np.zeros(n, dtype=np.bool_)
+    times = np.zeros(n, dtype=np.int64)
+    lamports = np.zeros(n, dtype=np.int64)
+    for at in range(0, n, _KEYS):
+        got = p.decision_fields(wanted[at : at + _KEYS].tolist(), ("time", "lamport"))
+        end = at + len(got)
+        stamps = [t for t, _ in got]
+        none[at:end] = [t is None for t in stamps]
+        times[at:end] = [0 if t is None else t for t in stamps]
+        lamports[at:end] = [lam for _, lam in got]
+    order = np.lexsort((lamports, times, none))
+    sorted_keys = (none[order], times[order], lamports[order])
+    tied = np.ones(max(n - 1, 0), dtype=np.bool_)
+    for column in sorted_keys:
+        tied &= column[1:] == column[:-1]
+    for start, stop in _runs(tied):
+        run = order[start:stop]
+        ids = [i for (i,) in p.decision_fields(wanted[run].tolist(), ("id",))]
+        order[start:stop] = run[sorted(range(len(run)), key=ids.__getitem__)]
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[order] = np.arange(n, dtype=np.int64)
+    return ranks
+
+
+def _runs(tied: NDArray[np.bool_]) -> list[tuple[int, int]]:
+    """``[start, stop)`` of each run of sorted positions equal to the next one
+    (``tied[i]``: position ``i`` equals ``i + 1``)."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], tied.astype(np.int8), [0]))))
+    return [(int(a), int(b) + 1) for a, b in zip(edges[0::2], edges[1::2], strict=True)]

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import marshal
+import mmap
 import random
+import struct
 from bisect import bisect_right
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -609,14 +611,39 @@ def test_packed_records_round_trip() -> None:
     assert (len(recs), recs[0], recs[1]) == (2, odd, plain)
 
 
-def test_loads_reads_caches_of_the_previous_writer(tmp_path: Path) -> None:
-    """Arrays now go to marshal as buffers and props as lists; older caches still load."""
+def _parts(dumped: bytes) -> tuple[Any, bytes]:
+    """A dump's containers (marshal's bytes vary with reference counts) and arrays."""
+    (head,) = struct.unpack("<Q", dumped[:8])
+    return marshal.loads(dumped[8 : 8 + head]), dumped[8 + head :]
+
+
+def test_a_dump_loads_from_a_mapped_file_and_a_damaged_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The arrays after the containers load straight from the mapped file, to the
+    same index; an array placed past the end, a cut payload and the previous
+    format are refused with ``ValueError`` (the caller rebuilds)."""
     shards = _random_store(tmp_path, 5, 100)
     index = _build(_objs(shards))
-    raw = list(marshal.loads(index.dumps()))
-    assert all(type(b) is bytes for b in raw[4])
-    raw[10] = {e: {k: tuple(h) for k, h in keys.items()} for e, keys in raw[10].items()}
-    loaded = TimeIndex.loads(memoryview(marshal.dumps(tuple(raw))))  # a mapped file
-    assert marshal.loads(loaded.dumps()) == marshal.loads(index.dumps())
-    for stamp in _cuts(index, random.Random(6), 10):
-        assert state(loaded.at(_at(stamp))) == state(index.at(_at(stamp)))
+    dumped = index.dumps()
+    path = tmp_path / "index.bin"
+    path.write_bytes(dumped)
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, prot=mmap.PROT_READ) as m:
+        loaded = TimeIndex.loads(memoryview(m))
+        assert _parts(loaded.dumps()) == _parts(dumped)
+        for stamp in _cuts(index, random.Random(6), 10):
+            assert state(loaded.at(_at(stamp))) == state(index.at(_at(stamp)))
+        del loaded
+    containers, arrays = _parts(dumped)
+    containers = list(containers)
+    containers[4] = [(len(arrays) - 8, 16), *containers[4][1:]]
+    moved = marshal.dumps(tuple(containers))
+    bad = [
+        struct.pack("<Q", len(moved)) + moved + arrays,
+        dumped[: len(dumped) - 8],
+        dumped[:5],
+        marshal.dumps((4, *containers[1:])),
+    ]
+    for data in bad:
+        with pytest.raises(ValueError):
+            TimeIndex.loads(data)

@@ -16,7 +16,7 @@ from typing import Any, Final
 import orjson
 
 from kgai_tui import __version__
-from kgai_tui.core.store.regular_file import open_regular
+from kgai_tui.core.store.regular_file import RELEASE_STEP, open_regular, release_view
 
 # 2: el_shapes packed as arrays; 3: the whole shard fingerprint; 4: recorded times
 # read with ASCII digits only (Go's time.Parse)
@@ -190,7 +190,11 @@ def read_cache_file(
         return None
     if header.get("size") != len(payload):
         return None
-    if header.get("digest") != hashlib.sha256(payload).hexdigest():
+    digest = hashlib.sha256()
+    for at in range(0, len(payload), RELEASE_STEP):
+        digest.update(payload[at : at + RELEASE_STEP])
+        release_view(payload)
+    if header.get("digest") != digest.hexdigest():
         return None
     return header, payload
 
@@ -216,7 +220,7 @@ def read_cache(path: Path) -> tuple[Any, bytes | memoryview] | None:
             start = end + 1
             if f.size == start:
                 return header, b""
-            mapped = f.map()
+            mapped = f.map(populate=False)  # its pages are let go as they are read
     except (OSError, ValueError, orjson.JSONDecodeError):
         return None
     return header, memoryview(mapped)[start:]

@@ -147,6 +147,20 @@ def read_regular(path: Path | str, limit: int | None = None) -> bytes:
         return f.read()
 
 
+#: Bytes of a mapped cache file read between two :func:`release_view` calls.
+RELEASE_STEP: Final = 16 * 1024 * 1024
+
+
+def release_view(view: memoryview | bytes) -> None:
+    """:func:`release_pages` of the map ``view`` is a part of (nothing for bytes).
+
+    A cache file is checked and decoded a step at a time: its map would otherwise
+    hold all of it in this process's RSS beside what is decoded from it (the 1M
+    time index: 206 MB of 492 MB at its peak)."""
+    if isinstance(view, memoryview) and isinstance(view.obj, mmap.mmap):
+        release_pages([view.obj])
+
+
 def release_pages(maps: Iterable[mmap.mmap | bytes]) -> None:
     """Let go of the mapped pages touched so far; they stay in the page cache, and
     a later read faults them back in.

@@ -159,11 +159,9 @@ def index_changes(
     index both are read from (:mod:`~kgai_tui.core.timeindex.window`)."""
     lo = None if start is None else int(start.timestamp())
     vs_of = after.vs_of
-    edges = edges_between(ix, lo, after.cut)
+    by, superseded = edges_between(ix, lo, after.cut)
     return DecisionChanges(
-        vs_of(recorded_between(ix, lo, after.cut)),
-        vs_of([o for _, o in edges]),
-        vs_of([s for s, _ in edges]),
+        vs_of(recorded_between(ix, lo, after.cut)), vs_of(superseded), vs_of(by)
     )
 
 

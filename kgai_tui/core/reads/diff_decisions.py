@@ -42,11 +42,11 @@ class DecisionChanges(NamedTuple):
     """The decisions a diff lists, as view indices of TO."""
 
     #: Recorded in the window.
-    recorded: Sequence[int]
+    recorded: Sequence[int] | NDArray[np.int64]
     #: Per supersedes edge that appeared in the window: the superseded decision,
-    superseded: Sequence[int]
+    superseded: Sequence[int] | NDArray[np.int64]
     #: and the decision superseding it (the same length).
-    by: Sequence[int]
+    by: Sequence[int] | NDArray[np.int64]
 
 
 def label(p: ProjectionView, eid: str) -> str:

@@ -41,6 +41,9 @@ from kgai_tui.core.timeindex.queries import (
 )
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
     from kgai_tui.core.reads.store import TimelineReads
     from kgai_tui.core.timeindex.columns import IndexColumns
     from kgai_tui.core.timeindex.counts import CutCounts
@@ -91,12 +94,16 @@ class _Numbering:
         """The global decision index of a view index."""
         return v if v < self.k else self.strays[v - self.k]
 
-    def vs_of(self, gs: Sequence[int]) -> list[int]:
-        """:meth:`v_of` of many (the same list when no decision sorts late)."""
+    def vs_of(self, gs: NDArray[np.int64]) -> NDArray[np.int64]:
+        """:meth:`v_of` of many (the same array when no decision sorts late)."""
         if not self.strays:
-            return list(gs)
-        v_of = self.v_of
-        return [v_of(g) for g in gs]
+            return gs
+        import numpy as np  # a diff's: numpy is loaded already
+
+        out = gs.copy()
+        late = np.flatnonzero(gs >= self.k)
+        out[late] = [self.vmap[g] for g in gs[late].tolist()]
+        return out
 
     def gs_of(self, vs: Sequence[int]) -> list[int]:
         """:meth:`g_of` of many."""
@@ -254,7 +261,7 @@ class AsOfView(GraphReads):
         """The global decision index of a view index."""
         return self.num.g_of(v)
 
-    def vs_of(self, gs: Sequence[int]) -> list[int]:
+    def vs_of(self, gs: NDArray[np.int64]) -> NDArray[np.int64]:
         """The view indices of many global decision indices that exist at the cut."""
         return self.num.vs_of(gs)
 

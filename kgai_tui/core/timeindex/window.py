@@ -17,10 +17,12 @@ import numpy as np
 from kgai_tui.core.timeindex.queries import decision_at
 
 if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
     from kgai_tui.core.timeindex.tables import IndexTables
 
 
-def recorded_between(ix: IndexTables, lo: int | None, hi: int) -> list[int]:
+def recorded_between(ix: IndexTables, lo: int | None, hi: int) -> NDArray[np.int64]:
     """Decisions (global indices) recorded as of ``hi`` and not as of ``lo``
     (Unix seconds; ``None``: the empty store): their fields are known at ``hi``
     and were not at ``lo`` (they did not exist then, or were a stub)."""
@@ -34,21 +36,23 @@ def recorded_between(ix: IndexTables, lo: int | None, hi: int) -> list[int]:
     # the moment it exists, or never (a stub).
     odd = ix.exceptions
     mask[odd] = False
-    found = np.flatnonzero(mask).tolist()
+    late: list[int] = []
     for g in odd:
         now = exist[g] <= hi and decision_at(ix, hi, g)[0] is not None
         then = (
             lo is not None and exist[g] <= lo and decision_at(ix, lo, g)[0] is not None
         )
         if now and not then:
-            found.append(g)
-    return found
+            late.append(g)
+    return np.concatenate((np.flatnonzero(mask), np.asarray(late, dtype=np.int64)))
 
 
-def edges_between(ix: IndexTables, lo: int | None, hi: int) -> list[tuple[int, int]]:
-    """``(superseding, superseded)`` decisions (global indices) of the supersedes
-    edges that count as of ``hi`` and not as of ``lo``: an edge counts from the
-    first time an event listing it was recorded."""
+def edges_between(
+    ix: IndexTables, lo: int | None, hi: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The superseding and the superseded decisions (global indices) of the
+    supersedes edges that count as of ``hi`` and not as of ``lo``: an edge counts
+    from the first time an event listing it was recorded."""
     first = np.frombuffer(ix.e_time, dtype=np.int64)
     if ix.e_more:
         first = first.copy()
@@ -58,6 +62,6 @@ def edges_between(ix: IndexTables, lo: int | None, hi: int) -> list[tuple[int, i
     if lo is not None:
         mask &= first > lo
     es = np.flatnonzero(mask)
-    src = np.frombuffer(ix.e_src, dtype=np.int64)[es].tolist()
-    dst = np.frombuffer(ix.e_dst, dtype=np.int64)[es].tolist()
-    return list(zip(src, dst, strict=True))
+    src = np.frombuffer(ix.e_src, dtype=np.int64)[es]
+    dst = np.frombuffer(ix.e_dst, dtype=np.int64)[es]
+    return src, dst

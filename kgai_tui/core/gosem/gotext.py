@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Final
 
 #: Go's ``unicode.IsSpace`` set (Latin-1 specials plus the White_Space property).
@@ -203,9 +203,15 @@ def _civil_from_days(days: int) -> tuple[int, int, int]:
 def format_epoch(stamp: int) -> str:
     """Format Unix seconds as Go's RFC3339 in UTC (``2026-01-02T03:04:05Z``)."""
     days, rest = divmod(stamp, 86400)
+    return _day_text(days) + _clock_text(rest)
+
+
+@cache  # at most 86,400 (2 MB): a day's seconds
+def _clock_text(rest: int) -> str:
+    """``HH:MM:SSZ`` of a second of the day."""
     hour, rest = divmod(rest, 3600)
     minute, sec = divmod(rest, 60)
-    return f"{_day_text(days)}{hour:02d}:{minute:02d}:{sec:02d}Z"
+    return f"{hour:02d}:{minute:02d}:{sec:02d}Z"
 
 
 @lru_cache(maxsize=4096)

@@ -122,14 +122,22 @@ class DecRows:
         wanted = sorted({i for i in indices if i not in held})
         if wanted and (wanted[0] < 0 or wanted[-1] >= base):
             raise IndexError(wanted[0] if wanted[0] < 0 else wanted[-1])
-        sql = (
-            f"SELECT ix, {', '.join(names)} FROM dec"
-            " WHERE ix IN (SELECT value FROM json_each(?))"
-        )
+        select = f"SELECT ix, {', '.join(names)} FROM dec"
+        listed_in = select + " WHERE ix IN (SELECT value FROM json_each(?))"
+        between = select + " WHERE ix >= ? AND ix <= ?"
         read: dict[int, tuple[Any, ...]] = {}
         for at in range(0, len(wanted), _BLOCK):
             chunk = wanted[at : at + _BLOCK]
-            got = self.db.execute(sql, (orjson.dumps(chunk),)).fetchall()
+            lo, hi = chunk[0], chunk[-1]
+            if hi - lo < 2 * len(chunk):  # dense: a range scan, the rest dropped
+                got = self.db.execute(between, (lo, hi)).fetchall()
+                if len(got) != hi - lo + 1:
+                    raise ModelCorruptError("decision rows are missing")
+                if len(chunk) != len(got):
+                    keep = set(chunk)
+                    got = [raw for raw in got if raw[0] in keep]
+            else:
+                got = self.db.execute(listed_in, (orjson.dumps(chunk),)).fetchall()
             if len(got) != len(chunk):
                 raise ModelCorruptError("decision rows are missing")
             if not listed:

@@ -107,13 +107,15 @@ def decision_sections(after: ProjectionView, changes: DecisionChanges) -> Obj:
         for at in range(0, len(keys), BLOCK):
             olist = keys[at : at + BLOCK].tolist()
             lo, hi = int(starts[at]), int(ends[min(at + BLOCK, len(keys)) - 1])
-            # One read for both: a decision is often superseded by the next row's.
-            need = sorted(set(olist).union(by[lo:hi].tolist()))
+            # Each read on its own: each is a dense run of rows (one range scan),
+            # their union seldom is.
+            slist = sorted(set(by[lo:hi].tolist()))
+            fields = dict(zip(olist, after.decision_fields(olist, _NAMED), strict=True))
             named = {
-                v: because(*fields)
-                for v, fields in zip(
-                    need,
-                    after.decision_fields(need, (*_NAMED, "rationale")),
+                s: because(*f)
+                for s, f in zip(
+                    slist,
+                    after.decision_fields(slist, (*_NAMED, "rationale")),
                     strict=True,
                 )
             }
@@ -124,10 +126,16 @@ def decision_sections(after: ProjectionView, changes: DecisionChanges) -> Obj:
                 ends[at : at + BLOCK].tolist(),
                 strict=True,
             ):
-                row = dict(named[o])
-                del row["rationale"]
-                row["by"] = [named[s] for s in by[first:last].tolist()]
-                rows.append(row)
+                dec_id, title, author, stamp = fields[o]
+                rows.append(
+                    {
+                        "id": dec_id,
+                        "title": title,
+                        "author": author,
+                        "when": "" if stamp is None else format_epoch(stamp),
+                        "by": [named[s] for s in by[first:last].tolist()],
+                    }
+                )
             yield rows
 
     return {

@@ -200,3 +200,45 @@ def test_moment_reads_prints_the_same_counts_through_the_model_and_whole(
         assert len(out) == 4 and all("timeline" in line for line in out[1:])
         runs.append([re.findall(r"\(([^)]*)\)", line)[:3] for line in out[1:]])
     assert runs[0] == runs[1] and runs[0][0][0] != "0, 0", runs
+
+
+def test_diff_windows_compares_two_trees_row_by_row(tmp_path: Path) -> None:
+    """``benchmarks/diff_windows.py``: a row per window and run, both trees' time
+    and peak, and whether they printed the same bytes (the same tree twice: yes;
+    a tree whose diff prints otherwise: NO)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from kgai_tui.demo import DEMO_STORE
+
+    repo = Path(__file__).parent.parent
+    store = shutil.copytree(DEMO_STORE, tmp_path / "demo-store")
+    other = tmp_path / "other"
+    shutil.copytree(repo / "kgai_tui", other / "kgai_tui")
+    renderer = other / "kgai_tui" / "core" / "reads" / "diff.py"
+    source = renderer.read_text()
+    assert '"ok": True,' in source
+    renderer.write_text(source.replace('"ok": True,', '"ok": 1,'))
+    script = repo / "benchmarks" / "diff_windows.py"
+    argv = [sys.executable, str(script), str(store), "--runs", "1"]
+    argv += ["--before", str(repo), str(tmp_path / "c1")]
+    argv += ["--window", "2026-01-01", "2026-03-31"]
+    same = subprocess.run(
+        [*argv, "--after", str(repo), str(tmp_path / "c2")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout.splitlines()
+    assert same[0].startswith("| window | run | before | after |")
+    assert len(same) == 3 and same[2].endswith("| yes |"), same
+    assert "2026-01-01..2026-03-31 | 1 |" in same[2]
+    differs = subprocess.run(
+        [*argv, "--after", str(other), str(tmp_path / "c3")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout.splitlines()
+    assert differs[2].endswith("| NO |"), differs

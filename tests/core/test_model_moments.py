@@ -567,3 +567,43 @@ def test_moments_that_come_too_late_leave_the_model_sealed() -> None:
         )
         assert sealed(path)
         assert open_model(root, cache).how == "warm"
+
+
+def test_a_model_found_current_under_the_lock_stays_sealed() -> None:
+    """A process that waited for the model's lock and finds it already extended
+    (by the writer it waited for) leaves it sealed. Its connection, closing last,
+    folded the write-ahead log a reader had held back; the broken seal sent the
+    next read to rebuild the whole model, and a reader racing a writer to fail
+    ("its seal does not match the model file")."""
+    from kgai_tui.core.model.open import _bring_up_to_date
+    from kgai_tui.core.store.shard_print import prints_from_disk
+    from kgai_tui.core.store.shards import list_log
+
+    with scratch() as (root, cache):
+        shutil.copytree(DEMO_STORE, root)
+        open_model(root, cache).close()
+        path = model_path(root, cache)
+        held = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        held.execute("BEGIN")
+        held.execute("SELECT count(*) FROM meta").fetchone()
+        mate = ShardWriter("i-late-mate", actor="bo")
+        mate.add(
+            decision("late", [upsert("feature", "Late")]),
+            lamport=10_000,
+            recorded_at="2030-01-01T00:00:00Z",
+        )
+        append_files(root, {"i-late-mate.ndjson": mate.to_bytes()})
+        appended = open_model(root, cache)
+        assert appended.how == "append"
+        appended.close()  # no connection but the next one: it closes last
+        held.close()
+        wal = path.with_name(path.name + "-wal")
+        assert wal.stat().st_size > 0, "the held read kept the log from being folded"
+        listing = list_log(root / "log")
+        now = prints_from_disk(root / "log", listing.names, cache)
+        done = _bring_up_to_date(
+            root, path, listing.names, list(listing.refused), now, rebuild=False
+        )
+        assert done == "warm"
+        assert sealed(path)
+        assert open_model(root, cache).how == "warm"

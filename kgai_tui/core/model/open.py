@@ -495,16 +495,21 @@ def _bring_up_to_date(
                     and _extend(db, path, log_dir, now, staged)
                 ):
                     # Fold the log into the file when no reader holds it back
-                    # (never waiting for one), then seal both as they are.
+                    # (never waiting for one); sealed below, as it is then.
                     fold_log(db)
-                    db.close()
-                    write_seal(path)
                     return "append"
             except _FAILURES:
                 pass
             finally:
                 if db is not None:
                     db.close()
+                    # Sealed when we took the lock, so every byte since is ours:
+                    # even a connection that only read, closing last, folds and
+                    # removes a write-ahead log a reader had held back, and the
+                    # seal it left broken sent the next read to rebuild the model
+                    # (or, after a writer kept appending, to fail).
+                    with contextlib.suppress(OSError):
+                        write_seal(path)
         if not rebuild:
             return "stale"
         remove_legacy(root, path.parent.parent)

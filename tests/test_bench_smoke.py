@@ -224,21 +224,19 @@ def test_diff_windows_compares_two_trees_row_by_row(tmp_path: Path) -> None:
     argv = [sys.executable, str(script), str(store), "--runs", "1"]
     argv += ["--before", str(repo), str(tmp_path / "c1")]
     argv += ["--window", "2026-01-01", "2026-03-31"]
-    same = subprocess.run(
-        [*argv, "--after", str(repo), str(tmp_path / "c2")],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    ).stdout.splitlines()
+
+    def rows(after: Path, cache: str) -> list[str]:
+        return subprocess.run(
+            [*argv, "--after", str(after), str(tmp_path / cache)],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        ).stdout.splitlines()
+
+    same = rows(repo, "c2")
     assert same[0].startswith("| window | run | before | after |")
     assert len(same) == 3 and same[2].endswith("| yes |"), same
     assert "2026-01-01..2026-03-31 | 1 |" in same[2]
-    differs = subprocess.run(
-        [*argv, "--after", str(other), str(tmp_path / "c3")],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    ).stdout.splitlines()
+    differs = rows(other, "c3")
     assert differs[2].endswith("| NO |"), differs

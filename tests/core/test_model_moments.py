@@ -536,6 +536,30 @@ def test_a_lock_let_go_is_free_for_another_process(tmp_path: Path) -> None:
         assert other().strip() == "took"
 
 
+def _extended_past_a_held_read(root: Path, cache: Path) -> Path:
+    """The model extended by an appended decision while a read held its snapshot:
+    sealed, its write-ahead log left unfolded, and no connection open."""
+    path = model_path(root, cache)
+    held = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    held.execute("BEGIN")
+    held.execute("SELECT count(*) FROM meta").fetchone()
+    mate = ShardWriter("i-late-mate", actor="bo")
+    mate.add(
+        decision("late", [upsert("feature", "Late")]),
+        lamport=10_000,
+        recorded_at="2030-01-01T00:00:00Z",
+    )
+    append_files(root, {"i-late-mate.ndjson": mate.to_bytes()})
+    appended = open_model(root, cache)
+    assert appended.how == "append"
+    appended.close()  # the next connection closes last
+    held.close()
+    wal = path.with_name(path.name + "-wal")
+    assert wal.stat().st_size > 0, "the held read kept the log from being folded"
+    assert sealed(path)
+    return path
+
+
 def test_moments_that_come_too_late_leave_the_model_sealed() -> None:
     """An as-of that read the whole store before a writer extended the model finds
     its moments too late, and stores nothing: and leaves the model as trusted as
@@ -546,22 +570,7 @@ def test_moments_that_come_too_late_leave_the_model_sealed() -> None:
         shutil.copytree(DEMO_STORE, root)
         open_model(root, cache).close()
         stale = open_engine(root, cache_base=cache)
-        path = model_path(root, cache)
-        held = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        held.execute("BEGIN")
-        held.execute("SELECT count(*) FROM meta").fetchone()
-        mate = ShardWriter("i-late-mate", actor="bo")
-        mate.add(
-            decision("late", [upsert("feature", "Late")]),
-            lamport=10_000,
-            recorded_at="2030-01-01T00:00:00Z",
-        )
-        append_files(root, {"i-late-mate.ndjson": mate.to_bytes()})
-        assert open_model(root, cache).how == "append"
-        held.close()
-        wal = path.with_name(path.name + "-wal")
-        assert wal.stat().st_size > 0, "the held read kept the log from being folded"
-        assert sealed(path)
+        path = _extended_past_a_held_read(root, cache)
         assert not open_model(root, cache).keep_moments(
             stale.time_index, engine_prints(stale)
         )
@@ -582,23 +591,7 @@ def test_a_model_found_current_under_the_lock_stays_sealed() -> None:
     with scratch() as (root, cache):
         shutil.copytree(DEMO_STORE, root)
         open_model(root, cache).close()
-        path = model_path(root, cache)
-        held = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        held.execute("BEGIN")
-        held.execute("SELECT count(*) FROM meta").fetchone()
-        mate = ShardWriter("i-late-mate", actor="bo")
-        mate.add(
-            decision("late", [upsert("feature", "Late")]),
-            lamport=10_000,
-            recorded_at="2030-01-01T00:00:00Z",
-        )
-        append_files(root, {"i-late-mate.ndjson": mate.to_bytes()})
-        appended = open_model(root, cache)
-        assert appended.how == "append"
-        appended.close()  # no connection but the next one: it closes last
-        held.close()
-        wal = path.with_name(path.name + "-wal")
-        assert wal.stat().st_size > 0, "the held read kept the log from being folded"
+        path = _extended_past_a_held_read(root, cache)
         listing = list_log(root / "log")
         now = prints_from_disk(root / "log", listing.names, cache)
         done = _bring_up_to_date(

@@ -31,12 +31,9 @@ from typing import TYPE_CHECKING, Any, Final
 from kgai_tui.core.errors import UsageError
 from kgai_tui.core.gosem.gotext import format_rfc3339
 from kgai_tui.core.reads.diff_attrib import Causes, IndexCauses, LinkKey, because
-from kgai_tui.core.reads.diff_decisions import (
-    DecisionChanges,
-    decision_sections,
-    label,
-)
+from kgai_tui.core.reads.diff_decisions import DecisionChanges, decision_sections
 from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.replay.projection_view import element_label
 from kgai_tui.core.timeindex.window import edges_between, recorded_between
 from kgai_tui.core.wire.props import parse_props
 
@@ -117,7 +114,9 @@ def _props(before: ProjectionView, after: ProjectionView, why: Causes) -> list[O
             rows.append(
                 {
                     "element_id": eid,
-                    "element": label(after if eid in after.graph else before, eid),
+                    "element": element_label(
+                        after if eid in after.graph else before, eid
+                    ),
                     "key": key,
                     "old": old.get(key),
                     "new": new.get(key),
@@ -133,10 +132,10 @@ def _link_rows(
     return [
         {
             "from_id": f,
-            "from": label(p, f),
+            "from": element_label(p, f),
             "kind": k,
             "to_id": t,
-            "to": label(p, t),
+            "to": element_label(p, t),
             "by": why((f, k, t)),
         }
         for f, k, t in sorted(keys)

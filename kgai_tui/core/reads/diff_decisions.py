@@ -19,13 +19,14 @@ import numpy as np
 from kgai_tui.core.gosem.gojson import Blocks
 from kgai_tui.core.gosem.gotext import format_epoch
 from kgai_tui.core.reads.diff_attrib import because
+from kgai_tui.core.replay.projection_view import element_label
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from kgai_tui.core.replay.projection_view import Field, ProjectionView
 
-__all__ = ["BLOCK", "DecisionChanges", "decision_sections", "label"]
+__all__ = ["BLOCK", "DecisionChanges", "decision_sections"]
 
 #: Rows read and encoded together.
 BLOCK: Final = 2048
@@ -47,14 +48,6 @@ class DecisionChanges(NamedTuple):
     superseded: Sequence[int] | NDArray[np.int64]
     #: and the decision superseding it (the same length).
     by: Sequence[int] | NDArray[np.int64]
-
-
-def label(p: ProjectionView, eid: str) -> str:
-    """``kind:name`` of an element, its name without a kind, else its id."""
-    kind, name, _ = p.element(eid) or ("", "", "")
-    if kind and name:
-        return f"{kind}:{name}"
-    return name or eid
 
 
 def decision_sections(after: ProjectionView, changes: DecisionChanges) -> Obj:
@@ -81,7 +74,7 @@ def decision_sections(after: ProjectionView, changes: DecisionChanges) -> Obj:
     def named(eid: str) -> str:
         got = labels.get(eid)
         if got is None:
-            got = labels[eid] = label(after, eid)
+            got = labels[eid] = element_label(after, eid)
         return got
 
     def recorded_blocks() -> Iterator[list[Obj]]:

@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.gosem.gotext import recorded_epoch
 from kgai_tui.core.replay.element_shapes import ShapesByElement, packed_shapes
-from kgai_tui.core.replay.projection_view import GraphReads, element_of, newest_first
+from kgai_tui.core.replay.projection_view import (
+    GraphReads,
+    column_fields,
+    element_of,
+    newest_first,
+)
 from kgai_tui.core.wire.codec import event_obj
 from kgai_tui.core.wire.props import CLEAN_KEYS, ElementProps, clean_key
 
@@ -27,6 +32,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from kgai_tui.core.replay.projection_view import Field
     from kgai_tui.core.store.decision_fields import Joined
     from kgai_tui.core.wire.model import Event
 
@@ -515,6 +521,12 @@ class Projection(GraphReads):
     def element(self, eid: str) -> tuple[str, str, str] | None:
         """Return ``(kind, name, props_blob)`` of an element, or ``None``."""
         return element_of(self.graph, eid)
+
+    def decision_fields(
+        self, indices: Sequence[int], names: Sequence[Field]
+    ) -> list[tuple[Any, ...]]:
+        """The fields ``names`` of the decisions at ``indices``, from the lists."""
+        return column_fields(self, indices, names)
 
     def head_order(self, indices: Iterable[int]) -> list[int]:
         """Order decision indices newest first: lamport descending, then id."""

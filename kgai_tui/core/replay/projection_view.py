@@ -223,41 +223,6 @@ class GraphReads:
             """Install ids."""
             ...
 
-        @property
-        def dec_id(self) -> Sequence[str]:
-            """Decision ids."""
-            ...
-
-        @property
-        def dec_title(self) -> Sequence[str]:
-            """Titles."""
-            ...
-
-        @property
-        def dec_rationale(self) -> Sequence[str]:
-            """Rationales."""
-            ...
-
-        @property
-        def dec_author(self) -> Sequence[str]:
-            """Authors."""
-            ...
-
-        @property
-        def dec_time(self) -> Sequence[int | None]:
-            """Recorded times."""
-            ...
-
-        @property
-        def dec_lamport(self) -> Sequence[int]:
-            """Lamport clocks."""
-            ...
-
-        @property
-        def dec_shapes(self) -> Sequence[Sequence[str]]:
-            """Shaped element ids."""
-            ...
-
     #: A projection in memory keeps no stored passes: its readers walk it.
     stored: StoredReads | None = None
 
@@ -301,13 +266,6 @@ class GraphReads:
     def prefetch(self, indices: Iterable[int]) -> None:
         """Nothing to fetch: every decision is in memory."""
 
-    def decision_fields(
-        self, indices: Sequence[int], names: Sequence[Field]
-    ) -> list[tuple[Any, ...]]:
-        """The fields ``names`` of the decisions at ``indices``, from the columns."""
-        columns = [_COLUMN_OF[name](self) for name in names]
-        return [tuple(column[i] for column in columns) for i in indices]
-
     def recorded_count(self) -> int:
         """How many decisions were recorded (a stub's hash is empty)."""
         hashes = self.dec_hash
@@ -326,14 +284,16 @@ def element_of(graph: nx.MultiDiGraph[str], eid: str) -> tuple[str, str, str] | 
     return (node["kind"], node["name"], node["props"])
 
 
-def newest_first(
-    lamports: Sequence[int], ids: Sequence[str], indices: Iterable[int]
-) -> list[int]:
-    """Decision indices newest first: lamport descending, then id (the head order)."""
-    return sorted(indices, key=lambda i: (-lamports[i], ids[i]))
+def column_fields(
+    p: ProjectionView, indices: Sequence[int], names: Sequence[Field]
+) -> list[tuple[Any, ...]]:
+    """:meth:`ProjectionView.decision_fields` read from ``p``'s columns, one value
+    at a time (a projection in memory)."""
+    columns = [_COLUMN_OF[name](p) for name in names]
+    return [tuple(column[i] for column in columns) for i in indices]
 
 
-_COLUMN_OF: Final[dict[str, Callable[[GraphReads], Sequence[Any]]]] = {
+_COLUMN_OF: Final[dict[str, Callable[[ProjectionView], Sequence[Any]]]] = {
     "id": lambda p: p.dec_id,
     "title": lambda p: p.dec_title,
     "rationale": lambda p: p.dec_rationale,
@@ -342,3 +302,19 @@ _COLUMN_OF: Final[dict[str, Callable[[GraphReads], Sequence[Any]]]] = {
     "lamport": lambda p: p.dec_lamport,
     "shapes": lambda p: p.dec_shapes,
 }
+
+
+def element_label(p: ProjectionView, eid: str) -> str:
+    """``kind:name`` of an element, its name without a kind, else its id (how a
+    diff, the report and a resolution's summary name it)."""
+    kind, name, _ = p.element(eid) or ("", "", "")
+    if kind and name:
+        return f"{kind}:{name}"
+    return name or eid
+
+
+def newest_first(
+    lamports: Sequence[int], ids: Sequence[str], indices: Iterable[int]
+) -> list[int]:
+    """Decision indices newest first: lamport descending, then id (the head order)."""
+    return sorted(indices, key=lambda i: (-lamports[i], ids[i]))

@@ -23,7 +23,7 @@ from typing import Any, Final
 from kgai_tui.core.gosem.gotext import format_rfc3339
 from kgai_tui.core.reads.kg import history_order, when_of
 from kgai_tui.core.reads.people import people_now, people_obj
-from kgai_tui.core.replay.projection_view import ProjectionView
+from kgai_tui.core.replay.projection_view import ProjectionView, element_label
 from kgai_tui.core.wire.props import parse_props
 
 DEFAULT_LAST: Final = 20
@@ -98,14 +98,6 @@ class Report:
     last: int
     months: tuple[tuple[str, int], ...] = ()  # ("YYYY-MM", decisions), in order
     people: tuple[PersonEntry, ...] = ()
-
-
-def element_label(p: ProjectionView, eid: str) -> str:
-    """``kind:name``, the name alone without a kind, else the id."""
-    kind, name, _ = p.element(eid) or ("", "", "")
-    if kind and name:
-        return f"{kind}:{name}"
-    return name or eid
 
 
 def _title(p: ProjectionView, idx: int) -> str:

@@ -26,6 +26,7 @@ from kgai_tui.core.replay.acyclic_graph import AcyclicGraph
 from kgai_tui.core.replay.projection_view import (
     Field,
     GraphReads,
+    column_fields,
     element_of,
     newest_first,
 )
@@ -239,7 +240,7 @@ class AsOfView(GraphReads):
         columns; the fields a decision had at the cut win."""
         shared = self.ix.shared
         if shared is None:
-            return super().decision_fields(indices, names)
+            return column_fields(self, indices, names)
         gs = self.num.gs_of(indices)
         got = shared.decision_fields(gs, names)
         patched = self.patched

@@ -19,13 +19,13 @@ from kgai_tui.core.errors import NotFoundError, RefusedError, UsageError
 from kgai_tui.core.interrupts import Interrupted
 from kgai_tui.core.reads.kg import find_element
 from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.replay.projection_view import element_label
 from kgai_tui.core.wire.model import Decision, Mutation, MutOp
 from kgai_tui.core.write.ingest import BuiltDecision, check_title, finish_decision
 from kgai_tui.core.write.writes import (
     Notice,
     WriteSession,
     decision_entry,
-    element_label,
     ignore_notice,
     ingest_result,
     stale_cache_notice,

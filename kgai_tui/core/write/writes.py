@@ -456,14 +456,3 @@ def _record(
     if not dry_run and session.staged:
         stale_cache_notice(root, on_notice)
     return ingest_result(entries, elements, warnings, dry_run=dry_run)
-
-
-# ---------------------------------------------------------------------- resolve
-
-
-def element_label(projection: Projection, eid: str) -> str:
-    """``kind:name`` of an element, its name when it has no kind, else its id."""
-    kind, name, _ = projection.element(eid) or ("", "", "")
-    if kind and name:
-        return f"{kind}:{name}"
-    return name or eid

@@ -2,9 +2,8 @@
 
 A week of a million-decision store records 568k decisions and supersedes as many:
 held as row objects, those lists took 1.2 GB and 12 s to make. Here their order
-comes from two integer columns (recorded time and lamport, sorted by numpy; ids are
-read only where both tie), and their rows are read, encoded and let go a block at a
-time (:class:`~kgai_tui.core.gosem.gojson.Blocks`). The bytes are those of the
+is :func:`~kgai_tui.core.reads.kg.history_ranks` (two integer columns sorted by
+numpy), and their rows are read, encoded and let go a block at a time (:class:`~kgai_tui.core.gosem.gojson.Blocks`). The bytes are those of the
 lists: history order (recorded time, no time last; lamport; id), each superseded
 decision's ``by`` in history order too.
 """
@@ -19,6 +18,7 @@ import numpy as np
 from kgai_tui.core.gosem.gojson import Blocks
 from kgai_tui.core.gosem.gotext import format_epoch
 from kgai_tui.core.reads.diff_attrib import because
+from kgai_tui.core.reads.kg import history_ranks
 from kgai_tui.core.replay.projection_view import element_label
 
 if TYPE_CHECKING:
@@ -30,8 +30,6 @@ __all__ = ["BLOCK", "DecisionChanges", "decision_sections"]
 
 #: Rows read and encoded together.
 BLOCK: Final = 2048
-#: Decisions whose sort keys are read per query.
-_KEYS: Final = 65536
 #: What names a decision in a row (:func:`~kgai_tui.core.reads.diff_attrib.because`
 #: adds the rationale).
 _NAMED: Final[tuple[Field, ...]] = ("id", "title", "author", "time")
@@ -57,7 +55,7 @@ def decision_sections(after: ProjectionView, changes: DecisionChanges) -> Obj:
     gone = np.asarray(changes.superseded, dtype=np.int64)
     by = np.asarray(changes.by, dtype=np.int64)
     wanted = np.unique(np.concatenate((recorded, gone, by)))
-    ranks = _history_ranks(after, wanted)
+    ranks = history_ranks(after, wanted)
 
     def rank(vs: NDArray[np.int64]) -> NDArray[np.int64]:
         return ranks[np.searchsorted(wanted, vs)]
@@ -135,39 +133,3 @@ def decision_sections(after: ProjectionView, changes: DecisionChanges) -> Obj:
         "decisions_recorded": Blocks(len(rows_recorded), recorded_blocks),
         "decisions_superseded": Blocks(len(keys), superseded_blocks),
     }
-
-
-def _history_ranks(p: ProjectionView, wanted: NDArray[np.int64]) -> NDArray[np.int64]:
-    """The place of each decision of ``wanted`` in history order (recorded time,
-    no time last; lamport; id): its key columns sorted together, ids read and
-    compared only within a run of equal times and lamports."""
-    n = len(wanted)
-    none = np.zeros(n, dtype=np.bool_)
-    times = np.zeros(n, dtype=np.int64)
-    lamports = np.zeros(n, dtype=np.int64)
-    for at in range(0, n, _KEYS):
-        got = p.decision_fields(wanted[at : at + _KEYS].tolist(), ("time", "lamport"))
-        end = at + len(got)
-        stamps = [t for t, _ in got]
-        none[at:end] = [t is None for t in stamps]
-        times[at:end] = [0 if t is None else t for t in stamps]
-        lamports[at:end] = [lam for _, lam in got]
-    order = np.lexsort((lamports, times, none))
-    sorted_keys = (none[order], times[order], lamports[order])
-    tied = np.ones(max(n - 1, 0), dtype=np.bool_)
-    for column in sorted_keys:
-        tied &= column[1:] == column[:-1]
-    for start, stop in _runs(tied):
-        run = order[start:stop]
-        ids = [i for (i,) in p.decision_fields(wanted[run].tolist(), ("id",))]
-        order[start:stop] = run[sorted(range(len(run)), key=ids.__getitem__)]
-    ranks = np.empty(n, dtype=np.int64)
-    ranks[order] = np.arange(n, dtype=np.int64)
-    return ranks
-
-
-def _runs(tied: NDArray[np.bool_]) -> list[tuple[int, int]]:
-    """``[start, stop)`` of each run of sorted positions equal to the next one
-    (``tied[i]``: position ``i`` equals ``i + 1``)."""
-    edges = np.flatnonzero(np.diff(np.concatenate(([0], tied.astype(np.int8), [0]))))
-    return [(int(a), int(b) + 1) for a, b in zip(edges[0::2], edges[1::2], strict=True)]

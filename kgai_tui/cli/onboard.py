@@ -155,7 +155,10 @@ def diff_command(store: str | None, as_json: bool, start: str, end: str) -> None
 
     Example: kgai-tui diff 2026-01-31 2026-03-31 --json
     """
+    from dataclasses import replace
+
     from kgai_tui.core.answers.moments import diff_answer
+    from kgai_tui.core.gosem.gojson import plain
     from kgai_tui.text.diff import render_diff
 
     # The store opens lazily, inside the one line that covers the comparison: the
@@ -165,6 +168,8 @@ def diff_command(store: str | None, as_json: bool, start: str, end: str) -> None
         answer = diff_answer(
             model_source(store), start, end, engine_source(store, warn=False)
         )
+        if not as_json:  # its decision rows are made when read: under this line
+            answer = replace(answer, obj=plain(answer.obj))
     show(answer, as_json, render_diff)
 
 

@@ -297,3 +297,33 @@ def test_the_report_at_a_moment_answers_from_the_model_with_the_same_bytes(
     model.close()
     assert render_markdown(got) == _render(demo_store, "markdown", after)
     assert got.at == "2031-01-01T23:59:59Z" and not got.latest
+
+
+def test_a_report_at_a_past_moment_writes_nothing_once_the_moments_are_whole(
+    tmp_path: Path, demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``report --as-of`` before the latest decision reads the store at the cut;
+    once the model's moments answer every cut it leaves the model untouched (each
+    such report rewrote all the moments, and the people steps stored with them had
+    to be counted again), and prints the model-off bytes."""
+    from kgai_tui.core.model.open import open_model
+    from kgai_tui.core.model.schema import model_path
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("KGAI_TUI_CACHE_DIR", str(cache))
+    open_model(demo_store, cache).close()  # built here: no detached writer after
+    first = report(demo_store, "--as-of", "2026-03-31")  # leaves the moments
+    path = model_path(demo_store, cache)
+    seal = path.with_name(path.name + ".seal")
+    model = open_model(demo_store, cache)
+    assert model.moments_whole()
+    model.close()
+    files = [path, seal]
+    before = [(f.stat().st_mtime_ns, f.stat().st_size) for f in files]
+    for when in ("2026-03-31", "2026-02-14"):
+        got = report(demo_store, "--as-of", when)
+        assert [(f.stat().st_mtime_ns, f.stat().st_size) for f in files] == before
+        monkeypatch.setenv("KGAI_TUI_READ_MODEL", "off")
+        assert got == report(demo_store, "--as-of", when)
+        monkeypatch.delenv("KGAI_TUI_READ_MODEL")
+    assert got != first

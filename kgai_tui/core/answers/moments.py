@@ -79,7 +79,7 @@ def model_or_whole(
     if held is not None:
         held.columns()  # once per index version, as as_of_view does
         answer = Answer(ask_view(held.at(cut)))
-        if kept is not None:
+        if kept is not None and not kept.moments_whole():
             kept.keep_moments(held, [s["print"] for s in kept.shard_states])
         return answer
     # The as-of view (NetworkX under it) loads only when this read runs.
@@ -88,7 +88,7 @@ def model_or_whole(
 
     full = whole_of(opened, whole)
     answer = Answer(ask_view(as_of_view(full, cut)))
-    if kept is not None:
+    if kept is not None and not kept.moments_whole():
         kept.keep_moments(full.time_index, engine_prints(full))
     return answer
 

@@ -236,6 +236,17 @@ class ModelEngine:
         except _FAILURES:
             return None
 
+    def moments_whole(self) -> bool:
+        """Whether the model's moments answer every cut, so a read at a moment has
+        nothing to keep (a report at a past cut rewrote them all each time)."""
+        from kgai_tui.core.model.moments import moments_meta
+
+        try:
+            meta = moments_meta(self.db)
+        except _FAILURES:
+            return False
+        return meta is not None and not meta["gaps"]
+
     def keep_moments(self, index: TimeIndex, prints: list[Any]) -> bool:
         """Store the moments of ``index`` in the model, when the model holds the
         log it was made from (whose shards have ``prints``); never waits for the

@@ -150,6 +150,10 @@ class KeptReads(Protocol):
         """Point questions about ``cut``."""
         ...
 
+    def moments_whole(self) -> bool:
+        """Whether the model's moments answer every cut (nothing to keep)."""
+        ...
+
     def keep_moments(self, index: TimeIndex, prints: list[Any]) -> bool:
         """Store the moments of ``index``, made from the log whose shards have
         ``prints`` (the handle is closed after)."""

@@ -17,6 +17,7 @@ The screen returns the ingest result's decision id, or ``None``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -368,10 +369,19 @@ class ResolveScreen(ModalScreen[str | None]):
         if self.step != "confirm" or self.plan is None:
             return
         self.query_one("#append", Button).disabled = True
-        self._append(self.plan)
+        # The app's worker, not this screen's: the screen closes when the write
+        # is done, and a screen cancels its workers as it goes (the finished
+        # write was then reported as cancelled).
+        self.app.run_worker(
+            partial(self._append, self.plan),
+            thread=True,
+            exclusive=True,
+            group="write",
+            exit_on_error=False,
+        )
 
-    @work(thread=True, exclusive=True, group="write", exit_on_error=False)
     def _append(self, plan: ResolutionPlan) -> None:
+        """Write the resolution (in a worker thread), then close with its id."""
         from kgai_tui.core.errors import KgaiError
         from kgai_tui.core.write.resolve import resolve_conflict
 

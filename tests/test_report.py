@@ -302,23 +302,23 @@ def test_the_report_at_a_moment_answers_from_the_model_with_the_same_bytes(
 def test_a_report_at_a_past_moment_writes_nothing_once_the_moments_are_whole(
     tmp_path: Path, demo_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``report --as-of`` before the latest decision reads the store at the cut;
-    once the model's moments answer every cut it leaves the model untouched (each
-    such report rewrote all the moments, and the people steps stored with them had
-    to be counted again), and prints the model-off bytes."""
+    """``report --as-of`` before the latest decision reads the store at the cut
+    and its people from the model's per-author steps. The first such report
+    leaves the moments, the next the steps; after that the model is left
+    untouched (each report rewrote all the moments, and dropped the steps), the
+    people are not counted by a walk, and the bytes are the model-off ones."""
+    from kgai_tui.core.answers.report import report_at
     from kgai_tui.core.model.open import open_model
     from kgai_tui.core.model.schema import model_path
+    from kgai_tui.core.report import report as report_module
 
     cache = tmp_path / "cache"
     monkeypatch.setenv("KGAI_TUI_CACHE_DIR", str(cache))
     open_model(demo_store, cache).close()  # built here: no detached writer after
-    first = report(demo_store, "--as-of", "2026-03-31")  # leaves the moments
+    for _ in range(2):  # the moments, then the people steps
+        report(demo_store, "--as-of", "2026-03-31")
     path = model_path(demo_store, cache)
-    seal = path.with_name(path.name + ".seal")
-    model = open_model(demo_store, cache)
-    assert model.moments_whole()
-    model.close()
-    files = [path, seal]
+    files = [path, path.with_name(path.name + ".seal")]
     before = [(f.stat().st_mtime_ns, f.stat().st_size) for f in files]
     for when in ("2026-03-31", "2026-02-14"):
         got = report(demo_store, "--as-of", when)
@@ -326,4 +326,17 @@ def test_a_report_at_a_past_moment_writes_nothing_once_the_moments_are_whole(
         monkeypatch.setenv("KGAI_TUI_READ_MODEL", "off")
         assert got == report(demo_store, "--as-of", when)
         monkeypatch.delenv("KGAI_TUI_READ_MODEL")
-    assert got != first
+
+    def no_walk(*_: object) -> object:
+        raise AssertionError("the people were counted by a walk")
+
+    def whole_refused() -> object:
+        raise AssertionError("the whole store was opened")
+
+    want = _render(demo_store, "markdown", "2026-02-14")  # a walk: before the patch
+    monkeypatch.setattr(report_module, "people_obj", no_walk)
+    model = open_model(demo_store, cache)
+    cut = parse_as_of("2026-02-14")
+    got_report = report_at(lambda: model, cut, 20, whole_refused)  # type: ignore[arg-type, return-value]
+    model.close()
+    assert render_markdown(got_report) == want

@@ -38,15 +38,28 @@ def report_at(
         return build_report(engine().projection, None, last)
     from kgai_tui.core.answers.moments import model_or_whole
     from kgai_tui.core.gosem.gotext import format_rfc3339
+    from kgai_tui.core.reads.people import people_of_totals
+
+    people: list[list[dict[str, Any]]] = []
 
     def from_model(model: KeptReads) -> dict[str, Any] | None:
         if not model.answers_now_at(int(cut.timestamp())):
+            # The rest is read at the cut, the people rows from the model's
+            # per-author steps as `people --as-of` reads them (counting them at
+            # the cut walked every decision: 6 of the report's 10 s at 1M); not
+            # before the moments are whole: writing them drops the steps.
+            parts = None
+            if model.moments_whole():
+                parts = model.people_at_parts(int(cut.timestamp()))
+            if parts is not None:
+                people.append(people_of_totals(*parts)["people"])
             return None
         now = build_report(model.projection, None, last)
         return {"report": replace(now, at=format_rfc3339(cut), latest=False)}
 
     def from_view(view: ProjectionView) -> dict[str, Any]:
-        return {"report": build_report(view, cut, last)}
+        rows = people[0] if people else None
+        return {"report": build_report(view, cut, last, rows)}
 
     answer = model_or_whole(engine, whole, from_model, from_view, cut)
     report: Report = answer.obj["report"]

@@ -199,9 +199,15 @@ def timeline(p: ProjectionView, last: int) -> Timeline:
 
 
 def build_report(
-    p: ProjectionView, at: datetime | None, last: int = DEFAULT_LAST
+    p: ProjectionView,
+    at: datetime | None,
+    last: int = DEFAULT_LAST,
+    people: list[dict[str, Any]] | None = None,
 ) -> Report:
-    """Describe a projection; ``at`` is the --as-of moment (``None``: the latest)."""
+    """Describe a projection; ``at`` is the --as-of moment (``None``: the latest).
+
+    ``people``: the ``people`` rows at ``at`` when the read model has them (else
+    they are counted from ``p``: at a cut, a walk over every decision then)."""
     heads = {i for hs in p.heads.values() for i in hs}
     p.prefetch(heads)
     line = timeline(p, last)
@@ -240,7 +246,7 @@ def build_report(
                 str(r["first"] or ""),
                 str(r["last"] or ""),
             )
-            for r in _people(p, at)
+            for r in (_people(p, at) if people is None else people)
         ),
     )
 

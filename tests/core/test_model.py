@@ -339,9 +339,9 @@ def test_a_log_mostly_new_is_built_again_not_extended(
     third or more) rebuilds it, which costs less than extending row by row."""
     from builders import ShardWriter, decision, upsert
 
-    from kgai_tui.core.model import open as model_open
+    from kgai_tui.core.model import update
 
-    monkeypatch.setattr(model_open, "_REBUILD_MIN_BYTES", 0)
+    monkeypatch.setattr(update, "_REBUILD_MIN_BYTES", 0)
     root, cache = tmp_path / "store", tmp_path / "cache"
     w = ShardWriter("i-one")
     for n in range(20):

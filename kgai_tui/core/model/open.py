@@ -500,10 +500,8 @@ def _bring_up_to_date(
                 change = compare_prints(stored, now, log_dir)
                 if change == "same":
                     return "warm"  # another process did it while we waited
-                if (
-                    change == "append"
-                    and not _mostly_new(stored, now)
-                    and _extend(db, path, log_dir, now, staged)
+                if change == "append" and _extend(
+                    db, path, log_dir, stored, now, staged
                 ):
                     # Fold the log into the file when no reader holds it back
                     # (never waiting for one); sealed below, as it is then.
@@ -532,34 +530,17 @@ def _bring_up_to_date(
         return "cold"
 
 
-#: Appended bytes from which a rebuild is cheaper than extending in place: an
-#: extension fetches and rewrites rows one by one (about 2.4x the per-event cost of
-#: a build, measured on a 100k clone: 18.4 s extending, 7.8 s building), so when
-#: the new lines are over a third of the log (a clone, a long-offline teammate's
-#: pull) the model is built again from the whole log. Spec 7.5 rebuilds for the
-#: same reason, at its own engine's ratio.
-_REBUILD_SHARE: Final = 3
-_REBUILD_MIN_BYTES: Final = 4 << 20
-
-
-def _mostly_new(stored: list[ShardPrint], now: list[ShardPrint]) -> bool:
-    """Whether the lines appended since ``stored`` are a third of the log or more."""
-    before = sum(p.size for p in stored)
-    total = sum(p.size for p in now)
-    added = total - before
-    return added >= _REBUILD_MIN_BYTES and added * _REBUILD_SHARE >= total
-
-
 def _extend(
     db: sqlite3.Connection,
     path: Path,
     log_dir: Path,
+    stored: list[ShardPrint],
     now: list[ShardPrint],
     staged: Staged | None = None,
 ) -> bool:
-    from kgai_tui.core.model.update import extend_model
+    from kgai_tui.core.model.update import extend_if_cheaper
 
-    return extend_model(db, path, log_dir, now, staged)
+    return extend_if_cheaper(db, path, log_dir, stored, now, staged)
 
 
 def _replay(root: Path, names: list[str], refused: list[LineProblem]) -> Engine:

@@ -182,3 +182,34 @@ def _now_stamp(root: Path) -> str:
         for line in shard.read_bytes().splitlines()
     )
     return str(last)
+
+
+def test_a_model_damaged_behind_its_seal_is_one_line_and_rebuild_mends_it(
+    store: tuple[Path, dict[str, str]],
+) -> None:
+    """Rows another program removed behind an intact seal are found when a read
+    fetches them: the read fails with one line and exit 1 (the JSON failure on
+    stdout), never a traceback, and ``rebuild`` makes the model again."""
+    import sqlite3
+
+    from kgai_tui.core.model.seal import model_lock, write_seal
+
+    root, env = store
+    want = run(["history", "feature:Invoice", "--store", str(root), "--json"], env)
+    (path,) = model_file(env)
+    with model_lock(path):
+        db = sqlite3.connect(path, isolation_level=None)
+        db.execute("DELETE FROM dec WHERE ix = 0")
+        db.close()
+        write_seal(path)
+    args = [KGAI_TUI, "history", "feature:Invoice", "--store", str(root), "--json"]
+    proc = subprocess.run(args, env=env, capture_output=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1 and "read model kept for this store is damaged" in lines[0]
+    assert "kgai-tui rebuild" in lines[0]
+    assert json.loads(proc.stdout)["ok"] is False
+    run(["rebuild", "--store", str(root)], env)
+    assert (
+        run(["history", "feature:Invoice", "--store", str(root), "--json"], env) == want
+    )

@@ -119,20 +119,6 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
             # Writes turn their OSErrors into WriteError (exit 4) themselves; an
             # OSError reaching here is a failed read.
             fail(failure_message(exc), EXIT_FAILED, as_json=as_json)
-        except Exception as exc:
-            # A read model whose rows contradict each other behind an intact seal
-            # (another program wrote the cache): found while a read fetches them,
-            # after the open checked what it could. Loaded here, on failure only.
-            from kgai_tui.core.model.rows import ModelCorruptError
-
-            if not isinstance(exc, ModelCorruptError):
-                raise
-            fail(
-                f"the read model kept for this store is damaged ({exc})",
-                EXIT_FAILED,
-                as_json=as_json,
-                advice="`kgai-tui rebuild` makes it again from the log",
-            )
 
     return wrapper
 

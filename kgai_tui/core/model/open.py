@@ -420,6 +420,8 @@ def _read(
         if db is not None:
             db.close()
         if as_it_is:
+            if isinstance(exc, ModelCorruptError):
+                raise
             raise ModelCorruptError(f"{type(exc).__name__}: {exc}") from exc
         return None
     if db is not None:
@@ -461,7 +463,7 @@ def _open_model(
             read = _read(root, path, listing.refused, now, how, as_it_is=True)
     except ModelCorruptError as exc:
         raise ModelCorruptError(
-            f"the model could not be brought up to date ({exc})"
+            f"it could not be brought up to date: {exc.reason}"
         ) from exc
     assert read is not None  # as_it_is raises instead
     return read

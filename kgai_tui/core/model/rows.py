@@ -14,10 +14,10 @@ from typing import Any, Final, overload
 
 import orjson
 
+from kgai_tui.core.errors import KgaiError
 from kgai_tui.core.model.schema import DEC_COLUMNS, LIST_COLUMNS
 
 _SELECT_DEC: Final = "SELECT ix, " + ", ".join(DEC_COLUMNS) + " FROM dec"
-_BATCH: Final = 500
 #: Rows a full-column pass reads per query (:meth:`DecColumn.__iter__`).
 _BLOCK: Final = 8192
 _LISTS: Final = tuple(i for i, c in enumerate(DEC_COLUMNS) if c in LIST_COLUMNS)
@@ -36,21 +36,38 @@ def storable(key: str) -> bool:
     return True
 
 
-class ModelCorruptError(Exception):
-    """The model's rows contradict each other: it is rebuilt, never believed."""
+class ModelCorruptError(KgaiError):
+    """The model's rows contradict each other: it is rebuilt, never believed.
+
+    Found at the open, the model is rebuilt; found later, while a read fetches
+    rows another program changed behind an intact seal, the read fails as every
+    face reports a core error (one line and exit 1 on the CLI, a failure answer
+    from an MCP tool), its message and advice saying what to do."""
+
+    advice = "`kgai-tui rebuild` makes it again from the log"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the read model kept for this store is damaged ({reason})")
+        #: What was found, without the sentence around it.
+        self.reason = reason
 
 
 def _recall_inputs(row: list[Any]) -> tuple[Any, ...]:
     return (row[1], row[2], row[5], tuple(row[10]))
 
 
+def _listed(value: str | bytes | None) -> list[Any]:
+    """A list column's value (``NULL``: empty)."""
+    out = [] if value is None else orjson.loads(value)
+    if not isinstance(out, list):
+        raise ModelCorruptError("a list column holds no list")
+    return out
+
+
 def _decode_row(raw: tuple[Any, ...]) -> list[Any]:
     row = list(raw[1:])
     for i in _LISTS:
-        value = row[i]
-        row[i] = [] if value is None else orjson.loads(value)
-        if not isinstance(row[i], list):
-            raise ModelCorruptError("a list column holds no list")
+        row[i] = _listed(row[i])
     return row
 
 
@@ -92,18 +109,12 @@ class DecRows:
         )
 
     def prefetch(self, indices: Iterable[int]) -> None:
-        """Fetch the rows of ``indices`` not held yet, a few hundred per query."""
+        """Fetch the rows of ``indices`` not held yet, a block per query, and keep
+        them (:meth:`fields` of every column)."""
         rows, base = self.rows, self.base
         missing = sorted({i for i in indices if i not in rows and 0 <= i < base})
-        for at in range(0, len(missing), _BATCH):
-            chunk = missing[at : at + _BATCH]
-            marks = ",".join("?" * len(chunk))
-            found = 0
-            for raw in self.db.execute(f"{_SELECT_DEC} WHERE ix IN ({marks})", chunk):
-                rows[raw[0]] = self._keep(raw[0], _decode_row(raw))
-                found += 1
-            if found != len(chunk):
-                raise ModelCorruptError("decision rows are missing")
+        for i, fields in zip(missing, self.fields(missing, DEC_COLUMNS), strict=True):
+            rows[i] = self._keep(i, list(fields))
 
     def fields(
         self, indices: Sequence[int], names: Sequence[str]
@@ -146,7 +157,7 @@ class DecRows:
             for raw in got:
                 row = list(raw[1:])
                 for p in listed:
-                    row[p] = [] if row[p] is None else orjson.loads(row[p])
+                    row[p] = _listed(row[p])
                 read[raw[0]] = tuple(row)
         return [
             read[i] if i in read else tuple(held[i][k] for k in ks) for i in indices

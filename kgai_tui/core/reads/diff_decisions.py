@@ -3,8 +3,9 @@
 A week of a million-decision store records 568k decisions and supersedes as many:
 held as row objects, those lists took 1.2 GB and 12 s to make. Here their order
 is :func:`~kgai_tui.core.reads.kg.history_ranks` (two integer columns sorted by
-numpy), and their rows are read, encoded and let go a block at a time (:class:`~kgai_tui.core.gosem.gojson.Blocks`). The bytes are those of the
-lists: history order (recorded time, no time last; lamport; id), each superseded
+numpy), and their rows are read, encoded and let go a block at a time
+(:class:`~kgai_tui.core.gosem.gojson.Blocks`). The bytes are those of the lists:
+history order (recorded time, no time last; lamport; id), each superseded
 decision's ``by`` in history order too.
 """
 
@@ -63,10 +64,10 @@ def decision_sections(after: ProjectionView, changes: DecisionChanges) -> Obj:
     rows_recorded = recorded[np.argsort(rank(recorded), kind="stable")]
     edges = np.lexsort((rank(by), rank(gone)))  # superseded first, then its by
     gone, by = gone[edges], by[edges]
-    keys, starts = np.unique(gone, return_index=True)
+    keys, starts, counts = np.unique(gone, return_index=True, return_counts=True)
     keys_order = np.argsort(rank(keys), kind="stable")
     keys, starts = keys[keys_order], starts[keys_order]
-    ends = starts + np.unique(gone, return_counts=True)[1][keys_order]
+    ends = starts + counts[keys_order]
     labels: dict[str, str] = {}
 
     def named(eid: str) -> str:
@@ -102,7 +103,7 @@ def decision_sections(after: ProjectionView, changes: DecisionChanges) -> Obj:
             # their union seldom is.
             slist = sorted(set(by[lo:hi].tolist()))
             fields = dict(zip(olist, after.decision_fields(olist, _NAMED), strict=True))
-            named = {
+            by_named = {
                 s: because(*f)
                 for s, f in zip(
                     slist,
@@ -124,7 +125,7 @@ def decision_sections(after: ProjectionView, changes: DecisionChanges) -> Obj:
                         "title": title,
                         "author": author,
                         "when": "" if stamp is None else format_epoch(stamp),
-                        "by": [named[s] for s in by[first:last].tolist()],
+                        "by": [by_named[s] for s in by[first:last].tolist()],
                     }
                 )
             yield rows

@@ -229,8 +229,7 @@ class AsOfView(GraphReads):
         the read model (each would be a query of its own)."""
         shared = self.ix.shared
         if shared is not None:
-            g_of = self.num.g_of
-            shared.prefetch([g_of(v) for v in indices])
+            shared.prefetch(self.num.gs_of(list(indices)))
 
     def decision_fields(
         self, indices: Sequence[int], names: Sequence[Field]

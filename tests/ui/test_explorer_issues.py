@@ -514,3 +514,44 @@ def test_people_say_what_they_count_and_show_every_column_at_80(
         f"{first['superseded']} of {first['decisions']} decision(s) superseded"
         in (seen["flow"])
     )
+
+
+def test_a_read_model_damaged_behind_its_seal_is_a_line_not_a_crash(
+    demo_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An element whose decision rows another program removed from the cached
+    model (its seal written again) shows one line saying what to run, where the
+    explorer died with a traceback; it keeps running."""
+    import sqlite3
+
+    import orjson
+
+    from kgai_tui.core.model.open import open_model
+    from kgai_tui.core.model.schema import model_path
+    from kgai_tui.core.model.seal import model_lock, write_seal
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("KGAI_TUI_CACHE_DIR", str(cache))
+    open_model(demo_store, cache).close()
+    path = model_path(demo_store, cache)
+    bus = element_id("infra", "EventBus")
+    with model_lock(path):
+        db = sqlite3.connect(path, isolation_level=None)
+        (shapes,) = db.execute("SELECT shapes FROM el WHERE id = ?", (bus,)).fetchone()
+        first = orjson.loads(shapes)[0][0]
+        db.execute("DELETE FROM dec WHERE ix = ?", (first,))
+        db.close()
+        write_seal(path)
+    app = make_app(demo_store, live=False)
+    seen: dict[str, str] = {}
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("f", *"EventBus", "enter")
+        await _settle(pilot)
+        seen["bus"] = _text(app, "#element-details")
+        seen["running"] = str(app.is_running)
+
+    _drive(app, steps, size=(100, 30))
+    assert "read model kept for this store is damaged" in seen["bus"]
+    assert "kgai-tui rebuild" in seen["bus"]
+    assert seen["running"] == "True"

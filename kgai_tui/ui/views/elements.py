@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 
+from kgai_tui.core.errors import KgaiError
 from kgai_tui.core.reads.legend import MARKS, Status
 from kgai_tui.core.reads.story import element_story
 from kgai_tui.core.reads.view import element_label
@@ -350,16 +351,21 @@ class ElementsView(Horizontal):
         main = self.query_one("#element-main").size.width
         self._drawn_width = main
         width = max((main or self.app.size.width * 2 // 3) - 8, 30)
-        details.update(
-            element_details(
+        try:
+            shown = element_details(
                 v,
                 self.selected,
                 palette=palette,
                 width=width,
                 sets=self._sets(self.selected),
             )
-        )
-        navigation = _navigation(v, self.selected, palette, width)
+            navigation = _navigation(v, self.selected, palette, width)
+        except KgaiError as exc:  # a read model damaged behind its seal
+            line = one_line(f"{exc}; {exc.advice}" if exc.advice else str(exc), 300)
+            details.update(plain(line, palette.error))
+            links.display = False
+            return
+        details.update(shown)
         self._targets = [target for _, target in navigation]
         links.add_options([option for option, _ in navigation])
         links.display = links.option_count > 0

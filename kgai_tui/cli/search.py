@@ -60,7 +60,9 @@ def open_search_index(store: str | None) -> SearchIndex:
         cached = index_through_model(location.root)
     if cached is not None:
         return cached
-    engine = open_engine(store)
+    # No index for this log: a replay of every line builds it (the replay is a
+    # builder here: nothing of it is kept in the cache).
+    engine = open_engine(store, cache=False)
     with progress(lambda: _BUILDING):
         return SearchIndex.for_engine(engine)
 

@@ -528,11 +528,11 @@ def model_source(store: str | None) -> StoreSource:
     return lambda: open_model_engine(store)
 
 
-def engine_source(
-    store: str | None, *, cache: bool = True, warn: bool = True
-) -> WholeSource:
-    """The engine an answer opens once its arguments are checked (:func:`open_engine`)."""
-    return lambda: open_engine(store, cache=cache, warn=warn)
+def engine_source(store: str | None, *, warn: bool = True) -> WholeSource:
+    """The whole replay an answer opens, once its arguments are checked, for what
+    its read model could not answer (:func:`open_engine`, every line read: the
+    replay builds that answer, and nothing of it is kept in the cache)."""
+    return lambda: open_engine(store, cache=False, warn=warn)
 
 
 STORE_OPTION = click.option(

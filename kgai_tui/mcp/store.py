@@ -111,6 +111,18 @@ class LiveStore:
         except OSError:
             return self.engine()
 
+    def _builder(self, root: Path) -> Engine:
+        """What builds the search index when there is none for the log: a replay
+        of every line, not kept (with the model switched off, the whole store
+        this server holds)."""
+        from kgai_tui.core.model.schema import model_enabled
+
+        if not model_enabled():
+            return self.engine()
+        from kgai_tui.core.engine.open import open_engine
+
+        return open_engine(root, cache=False)
+
     def search_index(self) -> SearchIndex:
         """Return the search index of the store as it is now (built or updated once).
 
@@ -138,7 +150,7 @@ class LiveStore:
 
             index = index_through_model(location.root)
         if index is None:
-            index = SearchIndex.for_engine(self.engine())
+            index = SearchIndex.for_engine(self._builder(location.root))
         with self._lock:
             self._index, self._index_print = index, current
             return index

@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kgai_tui.core.errors import KgaiError, UsageError
+from kgai_tui.core.model.read import read_store
 from kgai_tui.core.reads.kg import conflict_groups
 from kgai_tui.core.store.config_file import StoreConfig, save_config
 from kgai_tui.core.store.scaffold import ensure_scaffold
 from kgai_tui.core.store.shards import read_shard
 from kgai_tui.core.wire.codec import DecodedLine, marshal_event
-from kgai_tui.core.write.session_engine import read_engine, release_engine
+from kgai_tui.core.write.session_engine import release_engine
 from kgai_tui.core.write.writes import own_shard, write_session
 from kgai_tui.sync.git import GitOutcome
 from kgai_tui.sync.refusal import MAX_LISTED, Refusal
@@ -443,7 +444,7 @@ def s3_sync_store(
             # connection closed after the extension would change the files the
             # extension sealed, and the next open would rebuild the model.
             release_engine(session.engine)
-            after = read_engine(root)  # the model extended with what was pulled
+            after = read_store(root)  # the model extended with what was pulled
             try:
                 applied = _applied(after.projection) - applied_before
                 groups = conflict_groups(after.projection)

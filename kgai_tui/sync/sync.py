@@ -24,6 +24,7 @@ from typing import Any, Final
 from kgai_tui.core import clock
 from kgai_tui.core.errors import KgaiError, RefusedError, UsageError
 from kgai_tui.core.gosem.gotext import parse_rfc3339
+from kgai_tui.core.model.read import read_store
 from kgai_tui.core.reads.health import redact
 from kgai_tui.core.reads.kg import conflict_groups
 from kgai_tui.core.reads.store import Store
@@ -37,7 +38,7 @@ from kgai_tui.core.store.scaffold import (
 )
 from kgai_tui.core.store.settings import global_remote
 from kgai_tui.core.wire.model import Event
-from kgai_tui.core.write.session_engine import read_engine, release_engine
+from kgai_tui.core.write.session_engine import release_engine
 from kgai_tui.core.write.writes import Notice, WriteSession, write_session
 from kgai_tui.sync.git import GitOutcome, git_sync
 from kgai_tui.sync.refusal import refusal_summary
@@ -230,7 +231,7 @@ def sync_store(
         # Let go of the model before extending it (a read connection closed after
         # the extension would change the files it sealed).
         release_engine(before)
-        after = read_engine(root)  # the model extended with what was pulled
+        after = read_store(root)  # the model extended with what was pulled
     try:
         applied = after.projection.applied_count - applied_before
         if applied:

@@ -89,9 +89,9 @@ def test_the_demo_diff_through_the_model_equals_the_whole_store_s(
 def test_diff_reads_no_whole_store_once_the_model_holds_the_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The first diff of a store without a saved index reads it whole (and saves
-    the index); the next one, through the model, opens no whole store and answers
-    the same bytes."""
+    """The first diff of a store without a saved index builds it from a replay of
+    the log and saves it (no whole store opened, no engine cache written); the
+    next one loads it through the model; both answer the same bytes."""
     demo = shutil.copytree(DEMO_STORE, tmp_path / "demo-store")
     open_model(demo).close()
     opened: list[Path] = []
@@ -107,10 +107,14 @@ def test_diff_reads_no_whole_store_once_the_model_holds_the_index(
         )
         return encode(answer)
 
+    from kgai_tui.core.store.cache_file import store_cache_dir
+
     first = ask()
-    assert opened == [demo], "no saved index yet: the whole store's"
+    assert opened == [], "no saved index yet: a replay built it"
+    inside = {p.name for p in store_cache_dir(demo).iterdir()}
+    assert "engine.time.bin" in inside and "engine.bin" not in inside
     again = ask()
-    assert opened == [demo], "the second diff came through the model alone"
+    assert opened == [], "the second diff came through the model alone"
     assert again == first
     assert b'"EventBus"' in first  # the conflict resolved in March is named
 

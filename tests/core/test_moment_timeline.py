@@ -89,12 +89,14 @@ def test_the_demo_timeline_at_every_moment_equals_the_walk(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "other-log", "missing"])
-def test_a_damaged_or_foreign_time_index_is_not_read_through_the_model(
+def test_a_damaged_or_foreign_time_index_is_built_again_from_a_replay(
     tmp_path: Path, damage: str
 ) -> None:
     """Only an intact index of exactly the model's log is shared with the model:
-    anything else answers ``None`` (the explorer then reads the whole store), with
-    no error and nothing written to the cache."""
+    anything else is built again from a replay of the log (never the engine
+    cache: nothing but the index file changes in the cache) and saved, and the
+    model reads the saved one: the whole store's moments and views."""
+    from kgai_tui.core.engine import open as engine_open
     from kgai_tui.core.store.cache_file import time_index_path
 
     _random_store(tmp_path, 3, 40, hostile=False)
@@ -119,18 +121,40 @@ def test_a_damaged_or_foreign_time_index_is_not_read_through_the_model(
         model = peek_model(root)
         assert model is None  # the model is of the longer log: bring it down
         open_model(root).close()
+    (path.parent / "engine.bin").unlink(missing_ok=True)
+    damaged = path.read_bytes() if path.exists() else b""
     cache = sorted(p for p in path.parent.rglob("*") if not p.name.endswith("-shm"))
-    before = {p: p.stat().st_mtime_ns for p in cache if p.is_file()}
+    before = {p: p.stat().st_mtime_ns for p in cache if p.is_file() and p != path}
+    opened: list[Any] = []
     model = peek_model(root)
     assert model is not None
     try:
-        assert model.time_index() is None
-        assert TimeCursor.of_store(model) is None
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(engine_open, "open_engine", lambda *a, **_: opened.append(a))
+            cursor = TimeCursor.of_store(model)
+        assert cursor is not None and opened == [], "a replay built it, no open"
+        whole = TimeCursor.of_engine(open_engine(root, cache=False))
+        assert list(cursor.moments) == list(whole.moments)
+        cut = cursor.moments[len(cursor.moments) // 2]
+        assert _timeline(cursor.at(cut)) == _timeline(whole.at(cut))
     finally:
         model.close()
-    after = sorted(p for p in path.parent.rglob("*") if not p.name.endswith("-shm"))
-    assert after == cache
-    assert {p: p.stat().st_mtime_ns for p in after if p.is_file()} == before
+    assert path.read_bytes() != damaged
+    again = peek_model(root)
+    assert again is not None
+    try:  # the saved index is read as saved, through the model
+        from kgai_tui.core.timeindex.cache import saved_time_index
+
+        shards = [[s["print"], s["events"]] for s in again.shard_states]
+        assert (
+            saved_time_index(root, path, shards, again.projection, root / "log")
+            is not None
+        )
+    finally:
+        again.close()
+    after = {p: p.stat().st_mtime_ns for p in path.parent.rglob("*") if p.is_file()}
+    assert not (path.parent / "engine.bin").exists()
+    assert {p: t for p, t in after.items() if p in before} == before
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -88,9 +88,13 @@ def answers(root: Path, cache: Path) -> dict[str, tuple[int, bytes]]:
 
 
 def wait_for_cache(cache: Path) -> None:
-    """The CLI writes the engine cache from a detached child after it answered."""
+    """The CLI writes the read model and its history (the time index) from a
+    detached child after it answered."""
     deadline = time.monotonic() + TIMEOUT
-    while not list(cache.glob("*/engine.bin")):
+    while not (
+        list(cache.glob("*/model.sqlite.seal"))
+        and list(cache.glob("*/engine.time.bin"))
+    ):
         assert time.monotonic() < deadline
         time.sleep(0.05)
     time.sleep(0.3)

@@ -42,20 +42,21 @@ def build_detached(
 def _build_then_moments(
     engine: Engine, path: Path, then: Callable[[Engine], object] | None = None
 ) -> None:
-    """The model, then (its lock let go, at a lower priority) the moments from the
-    same replay: without them the first ``as-of`` replays the whole store again and
-    builds the time index (34 s and 1.4 GB at 1M decisions) to store them; then
-    ``then`` with the replay (the search index, the per-author steps)."""
+    """The model, then (its lock let go, at a lower priority) the time index and
+    the moments from the same replay, the index saved beside the model: without
+    them the first ``as-of``, ``diff`` or slider step replays the whole store again
+    to build the index (1M decisions: 34 s and 1.4 GB); then ``then`` with the
+    replay (the search index, the per-author steps)."""
     from kgai_tui.core.heap import GcPaused
+    from kgai_tui.core.model.history import save_history
     from kgai_tui.core.model.moments_write import engine_prints, save_moments
     from kgai_tui.core.model.seal import let_go_held_locks
-    from kgai_tui.core.timeindex.cache import build_engine_time_index
 
     build_now(engine, path)
     let_go_held_locks()
     with contextlib.suppress(OSError):
         os.nice(10)
     with GcPaused():
-        save_moments(path, build_engine_time_index(engine), engine_prints(engine))
+        save_moments(path, save_history(engine, path), engine_prints(engine))
     if then is not None:
         then(engine)

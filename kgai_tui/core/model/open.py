@@ -27,6 +27,7 @@ from urllib.parse import quote
 from kgai_tui.core.errors import StoreNotFoundError
 from kgai_tui.core.model.build_after import build_detached, build_now
 from kgai_tui.core.model.disk import DiskProjection, read_meta
+from kgai_tui.core.model.history import replay_log
 from kgai_tui.core.model.recall_files import check_recall
 from kgai_tui.core.model.rows import ModelCorruptError
 from kgai_tui.core.model.schema import header, model_path
@@ -264,17 +265,19 @@ class ModelEngine:
             return False
 
     def time_index(self) -> TimeIndex | None:
-        """The time index saved for the log this model holds (or a prefix of it,
-        extended with the lines appended since), sharing this model's decision
-        rows (see :func:`~kgai_tui.core.timeindex.cache.saved_time_index`)."""
-        from kgai_tui.core.store.cache_file import time_index_in
-        from kgai_tui.core.timeindex.cache import saved_time_index
+        """The time index of the log this model holds, sharing this model's
+        decision rows: as saved (extended with the lines appended since), else
+        built from a replay of the log and saved for the next read (see
+        :func:`~kgai_tui.core.model.history.time_index_beside`); ``None`` only
+        for a model with no store directory."""
+        from kgai_tui.core.model.history import time_index_beside
 
         if self.root is None or self.log_dir is None:
             return None
-        shards = [[s["print"], s["events"]] for s in self.shard_states]
-        path = time_index_in(self.model_path.parent)
-        return saved_time_index(self.root, path, shards, self.projection, self.log_dir)
+        shards: list[list[object]] = [
+            [s["print"], s["events"]] for s in self.shard_states
+        ]
+        return time_index_beside(self.root, self.model_path, shards, self.projection)
 
     def close(self) -> None:
         """End the read transaction and close the model."""
@@ -316,6 +319,7 @@ def open_model(
     background: bool = False,
     staged: Staged | None = None,
     then: Callable[[Engine], object] | None = None,
+    any_thread: bool = False,
 ) -> ModelEngine:
     """Open the store at ``root`` through its read model (built or extended if needed).
 
@@ -329,16 +333,21 @@ def open_model(
     ``staged``: a write session's overlay holding the lines it just appended (see
     :func:`~kgai_tui.core.model.update.extend_model`), written as the extension.
 
-    ``then``: more work for that detached child, with the replay, once the model
-    and its moments are written (the command line builds the search index there,
-    which would otherwise replay the whole store again on the first search).
+    ``then``: more work with the replay the model was built from, once the model
+    is written: in that detached child after the moments and the slider's history
+    (the command line builds the search index there, which would otherwise replay
+    the whole store again on the first search), else here before returning (the
+    explorer keeps the replay to save the slider's history from it once its first
+    view is on screen).
+
+    ``any_thread``: the connection may be read from any thread (the explorer).
 
     Raises:
         StoreNotFoundError: ``root/log`` is not a directory.
         OSError: the model cannot be written (the caller reads without it).
     """
     try:
-        return _open_model(root, cache_base, background, staged, then)
+        return _open_model(root, cache_base, background, staged, then, any_thread)
     except (sqlite3.Error, UnicodeError, ModelCorruptError) as exc:
         raise ModelUnavailableError(f"the read model is unavailable: {exc}") from exc
 
@@ -435,6 +444,7 @@ def _open_model(
     background: bool,
     staged: Staged | None,
     then: Callable[[Engine], object] | None = None,
+    any_thread: bool = False,
 ) -> ModelEngine:
     log_dir = root / "log"
     if not log_dir.is_dir():
@@ -444,7 +454,7 @@ def _open_model(
     for _ in range(_ROUNDS):
         listing = list_log(log_dir)
         now = prints_from_disk(log_dir, listing.names, cache_base)
-        read = _read(root, path, listing.refused, now, how)
+        read = _read(root, path, listing.refused, now, how, any_thread=any_thread)
         if read is not None:
             return read
         done = _bring_up_to_date(
@@ -460,7 +470,15 @@ def _open_model(
     now = prints_from_disk(log_dir, listing.names, cache_base)
     try:
         with model_lock(path):
-            read = _read(root, path, listing.refused, now, how, as_it_is=True)
+            read = _read(
+                root,
+                path,
+                listing.refused,
+                now,
+                how,
+                as_it_is=True,
+                any_thread=any_thread,
+            )
     except ModelCorruptError as exc:
         raise ModelCorruptError(
             f"it could not be brought up to date: {exc.reason}"
@@ -524,11 +542,13 @@ def _bring_up_to_date(
         if not rebuild:
             return "stale"
         remove_legacy(root, path.parent.parent)
-        engine = _replay(root, names, refused)
+        engine = replay_log(root, names, refused)
         after = partial(_after_build, path=path, then=then)
         if background and build_detached(engine, path, after):
             return engine
         build_now(engine, path)
+        if then is not None:
+            then(engine)  # here, with the replay the model was built from
         return "cold"
 
 
@@ -543,20 +563,6 @@ def _extend(
     from kgai_tui.core.model.update import extend_if_cheaper
 
     return extend_if_cheaper(db, path, log_dir, stored, now, staged)
-
-
-def _replay(root: Path, names: list[str], refused: list[LineProblem]) -> Engine:
-    """The whole log replayed, its objects out of the cyclic collector's reach.
-
-    Without the freeze, the first young collection after the pause walks every
-    container the replay made (measured: 2.1 s of a 1M first answer's 20 s)."""
-    from kgai_tui.core.engine.cold_open import open_cold
-    from kgai_tui.core.heap import GcPaused, settle_heap
-
-    with GcPaused():
-        engine = open_cold(root, names, refused=refused)
-        settle_heap(engine.projection.applied_count)
-        return engine
 
 
 def _after_build(

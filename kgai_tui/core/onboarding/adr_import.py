@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any, Final
 
 from kgai_tui.core.errors import UsageError
+from kgai_tui.core.model.read import read_store
 from kgai_tui.core.onboarding.adr_parse import adr_label
 from kgai_tui.core.onboarding.adr_plan import ADR_KIND, PlannedAdr, plan_import
 from kgai_tui.core.onboarding.adr_scan import ScanProblem, scan_adrs
 from kgai_tui.core.replay.projection_view import ProjectionView
 from kgai_tui.core.wire.ids import element_id
-from kgai_tui.core.write.session_engine import read_engine, release_engine
+from kgai_tui.core.write.session_engine import release_engine
 from kgai_tui.core.write.writes import record
 
 _ALREADY: Final = "decision already recorded (no-op): "
@@ -103,7 +104,7 @@ def _existing_numbers(p: ProjectionView, numbers: set[int]) -> set[int]:
 def _recorded(root: Path, ids: list[str]) -> set[str]:
     """Which of these decision ids the store holds (a dry run's "already recorded"):
     one lookup each through the read model, not every id of the store."""
-    opened = read_engine(root)
+    opened = read_store(root)
     try:
         index = opened.projection.dec_index
         return {i for i in ids if i in index}
@@ -166,7 +167,7 @@ def import_adrs(
         raise UsageError(f"{directory} is not a directory of ADRs")
     scan = scan_adrs(directory)
     linked = {r.target for a in scan.adrs for r in a.record.relations}
-    opened = read_engine(root)  # let go of before the write (see read_engine)
+    opened = read_store(root)  # let go of before the write (see read_store)
     try:
         existing = _existing_numbers(opened.projection, linked)
     finally:

@@ -27,6 +27,7 @@ from kgai_tui.core.wire.model import Event
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.reads.store import Store
     from kgai_tui.core.timeindex.index import TimeIndex
 
 
@@ -58,14 +59,17 @@ def time_index_of(engine: Engine) -> TimeIndex:
     return engine.time_index
 
 
-def as_of_view(engine: Engine, cut: datetime) -> ProjectionView:
-    """The store as of ``cut``, from the engine's time index (no replay).
+def as_of_view(opened: Store, cut: datetime) -> ProjectionView:
+    """The store as of ``cut``, from its time index (the replay's, or the one read
+    through the model: see :func:`~kgai_tui.core.reads.store.time_index_for`).
 
     The index's columns that :func:`as_of_obj` reads are built here, once per index
     version (tens of ms at 1M decisions), so the first read after a load is as fast
     as the next ones.
     """
-    index = engine.time_index
+    from kgai_tui.core.reads.store import time_index_for
+
+    index = time_index_for(opened)
     index.columns()
     return index.at(cut)
 

@@ -235,7 +235,8 @@ WholeSource = Callable[[], "Engine"]
 
 def whole_of(opened: Store, whole: WholeSource | None = None) -> Engine:
     """The whole replay of an opened store: itself when that is what it is, else
-    ``whole``'s, else the store at its directory opened whole.
+    ``whole``'s, else the store at its directory replayed from every line (a
+    builder: nothing of it is kept in the cache).
 
     Raises:
         TypeError: a store held in memory read through a model (no directory).
@@ -249,7 +250,7 @@ def whole_of(opened: Store, whole: WholeSource | None = None) -> Engine:
         raise TypeError("a store read through its model has no directory to open")
     from kgai_tui.core.engine.open import open_engine
 
-    return open_engine(opened.root)
+    return open_engine(opened.root, cache=False)
 
 
 def held_time_index(opened: Store) -> TimeIndex | None:

@@ -169,9 +169,11 @@ class MomentCache:
         probed = self._probed(cut)
         if probed is not None:
             return probed
-        from kgai_tui.core.reads.as_of import as_of_view
-
-        return self.remember(cut, as_of_view(self._ensure_engine(), cut))
+        then, done = self._then(cut)
+        try:
+            return self.remember(cut, then)
+        finally:
+            done()
 
     def _probed(self, cut: datetime) -> Moment | None:
         """A moment asking a current read model about each candidate (never built
@@ -195,10 +197,11 @@ class MomentCache:
             keys = model.moment_keys(stamp)
             if keys is not None:
                 return listed_keys(keys[1], keys[0])
-            from kgai_tui.core.reads.as_of import as_of_view
-
-            then = as_of_view(self._ensure_engine(), cut)
-            return listed_keys(_heads_of(then), then.graph.nodes)
+            then, done = self._then(cut)
+            try:
+                return listed_keys(_heads_of(then), then.graph.nodes)
+            finally:
+                done()
 
         return probed_moment(probe, listing, model.close)
 
@@ -214,14 +217,28 @@ class MomentCache:
         self._moments[cut] = moment
         return moment
 
-    def _ensure_engine(self) -> Engine:
-        if self._engine is None:
-            if self._root is None:
-                raise RuntimeError("as_of needs the engine of an in-memory index")
-            from kgai_tui.core.engine.open import open_engine
+    def _then(self, cut: datetime) -> tuple[ProjectionView, Callable[[], None]]:
+        """The store at ``cut`` and what to call once it is read: the as-of view of
+        the whole store the index was made from, else of the time index read
+        through the model (built from a replay of the log when never saved)."""
+        from kgai_tui.core.reads.as_of import as_of_view
 
-            self._engine = open_engine(self._root)
-        return self._engine
+        if self._engine is not None:
+            return as_of_view(self._engine, cut), _nothing
+        if self._root is None:
+            raise RuntimeError("as_of needs the engine of an in-memory index")
+        from kgai_tui.core.model.read import read_store
+
+        opened = read_store(self._root)
+        try:
+            return as_of_view(opened, cut), opened.close
+        except BaseException:
+            opened.close()
+            raise
+
+
+def _nothing() -> None:
+    """Nothing to let go of."""
 
 
 def _heads_of(then: ProjectionView) -> set[str]:

@@ -71,6 +71,16 @@ def load_or_build_time_index(engine: ScannedLog, base: Path | None = None) -> Ti
     return index
 
 
+def build_and_save_time_index(engine: ScannedLog, path: Path) -> TimeIndex:
+    """The time index of the log ``engine`` replayed, built and saved at ``path``
+    (the store's cache directory) for every later read of the same log: the
+    replay is its builder, and the model's readers load it sharing their rows."""
+    with GcPaused():
+        index = build_engine_time_index(engine)
+        _save_time_index(engine, index, path)
+    return index
+
+
 def saved_time_index(
     root: Path,
     path: Path,

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     #: What a write session checks and stages against: the model, or the replay.
     SessionEngine = Engine | ModelWriteEngine
 
-__all__ = ["read_engine", "refresh_model", "release_engine", "session_engine"]
+__all__ = ["refresh_model", "release_engine", "session_engine"]
 
 
 def session_engine(root: Path) -> SessionEngine:
@@ -31,23 +31,6 @@ def session_engine(root: Path) -> SessionEngine:
             return ModelWriteEngine(root)
         except OSError:
             pass
-    from kgai_tui.core.engine.open import open_engine
-
-    return open_engine(root)
-
-
-def read_engine(root: Path) -> Store:
-    """The store as every read opens it: through the read model (extended with what
-    was appended, rebuilt when the log was rewritten), else replayed (the model
-    switched off or not writable here). Close it before a write: a read connection
-    closed after the write's extension would change the files it sealed."""
-    if model_enabled():
-        from kgai_tui.core.model.open import open_model
-
-        try:
-            return open_model(root)
-        except OSError:
-            pass  # the model cannot be written here: the replay answers
     from kgai_tui.core.engine.open import open_engine
 
     return open_engine(root)

@@ -1,0 +1,46 @@
+"""How every read opens a store on disk: through its read model, which is built,
+extended or rebuilt first as needed; the whole store only when the model is
+switched off (``KGAI_TUI_READ_MODEL=off``) or cannot be written in the cache
+directory (a read-only one)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kgai_tui.core.model.schema import model_enabled
+
+if TYPE_CHECKING:
+    from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.model.open import ModelEngine
+
+__all__ = ["read_store"]
+
+
+def read_store(
+    root: Path,
+    *,
+    then: Callable[[Engine], object] | None = None,
+    any_thread: bool = False,
+) -> ModelEngine | Engine:
+    """The store at ``root`` as a read opens it (see the module). Close it before
+    a write: a read connection closed after the write's extension would change
+    the files it sealed.
+
+    ``then`` and ``any_thread``: as :func:`~kgai_tui.core.model.open.open_model`
+    takes them (the replay a build was made from; a connection for any thread).
+
+    Raises:
+        StoreNotFoundError: ``root/log`` is not a directory.
+    """
+    if model_enabled():
+        from kgai_tui.core.model.open import open_model
+
+        try:
+            return open_model(root, then=then, any_thread=any_thread)
+        except OSError:
+            pass  # the model cannot be written here: the replay answers
+    from kgai_tui.core.engine.open import open_engine
+
+    return open_engine(root)

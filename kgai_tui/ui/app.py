@@ -35,7 +35,6 @@ from kgai_tui.ui.widgets.time_slider import TimeSlider
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.reads.moments import TimeCursor
     from kgai_tui.core.reads.store import Store
     from kgai_tui.sync.status import SyncStatus
@@ -71,7 +70,7 @@ class KgaiApp(StoreLoading):
         self._loads_asked = 0
         self._projections_asked = 0
         self.diff_mark = DiffMark()
-        self._history_pending: tuple[Engine, bool] | None = None
+        self._history_saving = False
         # Whether the slider's history was asked for (the whole store is read from
         # then on), and what the key that asked for it does once it is there.
         self._history_wanted = False

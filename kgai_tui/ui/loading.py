@@ -1,6 +1,6 @@
-"""Reading the store for the explorer: the present from the read model, the whole
-store once the slider's history is asked for, the slider's moments, and the graph
-at the slider's moment.
+"""Reading the store for the explorer: the present from the read model (built on a
+first open, its history saved from the same replay right after), the slider's
+history once it is asked for, and the graph at the slider's moment.
 
 A mixin of :class:`~kgai_tui.ui.app.KgaiApp`. All store work runs in thread
 workers; results come back to the UI thread and are handed to the views as an
@@ -10,8 +10,10 @@ is asked for, on the UI thread, and only the latest one asked for is shown.
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
 from textual import on, work
 from textual.worker import Worker, WorkerState
@@ -28,11 +30,29 @@ from kgai_tui.ui.widgets.time_slider import TimeSlider
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
-    from kgai_tui.core.model.open import ModelEngine
     from kgai_tui.core.reads.moments import GraphDelta, TimeCursor
     from kgai_tui.core.reads.store import Store
     from kgai_tui.core.replay.projection_view import ProjectionView
     from kgai_tui.sync.status import SyncStatus
+
+
+#: Below this many bytes of log (about 10k decisions) the slider's history comes
+#: with the first view; above it, when a key asks for it (at 1M decisions the
+#: index takes ~2 s and ~300 MB to load, which a look at the present never needs).
+EAGER_HISTORY_BYTES: Final = 8 << 20
+
+
+def _log_bytes(root: Path) -> int:
+    """The size of the store's shards (what the history's cost grows with)."""
+    total = 0
+    try:
+        with os.scandir(root / "log") as entries:
+            for entry in entries:
+                if entry.name.endswith(".ndjson") and entry.is_file():
+                    total += entry.stat().st_size
+    except OSError:
+        return 0
+    return total
 
 
 class StoreLoading(Navigation):
@@ -46,7 +66,7 @@ class StoreLoading(Navigation):
     _revision: int
     _loads_asked: int
     _projections_asked: int
-    _history_pending: tuple[Engine, bool] | None
+    _history_saving: bool
     _history_wanted: bool
     _after_history: str | datetime | None
     _focus_after_load: tuple[str, str] | None
@@ -54,11 +74,8 @@ class StoreLoading(Navigation):
     def _load(self, keep_moment: bool) -> None:
         """Read the store again in a worker; ``keep_moment`` keeps the slider's place.
 
-        The present is read through the read model when it holds the log:
-        rows fetched from disk, no replay. Once the slider's history is wanted
-        (the slider moved back), it comes with the model too when the time index
-        the whole store saved holds the same log; else the whole store is read,
-        which saves that index for the next time."""
+        The store is read through its read model, built first when there is none
+        for this log; the slider's history comes with it once it is wanted."""
         self._loads_asked += 1
         self._load_in_worker(keep_moment, self._history_wanted, self._loads_asked)
 
@@ -66,57 +83,71 @@ class StoreLoading(Navigation):
     def _load_in_worker(self, keep_moment: bool, history: bool, asked: int) -> None:
         from kgai_tui.core.answers.config import pending_path
         from kgai_tui.core.reads.health import doctor_problems
-
-        self.pending_approval = bool(pending_path())
-        opened = self._open_model(history)
-        if opened is not None:
-            status = read_sync_status(self.root)
-            self.call_from_thread(
-                self._model_loaded, *opened, keep_moment, status, asked
-            )
-            return
-        from kgai_tui.core.engine.open import open_engine
-
-        engine = open_engine(self.root)
-        problems = doctor_problems(engine)
-        status = read_sync_status(self.root)
-        self.call_from_thread(
-            self._loaded, engine, problems, keep_moment, status, asked=asked
-        )
-
-    def _open_model(
-        self, history: bool
-    ) -> tuple[ModelEngine, Prepared, list[str], TimeCursor | None] | None:
-        """The read model, with the present's first paint, doctor's list and, when
-        the ``history`` is wanted, the slider's cursor, when it holds the log as it
-        is (see :func:`open_model_if_current`) and, for the history, the time
-        index of that log was saved (else only the whole store has it)."""
-        import sqlite3
-
-        from kgai_tui.core.model.open import open_model_if_current
-        from kgai_tui.core.model.rows import ModelCorruptError
-        from kgai_tui.core.model.schema import model_enabled
-        from kgai_tui.core.reads.health import doctor_problems
         from kgai_tui.core.reads.moments import TimeCursor
 
-        model = open_model_if_current(self.root) if model_enabled() else None
-        if model is None:
-            return None
+        self.pending_approval = bool(pending_path())
+        opened, replay = self._open_store()
+        history = history or _log_bytes(self.root) < EAGER_HISTORY_BYTES
+        kept = opened.kept
+        if replay is not None and kept is not None and history:
+            self._save_history(replay, kept.model_path, then=False)
+            replay = None  # saved from it before the first view: a small log
         try:
-            cursor = TimeCursor.of_store(model) if history else None
-            if history and cursor is None:
-                model.close()
-                return None
-            prepared = prepare(model.projection, None, self.palette)
-            problems = doctor_problems(model)
-        except (sqlite3.Error, ModelCorruptError, OSError, ValueError, KeyError):
-            model.close()  # the whole store answers instead, as without a model
-            return None
-        return model, prepared, problems, cursor
+            prepared = prepare(opened.projection, None, self.palette)
+            problems = doctor_problems(opened)
+            cursor = TimeCursor.of_store(opened) if history else None
+        except BaseException:
+            opened.close()
+            raise
+        status = read_sync_status(self.root)
+        self._history_saving = replay is not None and kept is not None
+        self.call_from_thread(
+            self._store_loaded,
+            opened,
+            prepared,
+            problems,
+            cursor,
+            keep_moment,
+            status,
+            asked,
+        )
+        if replay is not None and kept is not None:
+            self._save_history(replay, kept.model_path)
 
-    def _model_loaded(
+    def _open_store(self) -> tuple[Store, Engine | None]:
+        """The store through its read model, and the replay it was built from when
+        this open built it (its history is saved from it next, off screen).
+
+        The whole store answers only when the model is switched off or cannot be
+        written in the cache directory (a read-only one), as on the command line."""
+        from kgai_tui.core.model.read import read_store
+
+        replays: list[Engine] = []
+        opened = read_store(self.root, then=replays.append, any_thread=True)
+        return opened, (replays[0] if replays else None)
+
+    def _save_history(
+        self, replay: Engine, model_file: Path, *, then: bool = True
+    ) -> None:
+        """Save the slider's history (the time index) from the replay a first open
+        built the model from, so the first step back needs no second replay;
+        ``then``: tell the app when it is saved (it was on screen without it)."""
+        from kgai_tui.core.model.history import save_history
+
+        try:
+            save_history(replay, model_file)
+        finally:
+            if then:
+                self.call_from_thread(self._history_saved)
+
+    def _history_saved(self) -> None:
+        self._history_saving = False
+        if self._history_wanted and self.cursor is None:
+            self._load(keep_moment=True)  # asked for while it was being saved
+
+    def _store_loaded(
         self,
-        model: ModelEngine,
+        opened: Store,
         prepared: Prepared,
         problems: list[str],
         cursor: TimeCursor | None,
@@ -124,24 +155,23 @@ class StoreLoading(Navigation):
         status: SyncStatus | None,
         asked: int,
     ) -> None:
-        """Show the present from the read model, and the slider's history when it
-        came with it; else the history waits until it is asked for
-        (:class:`TimeSlider.HistoryWanted`)."""
-        if asked != self._loads_asked or (self._history_wanted and cursor is None):
-            model.close()  # a newer load was asked for, or the whole store is
+        """Show the present, and the slider's history when it came with it; else
+        the history waits until it is asked for (:class:`TimeSlider.HistoryWanted`)."""
+        if asked != self._loads_asked:
+            opened.close()  # a newer load was asked for
             return
-        self._opened(model, problems, status)
-        self._history_pending = None
+        self._opened(opened, problems, status)
         slider = self.query_one(TimeSlider)
         if cursor is None:
-            slider.loading = False
+            slider.loading = self._history_wanted
             slider.set_moments([], keep=False)
             slider.on_demand = True
-            self._present(model, model.projection, None, None, prepared)
+            self._present(opened, opened.projection, None, None, prepared)
             return
+        self._history_wanted = True  # it came: every reload brings it from now on
         if not keep_moment or slider.at_now:
-            self._present(model, model.projection, None, None, prepared)
-        self._cursor_ready(model, cursor, keep_moment)
+            self._present(opened, opened.projection, None, None, prepared)
+        self._cursor_ready(opened, cursor, keep_moment)
 
     def _opened(
         self, engine: Store, problems: list[str], status: SyncStatus | None
@@ -155,7 +185,7 @@ class StoreLoading(Navigation):
 
     @on(TimeSlider.HistoryWanted)
     def _history_asked(self, event: TimeSlider.HistoryWanted) -> None:
-        """Read the whole store once, for the slider; then do what the key asked.
+        """Read the slider's history once; then do what the key asked.
 
         The slider's own line says the history is being read, and stops saying
         it when it is there (no notification that outlives the wait)."""
@@ -165,28 +195,8 @@ class StoreLoading(Navigation):
             return  # on its way
         self._history_wanted = True
         self.query_one(TimeSlider).loading = True
-        self._load(keep_moment=True)
-
-    def _loaded(
-        self,
-        engine: Engine,
-        problems: list[str],
-        keep_moment: bool,
-        status: SyncStatus | None = None,
-        *,
-        asked: int,
-    ) -> None:
-        if asked != self._loads_asked:
-            return  # a newer load was asked for; its engine comes next
-        self._history_wanted = True  # the whole store is read from now on
-        self._opened(engine, problems, status)
-        self._history_pending = (engine, keep_moment)
-        slider = self.query_one(TimeSlider)
-        slider.loading = True
-        if not keep_moment or slider.at_now:
-            self._project(None)
-        else:  # the past stays on screen; its history comes next
-            self._read_history()
+        if not self._history_saving:  # else the save asks for it when done
+            self._load(keep_moment=True)
 
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
@@ -198,19 +208,6 @@ class StoreLoading(Navigation):
         header.opened()
         if self.snapshot is None:
             header.show_failure(str(worker.error), self.palette)
-
-    def _read_history(self) -> None:
-        """Read the time index (the slider's moments) once per load, in a worker."""
-        pending, self._history_pending = self._history_pending, None
-        if pending is not None:
-            self._history(*pending)
-
-    @work(thread=True, exclusive=True, group="history", exit_on_error=False)
-    def _history(self, engine: Engine, keep_moment: bool) -> None:
-        from kgai_tui.core.reads.moments import TimeCursor
-
-        cursor = TimeCursor.of_engine(engine)
-        self.call_from_thread(self._cursor_ready, engine, cursor, keep_moment)
 
     def _cursor_ready(
         self, engine: Store, cursor: TimeCursor, keep_moment: bool
@@ -332,10 +329,8 @@ class StoreLoading(Navigation):
         )
         if previous is not None and previous is not engine:
             previous.close()  # no view holds its rows any more
-        # O(decisions) work waits until this view is painted: the timeline, then,
-        # once per load, the time index for the slider.
+        # O(decisions) work waits until this view is painted: the timeline.
         self.call_after_refresh(views.show_timeline, self.snapshot)
-        self.call_after_refresh(self._read_history)
         if prepared.palette != self.palette:  # the theme changed meanwhile
             self._restyle(self.snapshot, self.palette)
         focus, self._focus_after_load = self._focus_after_load, None

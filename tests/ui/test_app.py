@@ -242,16 +242,16 @@ def test_a_slow_past_projection_never_takes_the_screen_back_from_now(
 
 
 def _second_read_lands_last(
-    read: Callable[[Path], Any],
-) -> tuple[Callable[[Path], Any], list[int], threading.Event]:
+    read: Callable[..., Any],
+) -> tuple[Callable[..., Any], list[int], threading.Event]:
     """``read`` made slow once: the second open (the first reload) waits until the
     third (the reload after a write) has read, then lands after it. Returns the
     slow read, the opens so far and the event set when the second one has read."""
     opened: list[int] = []
     first_reload_read, second_reload_read = threading.Event(), threading.Event()
 
-    def slowly_once(root: Path) -> Any:
-        got = read(root)
+    def slowly_once(root: Path, **options: Any) -> Any:
+        got = read(root, **options)
         opened.append(len(opened))
         if len(opened) == 2:
             first_reload_read.set()
@@ -326,8 +326,8 @@ def test_two_model_reads_in_flight_keep_the_one_after_the_write(
     from kgai_tui.core.model.open import ModelEngine
 
     open_model(demo_store).close()  # built, so every load reads it
-    slow, opened, first_read = _second_read_lands_last(model_open.open_model_if_current)
-    monkeypatch.setattr(model_open, "open_model_if_current", slow)
+    slow, opened, first_read = _second_read_lands_last(model_open.open_model)
+    monkeypatch.setattr(model_open, "open_model", slow)
 
     def check(app: KgaiApp) -> None:
         assert isinstance(app.engine, ModelEngine)

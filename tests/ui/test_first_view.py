@@ -1,11 +1,10 @@
 """The explorer on the read model: the present of every view read through the
-model, the same screens the whole store gives; the whole store read only once
-the slider's history is asked for, or when no current model exists."""
+model, the same screens the whole store gives; a store without a current model
+has it built on open, and the slider's history is read through it too."""
 
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -180,13 +179,19 @@ def test_the_explorer_reads_the_present_through_the_model(
     assert on_model == whole
 
 
-def test_the_history_is_read_once_the_slider_moves_back(demo_store: Path) -> None:
-    """``[`` on the model's present reads the whole store, then steps back once:
-    the slider holds every moment and shows the one before now; the model's
-    connection is let go."""
+def test_a_big_logs_history_is_read_through_the_model_once_the_slider_moves_back(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above the eager size the present comes alone, and the slider says how to
+    read the history; ``[`` reads it through the same model (no whole store
+    opened), then steps back once: the slider holds every moment the whole store
+    has and shows the one before now."""
+    from kgai_tui.ui import loading
     from kgai_tui.ui.widgets.time_slider import TimeSlider
 
+    monkeypatch.setattr(loading, "EAGER_HISTORY_BYTES", 0)
     open_model(demo_store).close()
+    opened = counting_opens(monkeypatch)
     app = KgaiApp(demo_store, live=False)
 
     async def main() -> None:
@@ -199,18 +204,37 @@ def test_the_history_is_read_once_the_slider_moves_back(demo_store: Path) -> Non
             assert "read the history" in str(slider.render())
             await pilot.press("left_square_bracket")
             await _settle(pilot)
+            assert isinstance(app.engine, ModelEngine)
             whole = open_engine(demo_store, cache=False)
-            assert isinstance(app.engine, Engine)
             assert slider.moments == TimeCursor.of_engine(whole).moments
             assert slider.position == len(slider.moments) - 1
             assert app.snapshot is not None
             assert app.snapshot.moment == slider.moments[-1]
             banner = str(app.query_one("#banner", Static).render())
             assert banner.startswith("as of "), banner
-            with pytest.raises(sqlite3.ProgrammingError):
-                model.db.execute("SELECT 1")  # closed
 
     asyncio.run(main())
+    assert opened == [], "the history came through the model"
+
+
+def test_a_small_logs_history_comes_with_the_first_view(demo_store: Path) -> None:
+    """Below the eager size the slider holds its moments as soon as the present
+    is on screen: no key has to ask for them."""
+    from kgai_tui.ui.widgets.time_slider import TimeSlider
+
+    app = KgaiApp(demo_store, live=False)
+
+    async def main() -> tuple[list[Any], bool]:
+        async with app.run_test(size=SIZE) as pilot:
+            await _settle(pilot)
+            slider = app.query_one(TimeSlider)
+            return list(slider.moments), slider.on_demand
+
+    moments, on_demand = asyncio.run(main())
+    whole = open_engine(demo_store, cache=False)
+    assert isinstance(app.engine, ModelEngine)
+    assert moments == list(TimeCursor.of_engine(whole).moments) and moments
+    assert not on_demand
 
 
 def test_a_model_behind_the_log_by_appends_is_extended_and_read(
@@ -225,26 +249,51 @@ def test_a_model_behind_the_log_by_appends_is_extended_and_read(
     )
     (demo_store / "log" / "i-late.ndjson").write_bytes(w.to_bytes())
     _, app = _views(demo_store)
-    assert isinstance(app.engine, ModelEngine) and app.engine.how == "warm"
+    assert isinstance(app.engine, ModelEngine) and app.engine.how == "append"
     assert "Written after the model" in list(app.engine.projection.dec_title)
 
 
-def test_without_a_current_model_the_explorer_reads_the_whole_store(
-    store: Path, monkeypatch: pytest.MonkeyPatch
+def test_without_a_current_model_the_explorer_builds_it_and_reads_through_it(
+    store: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """No model yet, or one only a rebuild would bring up to date: the whole
-    store, and no model built or rebuilt by the explorer."""
-    _, app = _views(store)
-    assert isinstance(app.engine, Engine)
-    assert not model_path(store).exists(), "the explorer built no model"
-    open_model(store).close()
+    """No model yet, or one only a rebuild brings up to date (a shard rewritten):
+    the explorer builds it from one replay of the log and reads through it, saves
+    the slider's history from that same replay, and opens no whole store; its
+    views are the whole store's, screen for screen."""
+    from kgai_tui.core.engine import cold_open
+    from kgai_tui.core.store.cache_file import store_cache_dir
+
+    opened = counting_opens(monkeypatch)
+    replays: list[Path] = []
+    replay = cold_open.open_cold
+
+    def counted(root: Path, *args: Any, **kwargs: Any) -> Engine:
+        replays.append(root)
+        return replay(root, *args, **kwargs)
+
+    monkeypatch.setattr(cold_open, "open_cold", counted)
+    built, app = _views(store)
+    assert isinstance(app.engine, ModelEngine) and app.engine.how == "cold"
+    assert len(replays) == 1, "the model and its history from one replay"
+    cache = store_cache_dir(store)
+    assert {"model.sqlite", "engine.time.bin"} <= {p.name for p in cache.iterdir()}
+    assert not (cache / "engine.bin").exists(), "no second copy of the store"
+    monkeypatch.setenv("KGAI_TUI_READ_MODEL", "off")
+    whole, _ = _views(store)
+    assert built == whole
+    monkeypatch.delenv("KGAI_TUI_READ_MODEL")
+    opened.clear()
     shard = sorted((store / "log").glob("*.ndjson"))[0]
     data = shard.read_bytes()
     shard.write_bytes(data[: data.rindex(b"\n", 0, len(data) - 1) + 1])  # rewritten
     before = model_path(store).stat().st_mtime_ns
-    _, app = _views(store)
-    assert isinstance(app.engine, Engine)
-    assert model_path(store).stat().st_mtime_ns == before
+    rebuilt, app = _views(store)
+    assert isinstance(app.engine, ModelEngine) and app.engine.how == "cold"
+    assert model_path(store).stat().st_mtime_ns != before
+    assert opened == []
+    monkeypatch.setenv("KGAI_TUI_READ_MODEL", "off")
+    whole, _ = _views(store)
+    assert rebuilt == whole
 
 
 def test_a_decisions_full_record_reads_its_event_from_the_shard(

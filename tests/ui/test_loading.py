@@ -15,9 +15,9 @@ from builders import ShardWriter, decision, link, upsert, write_store
 from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
 
-from kgai_tui.core.engine import open as engine_open
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.model import open as model_open
 from kgai_tui.core.reads.view import KgView
 from kgai_tui.core.safe_text import _BREAKS, _SPACES, one_line, visible
 from kgai_tui.core.wire.ids import element_id
@@ -85,7 +85,7 @@ def test_a_store_that_fails_to_open_says_so(
     def fail(*_: object, **__: object) -> Engine:
         raise RuntimeError("cache unreadable [/]")
 
-    monkeypatch.setattr(engine_open, "open_engine", fail)
+    monkeypatch.setattr(model_open, "open_model", fail)
     app = make_app(tmp_path, live=False)
 
     async def main() -> None:

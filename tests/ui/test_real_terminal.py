@@ -133,15 +133,6 @@ def tmux_small(demo_store: Path, tmp_path: Path) -> Iterator[Tmux]:
     )
 
 
-@pytest.fixture
-def tmux_model_app(demo_store: Path, tmp_path: Path) -> Iterator[Tmux]:
-    """The same, on a demo copy whose read model is built."""
-    from kgai_tui.core.model.open import open_model
-
-    open_model(demo_store).close()
-    yield from _session(demo_store, tmp_path)
-
-
 def test_conflicts_search_and_slider_in_tmux(tmux_app: Tmux, demo_store: Path) -> None:
     """Resolve a conflict, search, and scrub the slider in a real terminal."""
     screen = tmux_app.wait_for("2 open conflicts")
@@ -176,22 +167,26 @@ def test_conflicts_search_and_slider_in_tmux(tmux_app: Tmux, demo_store: Path) -
     tmux_app.keys("q")
 
 
-def test_the_model_present_then_the_history_in_tmux(
-    tmux_model_app: Tmux,
+def test_a_first_open_builds_the_model_and_its_history_in_tmux(
+    tmux_app: Tmux, demo_store: Path
 ) -> None:
-    """On a built model the explorer opens on the present and says how to read
-    the history; ``[`` reads it and steps back one moment."""
-    screen = tmux_model_app.wait_for("2 open conflicts")
-    tmux_model_app.wait_for("read the history")
-    tmux_model_app.keys("4")
-    screen = tmux_model_app.wait_for("decided two ways")
-    assert "feature:ProductSearch" in screen
-    tmux_model_app.keys("1", "[")
-    screen = tmux_model_app.wait_for("as of 2026-")
+    """With nothing in the cache the explorer reads the log into the read model
+    and its history once: the present and the slider's range on screen, ``[``
+    steps back, and the store's cache directory holds the model and the time
+    index, never a second copy of the store (the engine cache)."""
+    from kgai_tui.core.store.cache_file import store_cache_dir
+
+    screen = tmux_app.wait_for("2 open conflicts")
+    screen = tmux_app.wait_for("● now")  # the history came with the first view
     assert "read the history" not in screen
-    tmux_model_app.keys(">")
-    tmux_model_app.wait_for("now · [ ] step")
-    tmux_model_app.keys("q")
+    tmux_app.keys("[")
+    screen = tmux_app.wait_for("as of 2026-")
+    tmux_app.keys(">")
+    tmux_app.wait_for("now · [ ] step")
+    tmux_app.keys("q")
+    inside = {p.name for p in store_cache_dir(demo_store).iterdir()}
+    assert {"model.sqlite", "model.sqlite.seal", "engine.time.bin"} <= inside
+    assert "engine.bin" not in inside, inside
 
 
 def test_three_journeys_at_80x24(tmux_small: Tmux, demo_store: Path) -> None:

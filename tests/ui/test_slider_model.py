@@ -116,12 +116,13 @@ def test_a_decision_appended_after_the_index_was_saved_keeps_the_slider_on_the_m
     assert on_model == whole
 
 
-def test_a_time_index_of_another_log_sends_the_slider_to_the_whole_store(
-    demo_store: Path,
+def test_a_time_index_of_another_log_is_built_again_through_the_model(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An index saved for a log with a line the store no longer has (a shard cut
-    back): only the whole store has the history; it is read (and saves the index
-    again, so the next slider comes with the model)."""
+    back) is not used: the log is replayed to build it again and it is saved,
+    and the slider reads it through the model (no whole store opened), with the
+    moments of the log as it is."""
     from builders import ShardWriter, decision, upsert
 
     w = ShardWriter("i-late", "late")
@@ -132,13 +133,15 @@ def test_a_time_index_of_another_log_sends_the_slider_to_the_whole_store(
     )
     late = demo_store / "log" / "i-late.ndjson"
     late.write_bytes(w.to_bytes())
-    _saved(demo_store)
+    with_late = _saved(demo_store)
     late.unlink()
     open_model(demo_store).close()
-    _, app, _ = _at_moments(demo_store, 1)
-    assert isinstance(app.engine, Engine), "the history needed the whole store"
-    _, again, _ = _at_moments(demo_store, 1)
-    assert isinstance(again.engine, ModelEngine), "the index was saved again"
+    opened = counting_opens(monkeypatch)
+    _, app, end = _at_moments(demo_store, 1)
+    assert isinstance(app.engine, ModelEngine)
+    assert opened == [], "the history was built, not read from a whole store"
+    whole = list(TimeCursor.of_engine(open_engine(demo_store, cache=False)).moments)
+    assert end == [whole, len(whole) - 1] and end[0] != with_late
 
 
 def test_the_timeline_is_ordered_only_while_it_is_shown(

@@ -164,11 +164,17 @@ class AgentScreen(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="agent-recall", exit_on_error=False)
     def _compute(self, paths: str, topic: str) -> None:
+        engine = self.engine_source()
+        if engine is not None:
+            payload = agent_payload(engine, paths, topic)
+        else:  # before the app's first load lands: the store as a read opens it
+            from kgai_tui.core.model.read import read_store
 
-        from kgai_tui.core.engine.open import open_engine
-
-        engine = self.engine_source() or open_engine(self.root)
-        payload = agent_payload(engine, paths, topic)
+            opened = read_store(self.root)
+            try:
+                payload = agent_payload(opened, paths, topic)
+            finally:
+                opened.close()
         if not get_current_worker().is_cancelled:  # a newer keystroke supersedes it
             self.app.call_from_thread(self._show, payload)
 

@@ -82,25 +82,52 @@ class StoreLoading(Navigation):
     @work(thread=True, exclusive=True, group="open", exit_on_error=False)
     def _load_in_worker(self, keep_moment: bool, history: bool, asked: int) -> None:
         from kgai_tui.core.answers.config import pending_path
-        from kgai_tui.core.reads.health import doctor_problems
+        from kgai_tui.core.model.read import read_store
         from kgai_tui.core.reads.moments import TimeCursor
 
         self.pending_approval = bool(pending_path())
-        opened, replay = self._open_store()
         history = history or _log_bytes(self.root) < EAGER_HISTORY_BYTES
-        kept = opened.kept
+        replays: list[Engine] = []
+
+        def replayed(replay: Engine) -> None:
+            """A first open: the log's replay, made to build the model from. A
+            big log's present is shown from it while the model is written."""
+            replays.append(replay)
+            if not history:
+                self._history_saving = True  # from this replay, once the model is
+                self._show(replay, None, keep_moment, asked)
+
+        try:
+            opened = read_store(self.root, replayed=replayed, any_thread=True)
+        except BaseException:
+            self._history_saving = False
+            raise
+        replay, kept = (replays[0] if replays else None), opened.kept
         if replay is not None and kept is not None and history:
             self._save_history(replay, kept.model_path, then=False)
             replay = None  # saved from it before the first view: a small log
         try:
-            prepared = prepare(opened.projection, None, self.palette)
-            problems = doctor_problems(opened)
             cursor = TimeCursor.of_store(opened) if history else None
+            self._show(opened, cursor, keep_moment, asked)
         except BaseException:
             opened.close()
             raise
+        if replay is not None and kept is not None:
+            self._save_history(replay, kept.model_path)
+
+    def _show(
+        self,
+        opened: Store,
+        cursor: TimeCursor | None,
+        keep_moment: bool,
+        asked: int,
+    ) -> None:
+        """Prepare the first paint of ``opened`` here, in the worker, then show it."""
+        from kgai_tui.core.reads.health import doctor_problems
+
+        prepared = prepare(opened.projection, None, self.palette)
+        problems = doctor_problems(opened)
         status = read_sync_status(self.root)
-        self._history_saving = replay is not None and kept is not None
         self.call_from_thread(
             self._store_loaded,
             opened,
@@ -111,20 +138,6 @@ class StoreLoading(Navigation):
             status,
             asked,
         )
-        if replay is not None and kept is not None:
-            self._save_history(replay, kept.model_path)
-
-    def _open_store(self) -> tuple[Store, Engine | None]:
-        """The store through its read model, and the replay it was built from when
-        this open built it (its history is saved from it next, off screen).
-
-        The whole store answers only when the model is switched off or cannot be
-        written in the cache directory (a read-only one), as on the command line."""
-        from kgai_tui.core.model.read import read_store
-
-        replays: list[Engine] = []
-        opened = read_store(self.root, then=replays.append, any_thread=True)
-        return opened, (replays[0] if replays else None)
 
     def _save_history(
         self, replay: Engine, model_file: Path, *, then: bool = True

@@ -585,18 +585,12 @@ def test_a_model_found_current_under_the_lock_stays_sealed() -> None:
     next read to rebuild the whole model, and a reader racing a writer to fail
     ("its seal does not match the model file")."""
     from kgai_tui.core.model.open import _bring_up_to_date
-    from kgai_tui.core.store.shard_print import prints_from_disk
-    from kgai_tui.core.store.shards import list_log
 
     with scratch() as (root, cache):
         shutil.copytree(DEMO_STORE, root)
         open_model(root, cache).close()
         path = _extended_past_a_held_read(root, cache)
-        listing = list_log(root / "log")
-        now = prints_from_disk(root / "log", listing.names, cache)
-        done = _bring_up_to_date(
-            root, path, listing.names, list(listing.refused), now, rebuild=False
-        )
+        done = _bring_up_to_date(root, path, rebuild=False)
         assert done == "warm"
         assert sealed(path)
         assert open_model(root, cache).how == "warm"

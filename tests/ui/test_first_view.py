@@ -311,3 +311,52 @@ def test_a_decisions_full_record_reads_its_event_from_the_shard(
         want = whole.event_for(p.dec_hash[idx])
         assert want is not None and want.decision is not None
         assert snapshot.mutations_of(idx) == (want.decision.mutations or ())
+
+
+def test_a_big_logs_first_open_shows_its_replay_then_reads_the_model(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above the eager size a first open shows the present from the replay it
+    builds the model from, as soon as it is made, then the same present read
+    through the model; the slider's history is saved from that one replay, so
+    ``[`` reads it through the model with no second replay."""
+    from kgai_tui.core.engine import cold_open
+    from kgai_tui.core.store.cache_file import store_cache_dir
+    from kgai_tui.ui import loading
+    from kgai_tui.ui.widgets.time_slider import TimeSlider
+
+    monkeypatch.setattr(loading, "EAGER_HISTORY_BYTES", 0)
+    shown: list[str] = []
+    real_loaded = KgaiApp._store_loaded
+
+    def loaded(self: KgaiApp, opened: Any, *rest: Any) -> None:
+        shown.append(type(opened).__name__)
+        real_loaded(self, opened, *rest)
+
+    monkeypatch.setattr(KgaiApp, "_store_loaded", loaded)
+    replays: list[Path] = []
+    real_cold = cold_open.open_cold
+
+    def counted(root: Path, *args: Any, **kwargs: Any) -> Engine:
+        replays.append(root)
+        return real_cold(root, *args, **kwargs)
+
+    monkeypatch.setattr(cold_open, "open_cold", counted)
+    app = KgaiApp(demo_store, live=False)
+
+    async def main() -> tuple[list[Any], int]:
+        async with app.run_test(size=SIZE) as pilot:
+            await _settle(pilot)
+            assert shown == ["Engine", "ModelEngine"]
+            assert isinstance(app.engine, ModelEngine) and not app._history_saving
+            await pilot.press("left_square_bracket")
+            await _settle(pilot)
+            assert isinstance(app.engine, ModelEngine)
+            slider = app.query_one(TimeSlider)
+            return list(slider.moments), slider.position
+
+    moments, position = asyncio.run(main())
+    assert replays == [demo_store], "one replay: the model and its history"
+    whole = list(TimeCursor.of_engine(open_engine(demo_store, cache=False)).moments)
+    assert moments == whole and position == len(whole) - 1
+    assert (store_cache_dir(demo_store) / "engine.time.bin").is_file()

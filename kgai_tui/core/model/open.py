@@ -320,6 +320,7 @@ def open_model(
     staged: Staged | None = None,
     then: Callable[[Engine], object] | None = None,
     any_thread: bool = False,
+    replayed: Callable[[Engine], object] | None = None,
 ) -> ModelEngine:
     """Open the store at ``root`` through its read model (built or extended if needed).
 
@@ -333,12 +334,14 @@ def open_model(
     ``staged``: a write session's overlay holding the lines it just appended (see
     :func:`~kgai_tui.core.model.update.extend_model`), written as the extension.
 
-    ``then``: more work with the replay the model was built from, once the model
-    is written: in that detached child after the moments and the slider's history
-    (the command line builds the search index there, which would otherwise replay
-    the whole store again on the first search), else here before returning (the
-    explorer keeps the replay to save the slider's history from it once its first
-    view is on screen).
+    ``then``: more work for that detached child, with the replay, once the model,
+    its moments and the slider's history are written (the command line builds
+    the search index there, which would otherwise replay the whole store again on
+    the first search).
+
+    ``replayed``: given the replay a build is made from, as soon as it is made and
+    before the model is written here (the explorer shows it meanwhile and saves
+    the slider's history from it after).
 
     ``any_thread``: the connection may be read from any thread (the explorer).
 
@@ -347,7 +350,9 @@ def open_model(
         OSError: the model cannot be written (the caller reads without it).
     """
     try:
-        return _open_model(root, cache_base, background, staged, then, any_thread)
+        return _open_model(
+            root, cache_base, background, staged, then, any_thread, replayed
+        )
     except (sqlite3.Error, UnicodeError, ModelCorruptError) as exc:
         raise ModelUnavailableError(f"the read model is unavailable: {exc}") from exc
 
@@ -377,10 +382,9 @@ def open_model_if_current(
 ) -> ModelEngine | None:
     """The model when it holds the log as it is, extended in place first when the
     shards only grew (a few lines another writer appended); ``None`` when only a
-    rebuild would bring it up to date, or it cannot be read. Never replays the
-    log: the explorer reads the whole store instead then, as it did before the
-    model existed. The connection may be read from any thread (see
-    :func:`peek_model`)."""
+    rebuild would bring it up to date, or it cannot be read (a search then
+    builds its index from a replay). The connection may be read from any thread
+    (see :func:`peek_model`)."""
     found = peek_model(root, cache_base)
     if found is not None:
         return found
@@ -388,11 +392,7 @@ def open_model_if_current(
     if not sealed(path):
         return None
     try:
-        listing = list_log(root / "log")
-        now = prints_from_disk(root / "log", listing.names, cache_base)
-        done = _bring_up_to_date(
-            root, path, listing.names, list(listing.refused), now, rebuild=False
-        )
+        done = _bring_up_to_date(root, path, rebuild=False)
     except (OSError, UnicodeError, *_FAILURES):
         return None
     return peek_model(root, cache_base) if done in ("warm", "append") else None
@@ -445,6 +445,7 @@ def _open_model(
     staged: Staged | None,
     then: Callable[[Engine], object] | None = None,
     any_thread: bool = False,
+    replayed: Callable[[Engine], object] | None = None,
 ) -> ModelEngine:
     log_dir = root / "log"
     if not log_dir.is_dir():
@@ -458,7 +459,7 @@ def _open_model(
         if read is not None:
             return read
         done = _bring_up_to_date(
-            root, path, listing.names, listing.refused, now, background, staged, then
+            root, path, background, staged, then, replayed=replayed
         )
         if not isinstance(done, str):
             return done  # type: ignore[return-value]  # the replay answers this once
@@ -490,18 +491,18 @@ def _open_model(
 def _bring_up_to_date(
     root: Path,
     path: Path,
-    names: list[str],
-    refused: list[LineProblem],
-    now: list[ShardPrint],
     background: bool = False,
     staged: Staged | None = None,
     then: Callable[[Engine], object] | None = None,
     *,
     rebuild: bool = True,
+    replayed: Callable[[Engine], object] | None = None,
 ) -> str | Engine:
     """Under the model lock: extend the model if it can be, else rebuild it (or
     return the replay and rebuild it in the background, see :func:`open_model`);
     without ``rebuild``, "stale" instead of a rebuild."""
+    from kgai_tui.core.model.update import extend_if_cheaper
+
     log_dir = root / "log"
     with model_lock(path):
         # The log as it is now: another process may have extended the model past
@@ -520,7 +521,7 @@ def _bring_up_to_date(
                 change = compare_prints(stored, now, log_dir)
                 if change == "same":
                     return "warm"  # another process did it while we waited
-                if change == "append" and _extend(
+                if change == "append" and extend_if_cheaper(
                     db, path, log_dir, stored, now, staged
                 ):
                     # Fold the log into the file when no reader holds it back
@@ -543,26 +544,13 @@ def _bring_up_to_date(
             return "stale"
         remove_legacy(root, path.parent.parent)
         engine = replay_log(root, names, refused)
+        if replayed is not None:
+            replayed(engine)
         after = partial(_after_build, path=path, then=then)
         if background and build_detached(engine, path, after):
             return engine
         build_now(engine, path)
-        if then is not None:
-            then(engine)  # here, with the replay the model was built from
         return "cold"
-
-
-def _extend(
-    db: sqlite3.Connection,
-    path: Path,
-    log_dir: Path,
-    stored: list[ShardPrint],
-    now: list[ShardPrint],
-    staged: Staged | None = None,
-) -> bool:
-    from kgai_tui.core.model.update import extend_if_cheaper
-
-    return extend_if_cheaper(db, path, log_dir, stored, now, staged)
 
 
 def _after_build(

@@ -21,15 +21,16 @@ __all__ = ["read_store"]
 def read_store(
     root: Path,
     *,
-    then: Callable[[Engine], object] | None = None,
+    replayed: Callable[[Engine], object] | None = None,
     any_thread: bool = False,
 ) -> ModelEngine | Engine:
     """The store at ``root`` as a read opens it (see the module). Close it before
     a write: a read connection closed after the write's extension would change
     the files it sealed.
 
-    ``then`` and ``any_thread``: as :func:`~kgai_tui.core.model.open.open_model`
-    takes them (the replay a build was made from; a connection for any thread).
+    ``replayed`` and ``any_thread``: as :func:`~kgai_tui.core.model.open.open_model`
+    takes them (the replay a build is made from, before the model is written;
+    a connection for any thread).
 
     Raises:
         StoreNotFoundError: ``root/log`` is not a directory.
@@ -38,7 +39,7 @@ def read_store(
         from kgai_tui.core.model.open import open_model
 
         try:
-            return open_model(root, then=then, any_thread=any_thread)
+            return open_model(root, replayed=replayed, any_thread=any_thread)
         except OSError:
             pass  # the model cannot be written here: the replay answers
     from kgai_tui.core.engine.open import open_engine

@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.genlog import GenParams, append_store, install_id
-from kgai_tui.core.engine.cache import refresh
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.recall.scoring import STOPWORDS, ScanScorer, scan_corpus
@@ -387,7 +386,7 @@ def _run(
 
         prints_before = engine_prints(engine)
         append_store(root, params, 1000)
-        updated = refresh(engine, base)
+        updated = open_engine(root, cache_base=base)
         t0 = time.perf_counter()
         index = SearchIndex.for_engine(updated, cache_base=base)
         r["index_add_1000_s"] = round(time.perf_counter() - t0, 3)

@@ -1,6 +1,6 @@
 """The decision plane on disk: SQLite rows against memory-mapped NumPy columns (issue 17).
 
-Both are written from one replayed projection (``open_engine(root, cache=False)``):
+Both are written from one replayed projection (``open_engine(root)``):
 
 * **SQLite**: the read model's ``dec`` table (:mod:`kgai_tui.core.model.schema`, same
   DDL, pragmas and rows as :func:`kgai_tui.core.model.build.build_model`), with its
@@ -317,9 +317,9 @@ def _build_both(
     """Replay the store, write both formats and the children's parameters."""
     from kgai_tui.core.engine.open import open_engine
 
-    say("replaying the store (open_engine(cache=False)) ...")
+    say("replaying the store (open_engine()) ...")
     start = time.perf_counter()
-    engine = open_engine(root, cache=False)
+    engine = open_engine(root)
     replay_s = round(time.perf_counter() - start, 1)
     p = engine.projection
     n = len(p.dec_id)

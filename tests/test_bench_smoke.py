@@ -57,9 +57,10 @@ def test_bench_run_prints_every_row_as_json_and_as_a_table(tmp_path: Path) -> No
     assert by_key["as_of_100"]["note"].endswith("10000 events replayed")
     # The caches were private temporary ones, not the user's.
     assert not (tmp_path / "home" / ".cache" / "kgai-tui").exists()
-    # the second `status` process and the in-process open found the cache
-    assert by_key["engine_open"]["note"] == "path: warm"
-    assert "background child" in by_key["cold_open_process"]["note"]
+    # the whole store keeps no cache: the in-process open read every line, and
+    # the second process says so
+    assert by_key["engine_open"]["note"] == "path: cold"
+    assert "every line read again" in by_key["warm_open_process"]["note"]
 
     table = render_run_report(report)
     lines = table.splitlines()
@@ -240,3 +241,36 @@ def test_diff_windows_compares_two_trees_row_by_row(tmp_path: Path) -> None:
     assert "2026-01-01..2026-03-31 | 1 |" in same[2]
     differs = rows(other, "c3")
     assert differs[2].endswith("| NO |"), differs
+
+
+def test_after_first_read_waits_for_the_build_and_compares_two_trees(
+    tmp_path: Path,
+) -> None:
+    """``benchmarks/after_first_read.py``: the first read, the wait for its
+    detached build, then each read, both trees' time and peak, whether they
+    printed the same bytes, and what each left in its cache (the model and the
+    time index, never an engine cache)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from kgai_tui.demo import DEMO_STORE
+
+    repo = Path(__file__).parent.parent
+    store = shutil.copytree(DEMO_STORE, tmp_path / "demo-store")
+    script = repo / "benchmarks" / "after_first_read.py"
+    argv = [sys.executable, str(script), str(store)]
+    argv += ["--before", str(repo), "--after", str(repo)]
+    argv += ["--read", "diff 2026-01-01 2026-03-31 --json"]
+    got = subprocess.run(
+        argv, capture_output=True, text=True, check=True, timeout=120
+    ).stdout.splitlines()
+    assert got[0] == "| read | before | after | same bytes |", got
+    assert got[2].startswith("| status --json (first read) |") and got[2].endswith(
+        "| yes |"
+    )
+    assert got[3].startswith("| its detached build, to the end |")
+    assert got[4].startswith("| diff 2026-01-01 2026-03-31 --json |")
+    assert got[4].endswith("| yes |")
+    kept = got[5].split(": ")[1].split()
+    assert {"model.sqlite", "engine.time.bin"} <= set(kept) and "engine.bin" not in kept

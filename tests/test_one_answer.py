@@ -305,10 +305,10 @@ def direct(case: Case, store: Path) -> bytes:
         engine = open_engine(store)
         source: Any = lambda _need_engine: SearchIndex.for_engine(engine)  # noqa: E731
     else:
-        source = lambda: open_engine(store, cache=case.read != "doctor_answer")  # noqa: E731
+        source = lambda: open_engine(store)  # noqa: E731
     args = case.args
     if case.read == "doctor_answer":  # and its replay, without the caches
-        args = (lambda: open_engine(store, cache=False), *args)
+        args = (lambda: open_engine(store), *args)
     try:
         return encode(fn(source, *args, **case.kwargs))
     except KgaiError as exc:

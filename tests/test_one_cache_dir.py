@@ -101,7 +101,7 @@ def test_every_read_and_write_keeps_to_the_stores_one_directory(
         done = _run(cache, *args)
         assert done.returncode == 0, (args, done.stderr)
         _only_the_store(cache, store)
-    # The whole store (no model): the engine cache and the time index, same place.
+    # The whole store (no model): its time index, same place; nothing else of it.
     for args in (["status", *at, "--json"], ["as-of", "2026-03-01", *at, "--json"]):
         done = _run(cache, *args, KGAI_TUI_READ_MODEL="off")
         assert done.returncode == 0, (args, done.stderr)
@@ -111,7 +111,8 @@ def test_every_read_and_write_keeps_to_the_stores_one_directory(
     time.sleep(1.0)
     _only_the_store(cache, store)
     inside = {p.name for p in store_cache_dir(store, cache).iterdir()}
-    assert {"model.sqlite", "engine.bin", "engine.time.bin"} <= inside, inside
+    assert {"model.sqlite", "engine.time.bin"} <= inside, inside
+    assert "engine.bin" not in inside, "no copy of the whole projection is kept"
 
 
 def test_the_explorer_and_the_mcp_server_keep_to_it_too(

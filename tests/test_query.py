@@ -37,7 +37,7 @@ Rows = list[dict[str, Any]]
 
 @pytest.fixture(scope="module")
 def demo() -> Any:
-    return open_engine(DEMO_STORE, cache=False)
+    return open_engine(DEMO_STORE)
 
 
 def ask(engine: Any, cypher: str, **kw: Any) -> Rows:
@@ -554,7 +554,7 @@ def test_the_cli_prints_kg_s_shape_and_null_rows(tmp_path: Path) -> None:
         env=env,
     )
     assert out.returncode == 0, out.stderr
-    count = open_engine(DEMO_STORE, cache=False).projection.element_count()
+    count = open_engine(DEMO_STORE).projection.element_count()
     assert json.loads(out.stdout) == {"ok": True, "rows": [{"n": count}]}
     none = kgai(
         "query",
@@ -745,7 +745,7 @@ def test_recorded_times_go_accepts_and_python_cannot_hold(tmp_path: Path) -> Non
             recorded_at=at,
         )
     root = write_store(tmp_path / "store", {"i-old.ndjson": w.to_bytes()})
-    engine = open_engine(root, cache=False)
+    engine = open_engine(root)
     got = ask(
         engine, "MATCH (d:Decision) RETURN d.title, d.recorded_at ORDER BY d.title"
     )

@@ -61,7 +61,7 @@ def check_kg_examples(
 ) -> None:
     """Every documented query against the read it must equal."""
     engine = _store_model(root, cache, monkeypatch)
-    whole = open_engine(root, cache=False)
+    whole = open_engine(root)
     p = whole.projection
 
     def ask(cypher: str) -> list[dict[str, Any]]:
@@ -134,7 +134,7 @@ def test_the_reference_vectors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     """Stubs, 32 contested elements, hostile text: the Go engine's own vectors."""
     root = tmp_path / "store"
     shutil.copytree(FIXTURES / "go-vectors" / "log", root / "log")
-    p = open_engine(root, cache=False).projection
+    p = open_engine(root).projection
     assert not all(p.dec_hash) and len(p.contested) > 10
     check_kg_examples(root, tmp_path / "cache", monkeypatch)
 

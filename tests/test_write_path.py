@@ -549,7 +549,7 @@ def test_resolve_keep_reads_the_kept_record_from_its_line_not_a_replay(
 
     def written(store: Path, out: dict[str, Any]) -> dict[str, Any]:
         new_id = out["decisions"][0]["id"]
-        events = open_engine(store, cache=False).events
+        events = open_engine(store).events
         ev = next(e for e in events if e.decision and e.decision.id == new_id)
         assert ev.decision is not None
         return {

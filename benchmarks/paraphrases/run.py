@@ -44,7 +44,7 @@ def _names(answer: dict[str, Any], top: int | None = None) -> list[str]:
 
 def measure(store: Path, questions: list[dict[str, Any]]) -> dict[str, Any]:
     """Ask every question; return the counts and one row per question."""
-    engine = open_engine(store, cache=False)
+    engine = open_engine(store)
 
     def ask(topic: str) -> dict[str, Any]:
         obj: dict[str, Any] = recall_answer(lambda: engine, (), topic).obj

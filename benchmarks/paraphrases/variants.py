@@ -109,7 +109,7 @@ def main() -> None:
     ap.add_argument("--store", type=Path, default=DEMO_STORE)
     ap.add_argument("--stem", type=float, default=0.8)
     args = ap.parse_args()
-    p = open_engine(args.store, cache=False).projection
+    p = open_engine(args.store).projection
     questions = json.loads((HERE / "questions.json").read_text("utf-8"))["questions"]
 
     def key(e: str) -> str:

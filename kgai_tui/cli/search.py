@@ -62,7 +62,7 @@ def open_search_index(store: str | None) -> SearchIndex:
         return cached
     # No index for this log: a replay of every line builds it (the replay is a
     # builder here: nothing of it is kept in the cache).
-    engine = open_engine(store, cache=False)
+    engine = open_engine(store)
     with progress(lambda: _BUILDING):
         return SearchIndex.for_engine(engine)
 

@@ -412,12 +412,12 @@ def log_size(root: Path) -> str:
     return f"{shards}, {amount_text}"
 
 
-def open_engine(store: str | None, *, cache: bool = True, warn: bool = True) -> Engine:
-    """Open the discovered store, warning on stderr about skipped lines.
+def open_engine(store: str | None, *, warn: bool = True) -> Engine:
+    """Open the discovered store whole, every line of its log read and verified,
+    warning on stderr about skipped lines (the model switched off, doctor when
+    the model does not hold what it verified, a replay that builds an index).
 
-    ``cache=False`` (doctor) reads and verifies every shard byte instead of
-    trusting the warm cache. ``warn=False``: the command already warned (it opened
-    the read model first).
+    ``warn=False``: the command already warned (it opened the read model first).
 
     Raises:
         StoreNotFoundError: nothing is at the discovered location.
@@ -430,13 +430,9 @@ def open_engine(store: str | None, *, cache: bool = True, warn: bool = True) -> 
     if not location.exists:
         raise no_store_here(location)
     root = location.root
-    if cache:
-        what = "kgai-tui: replaying the log ({}); later reads use the cache"
-    else:
-        what = "kgai-tui: checking every line of the log ({})"
-    # A command answers and exits; a new warm-open cache is written after it.
+    what = "kgai-tui: reading every line of the log ({})"
     with progress(lambda: what.format(log_size(root))):
-        engine = open_store(root, cache=cache, background_save=cache)
+        engine = open_store(root)
     # Held until the process ends (cli.entry leaves without teardown): a command
     # passes the engine as a temporary, and freeing its millions of objects the
     # moment the answer is computed delays printing it (1.9 s at 1M decisions).
@@ -447,11 +443,11 @@ def open_engine(store: str | None, *, cache: bool = True, warn: bool = True) -> 
 
 
 def replay_every_line(root: Path) -> Engine:
-    """The store at ``root`` replayed from every byte of its log, no cache read
-    (doctor, when the model does not hold exactly what it verified)."""
+    """The store at ``root`` replayed from every byte of its log (doctor, when the
+    model does not hold exactly what it verified)."""
     from kgai_tui.core.engine.open import open_engine as open_store
 
-    engine = open_store(root, cache=False)
+    engine = open_store(root)
     _hold(engine)
     return engine
 
@@ -532,7 +528,7 @@ def engine_source(store: str | None, *, warn: bool = True) -> WholeSource:
     """The whole replay an answer opens, once its arguments are checked, for what
     its read model could not answer (:func:`open_engine`, every line read: the
     replay builds that answer, and nothing of it is kept in the cache)."""
-    return lambda: open_engine(store, cache=False, warn=warn)
+    return lambda: open_engine(store, warn=warn)
 
 
 STORE_OPTION = click.option(

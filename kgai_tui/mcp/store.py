@@ -119,9 +119,9 @@ class LiveStore:
 
         if not model_enabled():
             return self.engine()
-        from kgai_tui.core.engine.open import open_engine
+        from kgai_tui.core.engine.open import replay_log
 
-        return open_engine(root, cache=False)
+        return replay_log(root)
 
     def search_index(self) -> SearchIndex:
         """Return the search index of the store as it is now (built or updated once).

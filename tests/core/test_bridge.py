@@ -121,7 +121,7 @@ def test_words_wordnet_does_not_know_have_no_alternatives() -> None:
 
 @pytest.fixture(scope="module")
 def demo() -> object:
-    return open_engine(DEMO_STORE, cache=False).projection
+    return open_engine(DEMO_STORE).projection
 
 
 def _hints(p: object, about: str) -> list[dict[str, str]]:
@@ -181,7 +181,7 @@ def test_bridged_hints_are_the_same_bytes_in_every_process() -> None:
         "from kgai_tui.core.engine.open import open_engine\n"
         "from kgai_tui.core.reads.context import context_obj\n"
         "from kgai_tui.demo import DEMO_STORE\n"
-        "p = open_engine(DEMO_STORE, cache=False).projection\n"
+        "p = open_engine(DEMO_STORE).projection\n"
         "for q in ['picture compression', 'leaked credentials', 'bill lookup']:\n"
         "    sys.stdout.buffer.write(encode(Answer(context_obj(p, paths=[], about=q))))\n"
     )

@@ -28,6 +28,7 @@ from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.engine.pool import received
 from kgai_tui.core.reads.export import export_digest, export_parts
+from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.logscan import scan_file
 from kgai_tui.core.wire.codec import decision_id
 
@@ -86,6 +87,41 @@ def store(tmp_path: Path) -> Path:
     return root
 
 
+_COLUMNS = (
+    "dec_id",
+    "dec_title",
+    "dec_rationale",
+    "dec_author",
+    "dec_refs",
+    "dec_summary",
+    "dec_time",
+    "dec_lamport",
+    "dec_install",
+    "dec_hash",
+    "dec_shapes",
+    "dec_supersedes",
+    "dec_superseded_by",
+)
+
+
+def _state(p: Projection) -> dict[str, Any]:
+    """Everything a projection holds, field for field, as plain values."""
+    p.flush_props()
+    return {
+        "nodes": sorted((n, sorted(a.items())) for n, a in p.graph.nodes(data=True)),
+        "edges": sorted(
+            (f, t, k, a["created_by"])
+            for f, t, k, a in p.graph.edges(keys=True, data=True)
+        ),
+        "applied": (p.applied_count, sorted(p.applied)),
+        **{name: list(getattr(p, name)) for name in _COLUMNS},
+        "el_shapes": sorted((e, list(s.items())) for e, s in p.el_shapes.items()),
+        "heads": sorted((e, sorted(h)) for e, h in p.heads.items()),
+        "contested": sorted(p.contested),
+        "unknown_ops": list(p.unknown_ops),
+    }
+
+
 def _sequential(root: Path) -> Engine:
     names = sorted(p.name for p in (root / "log").iterdir())
     return Engine(root, [scan_file(root / "log" / n) for n in names])
@@ -94,11 +130,11 @@ def _sequential(root: Path) -> Engine:
 def test_the_parallel_open_fills_every_column_as_a_sequential_replay_does(
     store: Path, parallel: list[str]
 ) -> None:
-    engine = open_engine(store, cache=False)
+    engine = open_engine(store)
     assert parallel == ["verified"]
     reference = _sequential(store).projection
     got = engine.projection
-    assert got.to_state() == reference.to_state()
+    assert _state(got) == _state(reference)
     # The unusual values really went through the columns.
     i = got.dec_index[next(d for d in got.dec_id if got.dec_summary[got.dec_index[d]])]
     assert got.dec_rationale[i] == "line one\nline two"
@@ -124,9 +160,9 @@ def test_the_parallel_open_lets_go_of_the_log_s_pages_as_it_reads_them(
 
     monkeypatch.setattr(cold_open, "release_pages", counted)
     monkeypatch.setattr(cold_open, "RELEASE_EVERY", 1)  # after every line
-    engine = open_engine(store, cache=False)
+    engine = open_engine(store)
     assert parallel == ["verified"]
-    assert engine.projection.to_state() == _sequential(store).projection.to_state()
+    assert _state(engine.projection) == _state(_sequential(store).projection)
     assert len(released) >= len(engine.projection.dec_id)
 
 
@@ -141,9 +177,9 @@ def test_a_verifier_without_columns_falls_back_to_the_exact_replay(
         return scan
 
     monkeypatch.setattr(cold_open, "_with_hashes", with_hashes)
-    engine = open_engine(store, cache=False)
+    engine = open_engine(store)
     assert parallel == ["verified"]  # every line passed, yet the columns are missing
-    assert engine.projection.to_state() == _sequential(store).projection.to_state()
+    assert _state(engine.projection) == _state(_sequential(store).projection)
 
 
 def _line(lamport: int, actor: str = "a") -> bytes:
@@ -184,9 +220,9 @@ def test_without_a_scratch_directory_results_come_through_the_pipe(
         raise OSError("no space left on device")
 
     monkeypatch.setattr(pool.tempfile, "TemporaryDirectory", refuse)
-    engine = open_engine(store, cache=False)
+    engine = open_engine(store)
     assert parallel == ["verified"]
-    assert engine.projection.to_state() == _sequential(store).projection.to_state()
+    assert _state(engine.projection) == _state(_sequential(store).projection)
 
 
 def test_keys_read_by_a_worker_equal_the_keys_read_here(tmp_path: Path) -> None:
@@ -216,6 +252,7 @@ from pathlib import Path
 import kgai_tui.core.engine.cold_open as cold_open
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads.export import export_digest, export_parts
+from kgai_tui.core.replay.projection import Projection
 
 
 class Captured(io.TextIOBase):

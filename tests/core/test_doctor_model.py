@@ -35,7 +35,7 @@ BASE = 1_767_225_600  # 2026-01-01T00:00:00Z
 
 def _replayed(root: Path) -> bytes:
     """The oracle: doctor over a replay of every byte, no cache."""
-    return orjson.dumps(doctor_obj(open_engine(root, cache=False)))
+    return orjson.dumps(doctor_obj(open_engine(root)))
 
 
 def _model(root: Path) -> ModelEngine:
@@ -130,7 +130,7 @@ def test_a_line_rewritten_under_an_appended_model_is_replayed(tmp_path: Path) ->
     replays: list[Engine] = []
 
     def replay() -> Engine:
-        replays.append(open_engine(root, cache=False))
+        replays.append(open_engine(root))
         return replays[-1]
 
     got = _json(encode(doctor_answer(lambda: _model(root), replay)))

@@ -142,7 +142,7 @@ def test_model_export_across_batch_edges_equals_the_whole_store(
     monkeypatch.setattr(model_export, "_BATCH", batch)
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     model = ModelEngine(root, db, "warm", [], path)
-    whole = open_engine(root, cache=False)
+    whole = open_engine(root)
     for canonical in (False, True):
         got = encode(export_answer(lambda: model, canonical=canonical))
         assert got == encode(export_answer(lambda: whole, canonical=canonical))

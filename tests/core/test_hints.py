@@ -95,7 +95,7 @@ def test_thin_means_fewer_than_three_and_a_topic() -> None:
 
 @pytest.fixture(scope="module")
 def demo() -> ProjectionView:
-    return open_engine(DEMO_STORE, cache=False).projection
+    return open_engine(DEMO_STORE).projection
 
 
 def test_a_missed_phrasing_gets_the_element_that_decided_it(
@@ -335,8 +335,8 @@ def test_hints_follow_the_documented_algorithm_on_every_path(
         one, two = top / "one", top / "two"
         write_store(one, split_files(c, events, names))
         write_store(two, split_files(c, events, names))
-        live = open_engine(one, cache=False).projection
-        other = open_engine(two, cache=False).projection
+        live = open_engine(one).projection
+        other = open_engine(two).projection
         cold = open_model(one, top / "cache")
         warm = open_model(one, top / "cache")
         assert warm.how == "warm"
@@ -374,7 +374,7 @@ def test_hints_are_the_same_after_appends_to_the_model(data: st.DataObject) -> N
             with open(root / "log" / "a.ndjson", "ab") as fh:
                 fh.write(lines(part))
             model = open_model(root, top / "cache")
-            replay = open_engine(root, cache=False).projection
+            replay = open_engine(root).projection
             try:
                 for about in asked:
                     assert answer_bytes(model.projection, about) == answer_bytes(
@@ -397,7 +397,7 @@ def test_hints_are_the_same_when_the_live_index_catches_up(
     with scratch() as top, pytest.MonkeyPatch.context() as mp:
         mp.setattr(recall_index, "DELTA_MAX", 2)
         root = write_store(top / "s", {"a.ndjson": lines(events)})
-        ordered = open_engine(root, cache=False).events
+        ordered = open_engine(root).events
         live = Projection()
         cut = c.integer(0, len(ordered))
         live.apply_all(ordered[:cut])
@@ -473,8 +473,8 @@ def test_hints_of_a_crowd_follow_the_documented_order(data: st.DataObject) -> No
         one, two = top / "one", top / "two"
         write_store(one, split_files(c, events, names))
         write_store(two, split_files(c, events, names))
-        live = open_engine(one, cache=False).projection
-        other = open_engine(two, cache=False).projection
+        live = open_engine(one).projection
+        other = open_engine(two).projection
         model = open_model(one, top / "cache")
         try:
             for about in asked:
@@ -515,7 +515,7 @@ def test_unnamed_elements_above_the_cut_are_skipped() -> None:
         )
     with scratch() as top:
         root = write_store(top / "s", {"a.ndjson": lines(w.events)})
-        live = open_engine(root, cache=False).projection
+        live = open_engine(root).projection
         about = "ledger zzzz qqqq"
         ghost_ids = {
             e for e in live.graph.nodes if not (live.element(e) or ("", "", ""))[1]

@@ -1,7 +1,7 @@
 """The read model on disk answers exactly what a fresh replay answers (issue 17).
 
 Every property builds a real store and a real SQLite model in a temporary cache
-directory, then compares the model with ``open_engine(cache=False)`` of the same
+directory, then compares the model with ``open_engine()`` of the same
 files: every decision column, every element's shapes and heads in the replay's
 own orders, the graph (nodes, edges and in-edges in NetworkX's orders), and the
 JSON of the reads the model serves. Each also asserts how the model was opened, so
@@ -234,7 +234,7 @@ def assert_same(
 ) -> None:
     """The model equals a fresh in-memory replay of the store, state and reads;
     its people tables, however updated, equal what a build writes."""
-    replay = open_engine(root, cache=False)
+    replay = open_engine(root)
     try:
         assert isinstance(model.projection, DiskProjection)
         assert state(model.projection) == state(replay.projection)
@@ -498,7 +498,7 @@ def test_people_in_the_model_cover_what_people_counts() -> None:
                     model = open_model(root, cache)
                     seen["append"] += model.how == "append"
                     assert_same(model, root)
-            p = open_engine(root, cache=False).projection
+            p = open_engine(root).projection
             rows = people_obj(p)["people"]
             seen["placeholder"] += "" in p.dec_hash
             seen["superseded_head"] += any(
@@ -632,7 +632,7 @@ def test_an_export_whose_shapes_do_not_decode_comes_from_the_whole_store(
         db.execute("UPDATE el SET shapes = ? WHERE id = ?", (shapes, eid))
     model = ModelEngine(root, db, "warm", [], path)
     assert model.export_source() is None
-    whole = open_engine(root, cache=False)
+    whole = open_engine(root)
     got = encode(export_answer(lambda: model, canonical=True, whole=lambda: whole))
     assert got == encode(export_answer(lambda: whole, canonical=True))
     db.close()

@@ -71,7 +71,7 @@ def test_events_and_problems_equal_the_whole_store(tmp_path: Path) -> None:
     open_model(root, cache).close()  # built
     model = _model(root, cache)
     assert model.how == "warm"
-    whole = open_engine(root, cache=False)
+    whole = open_engine(root)
     try:
         p = whole.projection
         for idx, h in enumerate(p.dec_hash):
@@ -109,7 +109,7 @@ def test_breaks_of_an_appended_tail_keep_their_lines(tmp_path: Path) -> None:
         fh.write(tail.to_bytes())
     model = _model(root, cache)
     assert model.how == "append"
-    whole = open_engine(root, cache=False)
+    whole = open_engine(root)
     try:
         lines = files["ia.ndjson"].count(b"\n")
         assert ("ia.ndjson", lines + 1, 9) in model.chain_break_lines()

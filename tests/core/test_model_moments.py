@@ -67,7 +67,7 @@ def _reference(root: Path, stamp: int) -> bytes:
     """as-of at ``stamp`` and what a search as of then keeps (element ids, the ids
     of the decisions in force), from a replay."""
     cut = _at(stamp)
-    then = project_as_of(open_engine(root, cache=False).shards, cut)
+    then = project_as_of(open_engine(root).shards, cut)
     heads = {then.dec_id[i] for hs in then.heads.values() for i in hs}
     keys = [sorted(then.graph.nodes), sorted(heads)]
     return orjson.dumps([as_of_obj(then, cut), keys])
@@ -82,7 +82,7 @@ def _from_model(model: ModelEngine, stamp: int) -> bytes | None:
 
 def _stamps(root: Path) -> list[int]:
     """Every recorded time in the log, a second either side, and far off."""
-    engine = open_engine(root, cache=False)
+    engine = open_engine(root)
     times = {
         t
         for shard in engine.shards

@@ -48,7 +48,7 @@ SETTINGS = settings(max_examples=20, deadline=None)
 
 def _reference(root: Path, stamp: int) -> bytes:
     cut = _at(stamp)
-    then = project_as_of(open_engine(root, cache=False).shards, cut)
+    then = project_as_of(open_engine(root).shards, cut)
     return orjson.dumps(people_obj(then, cut))
 
 

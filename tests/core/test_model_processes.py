@@ -272,9 +272,7 @@ def test_reader_sees_only_prefixes_while_a_writer_appends(tmp_path: Path) -> Non
         status = json.loads(answer)["status"]
         assert status["events"] == sum(counts.values()), (status, counts)
         conflicted += status["conflicts"] > 0
-        replay = open_engine(
-            prefix_store(root, counts, tmp_path / "prefix"), cache=False
-        )
+        replay = open_engine(prefix_store(root, counts, tmp_path / "prefix"))
         # The prefix store lives elsewhere: only its root differs, and answer_of
         # leaves the root out.
         expected = answer_of(replay)
@@ -282,9 +280,7 @@ def test_reader_sees_only_prefixes_while_a_writer_appends(tmp_path: Path) -> Non
             f"answer {n} (shards {counts}) is not the replay of that prefix"
         )
     for n, (got, counts) in enumerate(sorted(as_ofs.items(), key=_events)):
-        replay = open_engine(
-            prefix_store(root, counts, tmp_path / "prefix"), cache=False
-        )
+        replay = open_engine(prefix_store(root, counts, tmp_path / "prefix"))
         assert got == as_of_replayed(replay.shards), (
             f"as-of answer {n} (shards {counts}) is not the replay of that prefix"
         )
@@ -493,7 +489,7 @@ def as_of_checked(r: int, root: Path, cache: Path) -> str:
     from kgai_tui.core.gosem.gotext import epoch_to_datetime, format_rfc3339
     from kgai_tui.core.reads.as_of import as_of_obj, project_as_of
 
-    shards = open_engine(root, cache=False).shards
+    shards = open_engine(root).shards
     model = open_model(root, cache)
     answered = 0
     try:

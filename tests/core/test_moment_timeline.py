@@ -133,7 +133,7 @@ def test_a_damaged_or_foreign_time_index_is_built_again_from_a_replay(
             patch.setattr(engine_open, "open_engine", lambda *a, **_: opened.append(a))
             cursor = TimeCursor.of_store(model)
         assert cursor is not None and opened == [], "a replay built it, no open"
-        whole = TimeCursor.of_engine(open_engine(root, cache=False))
+        whole = TimeCursor.of_engine(open_engine(root))
         assert list(cursor.moments) == list(whole.moments)
         cut = cursor.moments[len(cursor.moments) // 2]
         assert _timeline(cursor.at(cut)) == _timeline(whole.at(cut))

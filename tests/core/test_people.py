@@ -115,7 +115,7 @@ def test_people_counts_equal_a_brute_force_pass_over_the_log(
 ) -> None:
     c = Chooser(draw=data.draw)
     with temp_store(gen.files()) as root:
-        engine = open_engine(root, cache=False)
+        engine = open_engine(root)
         events = engine.events
         now = people_obj(engine.projection)
         assert now["people"] == brute_force(events, engine.projection)
@@ -141,7 +141,7 @@ def test_stale_lists_exactly_the_elements_whose_newest_head_is_older(
 ) -> None:
     now = datetime(2026, 9, 1, tzinfo=UTC)
     with temp_store(gen.files()) as root:
-        p = open_engine(root, cache=False).projection
+        p = open_engine(root).projection
         got = stale_obj(p, parse_age(f"{days}d"), now)
         limit = int((now - timedelta(days=days)).timestamp())
         expected = []

@@ -108,7 +108,7 @@ def stores() -> Iterator[dict[str, SearchIndex]]:
     }
     try:
         yield {
-            name: SearchIndex.for_engine(open_engine(root, cache=False))
+            name: SearchIndex.for_engine(open_engine(root))
             for name, root in roots.items()
         }
     finally:
@@ -290,7 +290,7 @@ from pathlib import Path
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.search.index import SearchIndex
 from kgai_tui.core.search.model import search_obj
-index = SearchIndex.for_engine(open_engine(Path(sys.argv[1]), cache=False))
+index = SearchIndex.for_engine(open_engine(Path(sys.argv[1])))
 out = []
 for q in sys.argv[2:]:
     hits = index.search(q)

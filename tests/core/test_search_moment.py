@@ -37,7 +37,7 @@ START = 1_767_225_600  # 2026-01-01T00:00:00Z
 def _candidates(root: Path) -> tuple[set[int], set[int]]:
     """Every decision key and element key the store's events name, and near misses
     (the same prefix one off, the other low bit of an element prefix)."""
-    engine = open_engine(root, cache=False)
+    engine = open_engine(root)
     decisions: set[int] = set()
     elements: set[int] = set()
     for shard in engine.shards:
@@ -60,7 +60,7 @@ def _candidates(root: Path) -> tuple[set[int], set[int]]:
 
 
 def _listed(root: Path, stamp: int) -> tuple[frozenset[int], frozenset[int]]:
-    then = project_as_of(open_engine(root, cache=False).shards, _at(stamp))
+    then = project_as_of(open_engine(root).shards, _at(stamp))
     heads = {then.dec_id[i] for hs in then.heads.values() for i in hs}
     return listed_keys(heads, then.graph.nodes)
 

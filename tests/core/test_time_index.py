@@ -481,7 +481,7 @@ def test_an_as_of_view_leaves_no_cyclic_garbage(tmp_path: Path) -> None:
 
     root = tmp_path / "store"
     gen_store(root, GenParams(1500, 4, 120))
-    engine = open_engine(root, cache=False)
+    engine = open_engine(root)
     index = engine.time_index
     times = sorted(t for t in engine.projection.dec_time if t is not None)
     cut = epoch_to_datetime(times[len(times) // 2])

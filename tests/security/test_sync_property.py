@@ -201,7 +201,7 @@ class World:
             assert stat.S_ISREG(os.lstat(entry.path).st_mode), entry.name
         for planted in ("notes.txt", "passwd", "LOG", ".GIT"):
             assert not os.path.lexists(self.a / planted), planted
-        assert doctor_problems(open_engine(self.a, cache=False)) == []
+        assert doctor_problems(open_engine(self.a)) == []
 
     # ------------------------------------------------------------------ attacks
 

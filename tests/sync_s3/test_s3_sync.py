@@ -375,7 +375,7 @@ def test_rotate_then_sync_reconciles_the_retired_shard(
     sync(copy)
     sync(a)
     for store in (a, copy):
-        p = open_engine(store, cache=False).projection
+        p = open_engine(store).projection
         recorded = sorted(t for t, h in zip(p.dec_title, p.dec_hash, strict=True) if h)
         assert recorded == [
             "Invoices are HTML",

@@ -77,7 +77,7 @@ def test_the_first_view_from_the_model_equals_the_whole_stores(store: Path) -> N
         preview = prepare(model.projection, None, ANSI)
     finally:
         model.close()
-    assert preview == prepare(open_engine(store, cache=False).projection, None, ANSI)
+    assert preview == prepare(open_engine(store).projection, None, ANSI)
     assert preview.decisions > 0 and preview.elements.first is not None
 
 
@@ -205,7 +205,7 @@ def test_a_big_logs_history_is_read_through_the_model_once_the_slider_moves_back
             await pilot.press("left_square_bracket")
             await _settle(pilot)
             assert isinstance(app.engine, ModelEngine)
-            whole = open_engine(demo_store, cache=False)
+            whole = open_engine(demo_store)
             assert slider.moments == TimeCursor.of_engine(whole).moments
             assert slider.position == len(slider.moments) - 1
             assert app.snapshot is not None
@@ -231,7 +231,7 @@ def test_a_small_logs_history_comes_with_the_first_view(demo_store: Path) -> Non
             return list(slider.moments), slider.on_demand
 
     moments, on_demand = asyncio.run(main())
-    whole = open_engine(demo_store, cache=False)
+    whole = open_engine(demo_store)
     assert isinstance(app.engine, ModelEngine)
     assert moments == list(TimeCursor.of_engine(whole).moments) and moments
     assert not on_demand
@@ -303,7 +303,7 @@ def test_a_decisions_full_record_reads_its_event_from_the_shard(
     open_model(store).close()
     _, app = _views(store)
     assert isinstance(app.engine, ModelEngine) and app.snapshot is not None
-    whole = open_engine(store, cache=False)
+    whole = open_engine(store)
     snapshot, p = app.snapshot, whole.projection
     indices = [i for i, h in enumerate(p.dec_hash) if h]
     assert indices
@@ -357,6 +357,6 @@ def test_a_big_logs_first_open_shows_its_replay_then_reads_the_model(
 
     moments, position = asyncio.run(main())
     assert replays == [demo_store], "one replay: the model and its history"
-    whole = list(TimeCursor.of_engine(open_engine(demo_store, cache=False)).moments)
+    whole = list(TimeCursor.of_engine(open_engine(demo_store)).moments)
     assert moments == whole and position == len(whole) - 1
     assert (store_cache_dir(demo_store) / "engine.time.bin").is_file()

@@ -9,6 +9,7 @@ from array import array
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from builders import ShardWriter, decision, link, upsert, write_store
@@ -97,14 +98,30 @@ def test_a_store_that_fails_to_open_says_so(
     asyncio.run(main())
 
 
-def test_the_opening_screen_shows_progress(tmp_path: Path) -> None:
-    """Before the store is open the header counts the time; then the view fills."""
+def test_the_opening_screen_shows_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before the store is open the header counts the time; then the view fills.
+    The open waits until the first screen was read, so it cannot land first."""
+    import threading
+
+    from kgai_tui.core.model import read as model_read
+
+    gate = threading.Event()
+    real = model_read.read_store
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        gate.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(model_read, "read_store", held)
     app: KgaiApp = make_app(_self_loop_store(tmp_path), live=False)
     seen: list[str] = []
 
     async def main() -> None:
         async with app.run_test(size=SIZE) as pilot:
             seen.append(str(app.query_one("#header", Static).render()))
+            gate.set()
             await _settle(pilot)
             seen.append(str(app.query_one("#header", Static).render()))
             assert not app.query_one(TimeSlider).loading
@@ -121,9 +138,7 @@ def test_element_rows_group_sort_and_filter(tmp_path: Path) -> None:
     for n, ref in enumerate(names, start=1):
         d = decision(ref[1], [upsert(*ref)])
         w.add(d, lamport=n, recorded_at=f"2026-01-0{n}T00:00:00Z")
-    engine = open_engine(
-        write_store(tmp_path / "s", {"i1.ndjson": w.to_bytes()}), cache=False
-    )
+    engine = open_engine(write_store(tmp_path / "s", {"i1.ndjson": w.to_bytes()}))
     rows = element_rows(KgView(engine.projection), palette=ANSI)
     assert [(k, [r.label(ANSI).plain for r in rs]) for k, rs in rows.groups] == [
         ("feature", ["Alpha", "beta"]),

@@ -28,7 +28,7 @@ def _caption(app: Any) -> str:
 
 
 def test_a_query_runs_its_rows_show_and_an_id_opens(demo_store: Path) -> None:
-    p = open_engine(demo_store, cache=False).projection
+    p = open_engine(demo_store).projection
     app = make_app(demo_store, live=False)
     seen: dict[str, Any] = {}
 

@@ -1,12 +1,13 @@
-"""Open a store: discover its shards, compare fingerprints, then warm, append or cold.
+"""Open a store whole: discover its shards, verify every line while replaying it.
 
 The pipeline::
 
-    list_log(root/log) -> prints_from_disk -> engine cache header + fingerprint
-        same    -> load the cached projection             (how = "warm")
-        append  -> scan and apply the appended bytes only (how = "append")
-        else    -> cold_open: verify in workers, replay   (how = "cold")
+    list_log(root/log) -> cold_open: verify in workers, replay (how = "cold")
     -> Engine (a value: nothing outside it changes it)
+
+Nothing of the projection is kept: the read model (:mod:`kgai_tui.core.model`) is
+the one store derived from the log, and this replay builds it; reads answer from
+it unless it is switched off (``KGAI_TUI_READ_MODEL=off``) or cannot be written.
 """
 
 from __future__ import annotations
@@ -20,19 +21,16 @@ from kgai_tui.core.store.shards import list_log
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
 
-__all__ = ["open_engine"]
+__all__ = ["open_engine", "replay_log"]
 
 
-def open_engine(
-    root: Path,
-    *,
-    cache: bool = True,
-    cache_base: Path | None = None,
-    background_save: bool = False,
-) -> Engine:
-    """Open the store at ``root`` read-only; ``cache=False`` ignores the warm cache.
+def replay_log(root: Path, *, cache_base: Path | None = None) -> Engine:
+    """The store at ``root`` replayed from every line of its log, each verified:
+    what builds the read model, its time index and the search index. Nothing of
+    it is kept once they are built.
 
-    ``cache_base`` replaces the user cache directory (benchmarks, tests).
+    ``cache_base`` replaces the user cache directory for what the engine saves
+    later (its time index; benchmarks, tests).
 
     Raises:
         StoreNotFoundError: ``root/log`` is not a directory.
@@ -41,12 +39,26 @@ def open_engine(
     if not log_dir.is_dir():
         raise StoreNotFoundError(f"no kgai store at {root} (no log/ directory)")
     # Imported here: a command that never opens a store does not pay for the
-    # worker pool and the cache (multiprocessing, platformdirs).
-    if cache:
-        from kgai_tui.core.engine.cache import open_cached
-
-        return open_cached(root, cache_base, background=background_save)
+    # worker pool (multiprocessing).
     from kgai_tui.core.engine.cold_open import open_cold
+    from kgai_tui.core.heap import GcPaused, settle_heap
 
     listing = list_log(log_dir)
-    return open_cold(root, listing.names, refused=listing.refused)
+    with GcPaused():
+        engine = open_cold(
+            root, listing.names, refused=listing.refused, cache_base=cache_base
+        )
+        settle_heap(engine.projection.applied_count)
+        return engine
+
+
+def open_engine(root: Path, *, cache_base: Path | None = None) -> Engine:
+    """The whole store, for a read its model does not serve (the model switched
+    off or not writable here, doctor's replay, a placeholder's events): the same
+    replay as :func:`replay_log`, named apart so that a read path that opens the
+    whole store can be told from a build.
+
+    Raises:
+        StoreNotFoundError: ``root/log`` is not a directory.
+    """
+    return replay_log(root, cache_base=cache_base)

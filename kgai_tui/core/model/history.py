@@ -15,35 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kgai_tui.core.store.cache_file import time_index_in
-from kgai_tui.core.store.shards import LineProblem, list_log
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.replay.projection_view import ProjectionView
     from kgai_tui.core.timeindex.index import TimeIndex
 
-__all__ = ["replay_log", "save_history", "time_index_beside"]
-
-
-def replay_log(
-    root: Path, names: list[str] | None = None, refused: list[LineProblem] | None = None
-) -> Engine:
-    """The whole log replayed from its bytes (verified in workers), its objects
-    out of the cyclic collector's reach; nothing is read from or written to a
-    cache. ``names``/``refused``: the listing already taken (else listed here).
-
-    Without the freeze, the first young collection after the pause walks every
-    container the replay made (measured: 2.1 s of a 1M first answer's 20 s)."""
-    from kgai_tui.core.engine.cold_open import open_cold
-    from kgai_tui.core.heap import GcPaused, settle_heap
-
-    if names is None:
-        listing = list_log(root / "log")
-        names, refused = listing.names, list(listing.refused)
-    with GcPaused():
-        engine = open_cold(root, names, refused=refused or [])
-        settle_heap(engine.projection.applied_count)
-        return engine
+__all__ = ["save_history", "time_index_beside"]
 
 
 def save_history(engine: Engine, model_file: Path) -> TimeIndex:
@@ -68,13 +46,14 @@ def time_index_beside(
     When the log moved on while the replay ran, the saved index no longer
     matches the model's prefix; the replay's own index answers then (it holds the
     log as it was replayed, a later prefix of the same log)."""
+    from kgai_tui.core.engine.open import replay_log
     from kgai_tui.core.timeindex.cache import saved_time_index
 
     path, log_dir = time_index_in(model_file.parent), root / "log"
     index = saved_time_index(root, path, shards, projection, log_dir)
     if index is not None:
         return index
-    engine = replay_log(root)
+    engine = replay_log(root)  # the builder: every line read, nothing kept
     built = save_history(engine, model_file)
     index = saved_time_index(root, path, shards, projection, log_dir)
     return built if index is None else index

@@ -27,7 +27,6 @@ from urllib.parse import quote
 from kgai_tui.core.errors import StoreNotFoundError
 from kgai_tui.core.model.build_after import build_detached, build_now
 from kgai_tui.core.model.disk import DiskProjection, read_meta
-from kgai_tui.core.model.history import replay_log
 from kgai_tui.core.model.recall_files import check_recall
 from kgai_tui.core.model.rows import ModelCorruptError
 from kgai_tui.core.model.schema import header, model_path
@@ -501,6 +500,7 @@ def _bring_up_to_date(
     """Under the model lock: extend the model if it can be, else rebuild it (or
     return the replay and rebuild it in the background, see :func:`open_model`);
     without ``rebuild``, "stale" instead of a rebuild."""
+    from kgai_tui.core.engine.open import replay_log
     from kgai_tui.core.model.update import extend_if_cheaper
 
     log_dir = root / "log"
@@ -508,8 +508,7 @@ def _bring_up_to_date(
         # The log as it is now: another process may have extended the model past
         # the listing taken before the lock (comparing with that one would look like
         # a log that shrank, and rebuild for nothing).
-        listing = list_log(log_dir)
-        names, refused = listing.names, list(listing.refused)
+        names = list_log(log_dir).names
         # The model lives in <cache base>/<store key>/: its prints keep beside it.
         now = prints_from_disk(log_dir, names, path.parent.parent)
         remove_stale_temporaries(path)
@@ -543,7 +542,7 @@ def _bring_up_to_date(
         if not rebuild:
             return "stale"
         remove_legacy(root, path.parent.parent)
-        engine = replay_log(root, names, refused)
+        engine = replay_log(root)
         if replayed is not None:
             replayed(engine)
         after = partial(_after_build, path=path, then=then)

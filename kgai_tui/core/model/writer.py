@@ -56,7 +56,7 @@ class ModelWriteEngine:
         if self._classic is None:
             from kgai_tui.core.engine.open import open_engine
 
-            self._classic = open_engine(self.root, cache=False)
+            self._classic = open_engine(self.root)
         return self._classic
 
     def event_for(self, event_hash: str, install: str = "") -> Event | None:

@@ -250,7 +250,7 @@ def whole_of(opened: Store, whole: WholeSource | None = None) -> Engine:
         raise TypeError("a store read through its model has no directory to open")
     from kgai_tui.core.engine.open import open_engine
 
-    return open_engine(opened.root, cache=False)
+    return open_engine(opened.root)
 
 
 def held_time_index(opened: Store) -> TimeIndex | None:

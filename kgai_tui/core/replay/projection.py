@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.gosem.gotext import recorded_epoch
-from kgai_tui.core.replay.element_shapes import ShapesByElement, packed_shapes
 from kgai_tui.core.replay.projection_view import (
     GraphReads,
     column_fields,
@@ -43,22 +42,6 @@ _ZERO_TIME: Final = -62135596800  # Go's time.Time{} as a Unix timestamp
 _NONE_STR: Final[list[str]] = []
 _NONE_INT: Final[list[int]] = []
 _NO_EDGES: Final[dict[str, Any]] = {}
-# The decision columns, as the warm-open cache keeps them (to_state, from_state).
-_STATE_COLUMNS: Final = (
-    "dec_id",
-    "dec_title",
-    "dec_rationale",
-    "dec_author",
-    "dec_refs",
-    "dec_summary",
-    "dec_time",
-    "dec_lamport",
-    "dec_install",
-    "dec_hash",
-    "dec_shapes",
-    "dec_supersedes",
-    "dec_superseded_by",
-)
 
 
 class Projection(GraphReads):
@@ -117,8 +100,8 @@ class Projection(GraphReads):
 
     # ------------------------------------------------------------------ lazy parts
 
-    # A warm open builds these big indexes only when something reads them: a
-    # ``status`` never needs the million-entry dicts, a lookup builds one once.
+    # A replay whose applied hashes come from its scans builds that set only when
+    # something reads it: a ``status`` never needs the million-entry set.
 
     @property
     def applied(self) -> set[str]:
@@ -153,11 +136,7 @@ class Projection(GraphReads):
 
     @property
     def el_shapes(self) -> MutableMapping[str, dict[int, bool]]:
-        """Per element: decision index to authority, in SHAPES creation order.
-
-        A plain dict after a replay; after a warm open, a :class:`ShapesByElement`
-        that unpacks each element from the cache's columns when first read.
-        """
+        """Per element: decision index to authority, in SHAPES creation order."""
         return self._el_shapes
 
     @el_shapes.setter
@@ -549,52 +528,3 @@ class Projection(GraphReads):
                 for e, shapers in self.el_shapes.items()
             }
         return self._max_auth.get(eid, 0)
-
-    # ------------------------------------------------------------------ persistence
-
-    def to_state(self) -> dict[str, Any]:
-        """The projection as plain containers (for the warm-open cache; marshal-able)."""
-        self.flush_props()
-        graph = self.graph
-        own = vars(self)
-        return {
-            "nodes": [
-                (n, a["kind"], a["name"], a["props"]) for n, a in graph.nodes(data=True)
-            ],
-            "edges": [
-                (f, t, k, a["created_by"])
-                for f, t, k, a in graph.edges(keys=True, data=True)
-            ],
-            "applied_count": self.applied_count,
-            **{name: own[name] for name in _STATE_COLUMNS},
-            "el_shapes": packed_shapes(self._el_shapes),
-            "heads": [(e, sorted(h)) for e, h in self.heads.items()],
-            "contested": sorted(self.contested),
-            "unknown_ops": self.unknown_ops,
-        }
-
-    @classmethod
-    def from_state(
-        cls, state: dict[str, Any], applied: Callable[[], set[str]]
-    ) -> Projection:
-        """Rebuild a projection from :meth:`to_state` output.
-
-        ``applied`` computes the applied hashes; it and the id and shapes indexes
-        are only built when first read.
-        """
-        p = cls()
-        graph = p.graph
-        graph.add_nodes_from(
-            (n, {"kind": k, "name": nm, "props": pr}) for n, k, nm, pr in state["nodes"]
-        )
-        for f, t, k, c in state["edges"]:
-            graph.add_edge(f, t, key=k, created_by=c)
-        p._applied = None
-        p._applied_from = applied
-        p.applied_count = state["applied_count"]
-        vars(p).update({n: state[n] for n in (*_STATE_COLUMNS, "unknown_ops")})
-        p._dec_index = None
-        p._el_shapes = ShapesByElement(state["el_shapes"])
-        p.heads = {e: set(h) for e, h in state["heads"]}
-        p.contested = set(state["contested"])
-        return p

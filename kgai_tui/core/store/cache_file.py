@@ -71,7 +71,7 @@ def store_key(root: Path) -> str:
 def store_cache_dir(root: Path, base: Path | None = None) -> Path:
     """The one directory of the user cache derived from the store at ``root``:
     ``<cache>/<store key>/``, holding everything kept for it (the model and its
-    files, the search index, the engine cache, the settled prints, sync's counts,
+    files, the time index, the search index, the settled prints, sync's counts,
     shards kept by a reconcile). Deleting it loses nothing the log does not hold
     but those kept shards. ``KGAI_TUI_CACHE_DIR`` overrides the base."""
     return cache_base(base) / store_key(root)
@@ -91,6 +91,11 @@ def legacy_paths(root: Path, base: Path | None = None) -> list[Path]:
         folder = top / name
         if folder.is_dir() and not folder.is_symlink():
             found.extend(sorted(folder.glob(key + "*")))
+    # The whole projection, which the store's directory held until the read model
+    # became the one store derived from the log.
+    engine = store_cache_dir(root, base) / "engine.bin"
+    if engine.is_file() or engine.is_symlink():
+        found.append(engine)
     return found
 
 
@@ -122,11 +127,6 @@ def remove_legacy(root: Path, base: Path | None = None) -> None:
         kept.rmdir()
 
 
-def engine_cache_path(root: Path, base: Path | None = None) -> Path:
-    """Where the cache of the store at ``root`` lives (``KGAI_TUI_CACHE_DIR`` overrides)."""
-    return store_cache_dir(root, base) / "engine.bin"
-
-
 def cache_header(root: Path) -> dict[str, Any]:
     return {
         "format": FORMAT,
@@ -137,7 +137,7 @@ def cache_header(root: Path) -> dict[str, Any]:
 
 
 def time_index_path(root: Path, base: Path | None = None) -> Path:
-    """Where the time index of the store at ``root`` is kept, beside its engine cache."""
+    """Where the time index of the store at ``root`` is kept, beside its model."""
     return time_index_in(store_cache_dir(root, base))
 
 

@@ -1,29 +1,30 @@
 """``rebuild``: throw away a store's derived caches and build them again.
 
-What goes: the engine cache and time index, the read model (its SQLite file, log,
+What goes: the time index, the read model (its SQLite file, log,
 lock, seal and recall arrays), the search index and the settled shard prints,
 all in the store's one directory of the user cache
 (:func:`~kgai_tui.core.store.cache_file.store_cache_dir`), and whatever earlier
 releases kept for the store elsewhere in the cache;
 the store itself (the log, ``kg.config.json``, git data, kg's ``graph.kuzu``) is
 not touched. The model is then built again from the whole log, under its lock,
-so a reader meanwhile either sees the old one or waits for the new one.
+so a reader meanwhile either sees the old one or waits for the new one, and the
+slider's history (the time index) is saved from the same replay.
 """
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kgai_tui.core.model.schema import model_path
 from kgai_tui.core.model.seal import model_lock
 from kgai_tui.core.search.cache import cache_dir_for
-from kgai_tui.core.store.cache_file import (
-    engine_cache_path,
-    legacy_paths,
-    time_index_path,
-)
+from kgai_tui.core.store.cache_file import legacy_paths, time_index_path
 from kgai_tui.core.store.settled_prints import settled_path
+
+if TYPE_CHECKING:
+    from kgai_tui.core.engine.engine import Engine
 
 __all__ = ["derived_files", "rebuild_caches"]
 
@@ -35,7 +36,6 @@ def derived_files(root: Path, base: Path | None = None) -> list[Path]:
         sorted(model.parent.glob(model.name + "*")) if model.parent.is_dir() else []
     )
     return [
-        engine_cache_path(root, base),
         time_index_path(root, base),
         *[p for p in siblings if not p.name.endswith(".lock")],
         cache_dir_for(root, base),
@@ -62,8 +62,14 @@ def rebuild_caches(root: Path, base: Path | None = None) -> int:
                 shutil.rmtree(derived, ignore_errors=True)
             else:
                 derived.unlink(missing_ok=True)
-    model = open_model(root, base)
+    replays: list[Engine] = []
+    model = open_model(root, base, replayed=replays.append)
     try:
-        return int(model.projection.applied_count)
+        applied = int(model.projection.applied_count)
     finally:
         model.close()
+    if replays:
+        from kgai_tui.core.model.history import save_history
+
+        save_history(replays.pop(), path)
+    return applied

@@ -1,9 +1,9 @@
-"""The warm path equals the cold path, byte for byte (issue 6).
+"""Opening a store whole: the two-core cold open equals the sequential replay,
+byte for byte, whatever the log holds; the time index file it saves is reused,
+extended and never believed when damaged; nothing is written into the store.
 
-Every open below is compared with a cold replay of the same log (no cache): the
-canonical export digest and the JSON of every read. The cache file is real (in the
-test's cache directory), and each test also asserts which path was taken, so a
-cache that is silently never used, or trusted when it should not be, fails.
+The whole store keeps no cache of its projection (issue 40: the read model is the
+one derived store; the replay builds it, and answers with the model switched off).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import pytest
 
 from benchmarks.genlog import GenParams, append_store, write_store
 from kgai_tui.core.engine import cold_open
-from kgai_tui.core.engine.cache import refresh
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.gosem.gotext import epoch_to_datetime
@@ -25,11 +24,7 @@ from kgai_tui.core.reads.context import context_obj
 from kgai_tui.core.reads.export import export_digest, export_parts
 from kgai_tui.core.reads.health import status_obj
 from kgai_tui.core.reads.kg import conflicts_obj, heads_obj, history_obj
-from kgai_tui.core.store.cache_file import (
-    FORMAT,
-    engine_cache_path,
-    time_index_path,
-)
+from kgai_tui.core.store.cache_file import time_index_path
 from kgai_tui.core.timeindex import cache as time_index_cache
 
 PARAMS = GenParams(3000, 5, 200)
@@ -69,104 +64,7 @@ def cache(tmp_path: Path) -> Path:
 
 
 def cold(root: Path) -> bytes:
-    return answers(open_engine(root, cache=False))
-
-
-def test_cold_then_warm_open_give_identical_answers(store: Path, cache: Path) -> None:
-    reference = cold(store)
-    first = open_engine(store, cache_base=cache)
-    assert first.how == "cold"
-    assert engine_cache_path(store, cache).is_file()
-    assert answers(first) == reference
-    second = open_engine(store, cache_base=cache)
-    assert second.how == "warm"
-    assert answers(second) == reference
-
-
-def test_appended_events_are_applied_to_the_cached_projection(
-    store: Path, cache: Path
-) -> None:
-    open_engine(store, cache_base=cache)
-    append_store(store, PARAMS, 250)
-    extended = open_engine(store, cache_base=cache)
-    assert extended.how == "append"
-    assert answers(extended) == cold(store)
-    # a small tail is not worth rewriting the cache: it is applied again next time
-    again = open_engine(store, cache_base=cache)
-    assert again.how == "append"
-    assert answers(again) == answers(extended)
-    append_store(store, PARAMS, 1000)  # a big one is, and the next open is warm
-    assert open_engine(store, cache_base=cache).how == "append"
-    warm = open_engine(store, cache_base=cache)
-    assert warm.how == "warm"
-    assert answers(warm) == cold(store)
-
-
-def test_refresh_of_an_open_engine_equals_a_fresh_open(
-    store: Path, cache: Path
-) -> None:
-    engine = open_engine(store, cache_base=cache)
-    assert refresh(engine, cache) is engine  # nothing changed
-    answers(engine)  # the lazily built indexes exist before the append
-    append_store(store, PARAMS, 40)
-    updated = refresh(engine, cache)
-    assert updated.how == "append"
-    assert answers(updated) == cold(store)
-
-
-def test_an_event_that_sorts_before_the_last_applied_one_rebuilds(
-    store: Path, cache: Path
-) -> None:
-    open_engine(store, cache_base=cache)
-    shard = sorted((store / "log").iterdir())[0]
-    first_line = shard.read_bytes().split(b"\n", 1)[0]
-    other = store / "log" / "zz-late.ndjson"
-    other.write_bytes(first_line + b"\n")  # a copy of the very first event
-    reopened = open_engine(store, cache_base=cache)
-    # the copied line has the lowest lamport: applying it last would be wrong
-    assert reopened.how == "cold"
-    assert answers(reopened) == cold(store)
-
-
-@pytest.mark.parametrize(
-    "damage",
-    ["flip-payload-byte", "truncate", "garbage-header", "other-version", "empty"],
-)
-def test_a_corrupt_cache_is_rebuilt_never_believed(
-    store: Path, cache: Path, damage: str
-) -> None:
-    reference = cold(store)
-    open_engine(store, cache_base=cache)
-    path = engine_cache_path(store, cache)
-    data = bytearray(path.read_bytes())
-    if damage == "flip-payload-byte":
-        data[len(data) // 2] ^= 0x01
-    elif damage == "truncate":
-        del data[len(data) - 100 :]
-    elif damage == "garbage-header":
-        data[:10] = b"not-a-kgai"
-    elif damage == "other-version":
-        assert b'"format":%d' % FORMAT in data
-        data = data.replace(b'"format":%d' % FORMAT, b'"format":0', 1)
-    else:
-        data = bytearray()
-    path.write_bytes(bytes(data))
-    reopened = open_engine(store, cache_base=cache)
-    assert reopened.how == "cold"
-    assert answers(reopened) == reference
-    assert open_engine(store, cache_base=cache).how == "warm"  # and it was rewritten
-
-
-def test_a_rewritten_shard_of_the_same_size_is_seen(store: Path, cache: Path) -> None:
-    open_engine(store, cache_base=cache)
-    shard = sorted((store / "log").iterdir())[1]
-    data = bytearray(shard.read_bytes())
-    data[-30] ^= 0x01  # same size, different tail bytes: a bad hash now
-    shard.write_bytes(bytes(data))
-    reopened = open_engine(store, cache_base=cache)
-    assert reopened.how == "cold"
-    assert answers(reopened) == cold(store)
-    assert reopened.problems
+    return answers(open_engine(root))
 
 
 def test_reads_never_write_into_the_store(store: Path, cache: Path) -> None:
@@ -179,7 +77,7 @@ def test_reads_never_write_into_the_store(store: Path, cache: Path) -> None:
         (p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in store.rglob("*")
     )
     assert after == before
-    assert not str(engine_cache_path(store, cache)).startswith(str(store))
+    assert not str(time_index_path(store, cache)).startswith(str(store))
 
 
 # ------------------------------------------------------------- the two-core cold open
@@ -230,7 +128,7 @@ def scan_columns(root: Path, engine: Engine | None = None) -> list[tuple[object,
 def test_the_parallel_open_equals_the_sequential_one(
     store: Path, parallel: list[str]
 ) -> None:
-    engine = open_engine(store, cache=False)
+    engine = open_engine(store)
     assert answers(engine) == sequential(store)
     assert scan_columns(store, engine) == scan_columns(store)
     assert parallel == ["replayed", "verified"]
@@ -246,7 +144,7 @@ def test_a_bad_line_makes_the_parallel_open_replay_exactly(
     )  # bad hash
     lines[7] = lines[7].replace(b'{"hash":', b'{ "hash":', 1)  # not canonical
     shard.write_bytes(b"\n".join(lines))
-    engine = open_engine(store, cache=False)
+    engine = open_engine(store)
     assert len(engine.problems) >= 1
     assert parallel in (["gave up"], ["replayed", "rejected"])
     assert answers(engine) == sequential(store)
@@ -261,7 +159,7 @@ def test_a_bad_hash_alone_is_caught_after_the_optimistic_replay(
     data = shard.read_bytes()
     cut = data.index(b'"title":"decision') + len(b'"title":"')
     shard.write_bytes(data[:cut] + b"D" + data[cut + 1 :])  # the bytes still look fine
-    engine = open_engine(store, cache=False)
+    engine = open_engine(store)
     assert parallel == ["replayed", "rejected"]
     assert [p.reason.split(":")[0] for p in engine.problems] == ["bad content hash"]
     assert answers(engine) == sequential(store)
@@ -278,7 +176,7 @@ def as_of_answers(engine: Engine) -> bytes:
 
 
 def replayed_as_of(root: Path) -> bytes:
-    engine = open_engine(root, cache=False)
+    engine = open_engine(root)
     times = sorted(t for t in engine.projection.dec_time if t is not None)
     cuts = [epoch_to_datetime(times[k * (len(times) - 1) // 4]) for k in range(5)]
     return orjson.dumps([as_of_obj(project_as_of(engine.shards, c), c) for c in cuts])
@@ -319,7 +217,7 @@ def test_reading_the_log_back_survives_dropping_its_pages(
     """The bulk readers release mapped pages as they go; what they read is the same."""
     import kgai_tui.core.replay.order as engine_module
 
-    engine = open_engine(store, cache=False)
+    engine = open_engine(store)
     kept = [(obj, ok) for obj, ok in engine.decision_objs()]
     monkeypatch.setattr(engine_module, "RELEASE_EVERY", 1)  # release after each line
     drops: list[int] = []
@@ -385,7 +283,7 @@ def test_the_parallel_open_works_when_threads_run(
     other.start()
     try:
         assert threading.active_count() > 1
-        engine = open_engine(store, cache=False)
+        engine = open_engine(store)
     finally:
         stop.set()
         other.join()

@@ -168,6 +168,9 @@ def test_an_earlier_releases_files_go_when_the_model_is_built(
         cache / "prints" / f"{key}.json",
         cache / "search" / key / "state.json",
         cache / "sync" / f"{key}.counts",
+        # The whole projection the store's own directory held before the model
+        # became the one store derived from the log.
+        store_cache_dir(store, cache) / "engine.bin",
     ]
     theirs = [cache / "engine" / f"{other}.bin", cache / "search" / other / "x"]
     # A shard a reconcile kept: the only copy of lines a remote replaced.
@@ -185,8 +188,11 @@ def test_an_earlier_releases_files_go_when_the_model_is_built(
     moved = store_cache_dir(store, cache) / "retired" / kept.name
     assert moved.read_bytes() == b"from an earlier release"
     assert not kept.parent.exists()
-    # rebuild removes them too.
-    planted[0].write_bytes(b"again")
+    # rebuild removes them too, and leaves the model with its time index.
+    for again in (planted[0], planted[-1]):
+        again.write_bytes(b"again")
     done = _run(cache, "rebuild", "--store", str(store))
     assert done.returncode == 0, done.stderr
     assert not planted[0].exists() and all(p.exists() for p in theirs)
+    assert not planted[-1].exists()
+    assert (store_cache_dir(store, cache) / "engine.time.bin").is_file()

@@ -163,6 +163,21 @@ def counting_opens(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     return opened
 
 
+def counting_replays(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Every replay of a log from now on, a build's or a read's (``open_cold``)."""
+    from kgai_tui.core.engine import cold_open
+
+    replays: list[Path] = []
+    real = cold_open.open_cold
+
+    def counted(root: Path, *args: Any, **kwargs: Any) -> Engine:
+        replays.append(root)
+        return real(root, *args, **kwargs)
+
+    monkeypatch.setattr(cold_open, "open_cold", counted)
+    return replays
+
+
 def test_the_explorer_reads_the_present_through_the_model(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -260,18 +275,10 @@ def test_without_a_current_model_the_explorer_builds_it_and_reads_through_it(
     the explorer builds it from one replay of the log and reads through it, saves
     the slider's history from that same replay, and opens no whole store; its
     views are the whole store's, screen for screen."""
-    from kgai_tui.core.engine import cold_open
     from kgai_tui.core.store.cache_file import store_cache_dir
 
     opened = counting_opens(monkeypatch)
-    replays: list[Path] = []
-    replay = cold_open.open_cold
-
-    def counted(root: Path, *args: Any, **kwargs: Any) -> Engine:
-        replays.append(root)
-        return replay(root, *args, **kwargs)
-
-    monkeypatch.setattr(cold_open, "open_cold", counted)
+    replays = counting_replays(monkeypatch)
     built, app = _views(store)
     assert isinstance(app.engine, ModelEngine) and app.engine.how == "cold"
     assert len(replays) == 1, "the model and its history from one replay"
@@ -320,7 +327,6 @@ def test_a_big_logs_first_open_shows_its_replay_then_reads_the_model(
     builds the model from, as soon as it is made, then the same present read
     through the model; the slider's history is saved from that one replay, so
     ``[`` reads it through the model with no second replay."""
-    from kgai_tui.core.engine import cold_open
     from kgai_tui.core.store.cache_file import store_cache_dir
     from kgai_tui.ui import loading
     from kgai_tui.ui.widgets.time_slider import TimeSlider
@@ -334,14 +340,7 @@ def test_a_big_logs_first_open_shows_its_replay_then_reads_the_model(
         real_loaded(self, opened, *rest)
 
     monkeypatch.setattr(KgaiApp, "_store_loaded", loaded)
-    replays: list[Path] = []
-    real_cold = cold_open.open_cold
-
-    def counted(root: Path, *args: Any, **kwargs: Any) -> Engine:
-        replays.append(root)
-        return real_cold(root, *args, **kwargs)
-
-    monkeypatch.setattr(cold_open, "open_cold", counted)
+    replays = counting_replays(monkeypatch)
     app = KgaiApp(demo_store, live=False)
 
     async def main() -> tuple[list[Any], int]:

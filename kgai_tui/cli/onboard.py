@@ -162,8 +162,8 @@ def diff_command(store: str | None, as_json: bool, start: str, end: str) -> None
     from kgai_tui.text.diff import render_diff
 
     # The store opens lazily, inside the one line that covers the comparison: the
-    # model and its time index, or (when only the whole store has the index) the
-    # whole store, whose open already warned about problem lines.
+    # model and its time index (built from a replay of the log when none was
+    # saved), or, with the model switched off, the whole store.
     with progress(lambda: _COMPARING.format(log_size(resolve_location(store).root))):
         answer = diff_answer(
             model_source(store), start, end, engine_source(store, warn=False)
@@ -217,8 +217,8 @@ def report_command(
 
     cut = parse_as_of(as_of) if as_of is not None else None
     # The read model: now, and at a moment from the latest recorded time on; an
-    # earlier moment opens the whole store's time index (the model keeps its
-    # moments for the next read at a moment).
+    # earlier moment reads the model's time index (the model keeps its moments
+    # for the next read at a moment).
     report = report_at(model_source(store), cut, last, engine_source(store, warn=False))
     text = render_html(report) if fmt == "html" else render_markdown(report)
     data = text.encode("utf-8")

@@ -34,7 +34,7 @@ def open_search_index(store: str | None) -> SearchIndex:
     """Open the store's search index, building or updating it when needed.
 
     A search ``--as-of`` asks the read model's moments which decisions were in
-    force then, and opens the whole store only when they cannot say.
+    force then, and reads the model's time index when they cannot say.
 
     Args:
         store: The ``--store`` value (or ``None`` for discovery).

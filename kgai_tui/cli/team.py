@@ -36,8 +36,8 @@ def people_command(store: str | None, as_json: bool, as_of: str) -> None:
 
     Example: kgai-tui people --as-of 2026-03-31 --json
     """
-    # The read model; a past moment it cannot settle opens the whole store (the
-    # model's open already warned about problem lines).
+    # The read model; a past moment its moments cannot settle reads its time
+    # index (the model's open already warned about problem lines).
     answer = people_answer(model_source(store), as_of, engine_source(store, warn=False))
     show(answer, as_json, render_people)
 

@@ -71,7 +71,7 @@ class KgaiApp(StoreLoading):
         self._projections_asked = 0
         self.diff_mark = DiffMark()
         self._history_saving = False
-        # Whether the slider's history was asked for (the whole store is read from
+        # Whether the slider's history was asked for (every load brings it from
         # then on), and what the key that asked for it does once it is there.
         self._history_wanted = False
         self._after_history: str | datetime | None = None

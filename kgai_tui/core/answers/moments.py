@@ -63,10 +63,11 @@ def model_or_whole(
 ) -> Answer:
     """A read at ``cut``: from what the read model keeps when ``engine`` opens one
     and it answers (``ask_model`` gives ``None`` when it cannot); else from the
-    as-of view of the store's time index, through the model when it holds the
-    index of its log; else from the whole store's (``engine`` when that is what it
-    opened, else ``whole``), after which the model keeps the moments and the index
-    for the next read."""
+    as-of view of the store's time index (through the model, built from a replay
+    of the log when none was saved; the whole store's when that is what
+    ``engine`` opened), after which the model keeps the moments for the next read.
+    ``whole`` answers only for a store with no index at all (a model held in
+    memory)."""
     from kgai_tui.core.reads.store import held_time_index
 
     opened = engine()

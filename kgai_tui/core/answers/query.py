@@ -38,8 +38,8 @@ def query_answer(
     """``query "<cypher>" [--as-of T] [--limit N]``: kg's rows, in a total order.
 
     ``engine`` opens the store (its read model, whose graph is stored beside it);
-    ``whole`` opens the whole store when a moment is asked for and the model
-    holds no time index of its log. The arguments,
+    ``whole`` opens the whole store when a moment is asked for and the store
+    opened has no time index (a model held in memory, with no directory). The arguments,
     the moment and the query's text are checked before anything is opened.
 
     Raises:
@@ -63,7 +63,7 @@ def query_answer(
 
         cut = parse_as_of(as_of)
         # The graph at a moment is not stored: the store's time index gives the
-        # view (through the model when it holds one; else the whole store's).
+        # view (through the model, built from a replay when none was saved).
         index = time_index_for(opened, whole)
         say("building the graph as it stood then (a moment is not stored)")
         view = index.at(cut)

@@ -4,8 +4,8 @@ Now: the model's projection (a few queries over the decisions, rows for the
 elements). At a moment from the latest recorded time on, when no event was ever
 left out of the replay (the moments' ``now``, :func:`~kgai_tui.core.model.moments.
 cut_source`), the store as of it is the store now, so the same report answers with
-the moment as its date. Any earlier moment opens the whole store, reads its time
-index, and the model keeps the moments for the next read (as ``as-of`` does).
+the moment as its date. Any earlier moment reads the model's time index, and the
+model keeps the moments for the next read (as ``as-of`` does).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 The answer at a cut (spec 6.6, 14.8: the hash-verified events recorded by then,
 replayed in canonical order) comes from one of two places here, else from nowhere
-(the caller opens the whole store, answers from its time index, and stores the
-moments for next time, :mod:`kgai_tui.core.model.moments_write`):
+(the caller answers from the model's time index and stores the moments for next
+time, :mod:`kgai_tui.core.model.moments_write`):
 
 * **the moments**: per element its record-low touches and its heads as a step
   function of time; per link when it is alive; the few decisions whose fields

@@ -18,7 +18,7 @@ they were recorded:
 
 An event the replay and as-of treat differently (refused by the decision-id gate,
 or a time that is not RFC3339) makes the whole range a gap: the moments are then
-written again by the next ``as-of`` that opens the whole store.
+written again by the next ``as-of`` that reads the time index.
 """
 
 from __future__ import annotations

@@ -170,7 +170,7 @@ class ModelEngine:
         try:
             return moments_obj(self.db, cut, at)
         except _FAILURES:
-            return None  # the whole store answers, and the moments are written anew
+            return None  # the time index answers, and the moments are written anew
 
     def answers_now_at(self, cut: int) -> bool:
         """Whether the store as of ``cut`` is the store now, by the moments (the
@@ -206,7 +206,7 @@ class ModelEngine:
 
     def export_source(self) -> ModelExport | None:
         """The export's parts from the model's tables, checked, or ``None`` when
-        they do not decode (the whole store answers then)."""
+        they do not decode (a replay of the log answers then)."""
         from kgai_tui.core.model.export import ModelExport
 
         try:

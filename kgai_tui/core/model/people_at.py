@@ -17,7 +17,7 @@ are bisections of per-author sorted times
 (:mod:`kgai_tui.core.model.people_steps`, built from the ``dec`` rows by the first
 read that needs them); the heads come from the moments. A cut inside such a
 window, a placeholder of the second kind that supersedes, or moments that do not
-cover the cut: ``None``, and the caller opens the whole store.
+cover the cut: ``None``, and the caller reads the model's time index.
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ def _superseded_by_then(
     One join per batch, in SQLite: decoding each head's ``superseded_by`` list and
     fetching its superseders' rows in Python cost 0.3 s for the 100k heads of the
     10M store, most of them superseded later than a cut in the middle of history.
-    A list that does not decode fails the query (the whole store answers then).
+    A list that does not decode fails the query (the time index answers then).
     """
     gone: set[int] = set()
     for part in batches(heads):

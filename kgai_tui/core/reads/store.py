@@ -9,7 +9,8 @@ type-checked against both; nothing probes a handle for what it can do.
 A handle is either the whole replay (:attr:`Store.replayed`) or reads through
 the model (:attr:`Store.kept`: its moments, the export's ordered rows, the
 people tables). A kept read answers ``None`` when the model does not hold what it
-needs; the whole store answers then. The same split one level down is
+needs; the model's time index answers then (built from a replay of the log when
+none was saved). The same split one level down is
 :class:`StoredReads`: the passes over every decision that the model's tables
 answer in a few queries.
 """
@@ -101,7 +102,7 @@ class KeptReads(Protocol):
     """The reads at a moment, and the export, that the read model keeps on disk.
 
     Each answers ``None`` (``False``) when the model does not hold what it needs
-    for that read; the whole store answers it then, and :meth:`keep_moments`
+    for that read; the time index answers it then, and :meth:`keep_moments`
     stores what it learnt for the next read.
     """
 
@@ -161,7 +162,8 @@ class KeptReads(Protocol):
 
     def time_index(self) -> TimeIndex | None:
         """The slider's history for exactly the log this model holds, its decision
-        columns read from the model (``None``: only the whole store has it)."""
+        columns read from the model: as saved, else built from a replay of the
+        log and saved (``None``: a model with no store directory)."""
         ...
 
 
@@ -254,9 +256,9 @@ def whole_of(opened: Store, whole: WholeSource | None = None) -> Engine:
 
 
 def held_time_index(opened: Store) -> TimeIndex | None:
-    """The store's history for the slider and ``diff``, without opening the whole
-    store: the whole replay's when that is what is open, else the one the model
-    reads (``None``: only the whole store has it now)."""
+    """The store's history for the slider and ``diff``: the whole replay's when
+    that is what is open, else the one the model reads (``None``: a model with no
+    store directory)."""
     replayed, kept = opened.replayed, opened.kept
     if replayed is not None:
         return replayed.time_index

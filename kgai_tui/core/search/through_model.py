@@ -45,7 +45,7 @@ def index_of_model(
     kept: KeptReads, root: Path, cache_base: Path | None = None
 ) -> SearchIndex | None:
     """The index of the log an opened model holds (see :meth:`SearchIndex.extended`);
-    ``None`` when only the whole store can build it."""
+    ``None`` when there is none to extend: a replay of the log builds it."""
     try:
         return SearchIndex.extended(
             root,

@@ -391,15 +391,9 @@ def show_model_waits() -> None:
 
 def log_size(root: Path) -> str:
     """``"30 shards, 1.2 GB"``: what the store's ``log/`` holds, for a progress line."""
-    count, size = 0, 0
-    try:
-        with os.scandir(root / "log") as entries:
-            for entry in entries:
-                if entry.name.endswith(".ndjson") and entry.is_file():
-                    count += 1
-                    size += entry.stat().st_size
-    except OSError:
-        pass
+    from kgai_tui.core.store.shards import log_extent
+
+    count, size = log_extent(root / "log")
     shards = "1 shard" if count == 1 else f"{count:,} shards"
     if size < 1000:
         return f"{shards}, {size} bytes"

@@ -10,7 +10,6 @@ is asked for, on the UI thread, and only the latest one asked for is shown.
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Final
 from textual import on, work
 from textual.worker import Worker, WorkerState
 
+from kgai_tui.core.store.shards import log_extent
 from kgai_tui.ui.live import LiveReload
 from kgai_tui.ui.navigation import Navigation
 from kgai_tui.ui.prepare import Prepared, prepare
@@ -40,19 +40,6 @@ if TYPE_CHECKING:
 #: with the first view; above it, when a key asks for it (at 1M decisions the
 #: index takes ~2 s and ~300 MB to load, which a look at the present never needs).
 EAGER_HISTORY_BYTES: Final = 8 << 20
-
-
-def _log_bytes(root: Path) -> int:
-    """The size of the store's shards (what the history's cost grows with)."""
-    total = 0
-    try:
-        with os.scandir(root / "log") as entries:
-            for entry in entries:
-                if entry.name.endswith(".ndjson") and entry.is_file():
-                    total += entry.stat().st_size
-    except OSError:
-        return 0
-    return total
 
 
 class StoreLoading(Navigation):
@@ -86,7 +73,7 @@ class StoreLoading(Navigation):
         from kgai_tui.core.reads.moments import TimeCursor
 
         self.pending_approval = bool(pending_path())
-        history = history or _log_bytes(self.root) < EAGER_HISTORY_BYTES
+        history = history or log_extent(self.root / "log")[1] < EAGER_HISTORY_BYTES
         replays: list[Engine] = []
 
         def replayed(replay: Engine) -> None:

@@ -170,6 +170,24 @@ def shard_names(log_dir: Path) -> list[str]:
     return list_log(log_dir).names
 
 
+def log_extent(log_dir: Path) -> tuple[int, int]:
+    """``(shards, bytes)`` of ``log/``: its ``*.ndjson`` regular files and their
+    sizes, from one directory scan (what a progress line says, and what the cost
+    of reading the log grows with); ``(0, 0)`` when it cannot be listed."""
+    count, size = 0, 0
+    try:
+        with os.scandir(log_dir) as entries:
+            for entry in entries:
+                if entry.name.endswith(".ndjson") and entry.is_file(
+                    follow_symlinks=False
+                ):
+                    count += 1
+                    size += entry.stat(follow_symlinks=False).st_size
+    except OSError:
+        return 0, 0
+    return count, size
+
+
 class CheckedLike(Protocol):
     """What a line decoder reports: the two gates and the claimed ids."""
 

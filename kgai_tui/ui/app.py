@@ -21,6 +21,7 @@ from textual.theme import Theme
 
 from kgai_tui.ui.commands import bindings, system_commands
 from kgai_tui.ui.diff_view import DiffMark
+from kgai_tui.ui.idle_gc import TICK_SECONDS, IdleCollector
 from kgai_tui.ui.live import LIVE_POLL_SECONDS, LiveReload
 from kgai_tui.ui.loading import StoreLoading
 from kgai_tui.ui.palette import JumpProvider
@@ -87,6 +88,7 @@ class KgaiApp(StoreLoading):
         self.palette: Palette = palette_of(self)
         self._theme_saved = True  # False once saving it has failed (warned once)
         self.sync_status: SyncStatus | None = None
+        self.collector = IdleCollector()
         self.synced_at = None
         self._syncing = False
 
@@ -100,12 +102,20 @@ class KgaiApp(StoreLoading):
 
     def on_mount(self) -> None:
         """Load the store in a worker; poll the shards for live changes."""
+        # Before any worker: a worker's GcPaused would otherwise see the
+        # collector on, and switch it back on after this took it over.
+        self.collector.start()
+        self.set_interval(TICK_SECONDS, self.collector.tick)
         self.query_one("#element-tree").focus()
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.query_one(StoreHeader).start_opening(self.label)
         self._load(keep_moment=False)
         if self.live:
             self.set_interval(LIVE_POLL_SECONDS, self._poll)
+
+    def on_unmount(self) -> None:
+        """Give the cyclic collector back (a test runs many sessions in one process)."""
+        self.collector.stop()
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """Add the views and the store actions to the palette."""

@@ -165,6 +165,7 @@ class ElementsView(Horizontal):
         self.snapshot: Snapshot | None = None
         self.selected: str | None = None
         self._targets: list[tuple[str, str]] = []
+        self._looks: list[_Look] | None = None  # what the links list shows
         self._rows: ElementRows | None = None
         self._shown: list[str] = []  # the element ids the tree lists, in order
         self._drawn_width = 0  # the width the details were last drawn for
@@ -321,10 +322,9 @@ class ElementsView(Horizontal):
     def _show_details(self) -> None:
         details = self.query_one("#element-details", Static)
         links = self.query_one("#element-links", OptionList)
-        links.clear_options()
-        self._targets = []
         if self.snapshot is None:
             details.update(Text("reading the store…", style=DIM))
+            self._no_links(links)
             return
         v = self.snapshot.view
         if self.selected is None:
@@ -339,13 +339,13 @@ class ElementsView(Horizontal):
                 )
             else:
                 details.update(Text("the filter hides every element", style=DIM))
-            links.display = False
+            self._no_links(links)
             return
         if not v.has_element(self.selected):
             details.update(
                 Text("this element does not exist at this moment", style=DIM)
             )
-            links.display = False
+            self._no_links(links)
             return
         palette = self.snapshot.palette
         main = self.query_one("#element-main").size.width
@@ -363,12 +363,25 @@ class ElementsView(Horizontal):
         except KgaiError as exc:  # a read model damaged behind its seal
             line = one_line(f"{exc}; {exc.advice}" if exc.advice else str(exc), 300)
             details.update(plain(line, palette.error))
-            links.display = False
+            self._no_links(links)
             return
         details.update(shown)
         self._targets = [target for _, target in navigation]
-        links.add_options([option for option, _ in navigation])
+        looks = [_look(option) for option, _ in navigation]
+        if looks != self._looks:
+            # Laying out a long story costs ~20 ms a slider step at 1M; the same
+            # rows stay (and keep the highlighted one) when only a decision's
+            # index in the new moment's view changed.
+            links.clear_options()
+            links.add_options([option for option, _ in navigation])
+            self._looks = looks
         links.display = links.option_count > 0
+
+    def _no_links(self, links: OptionList) -> None:
+        links.clear_options()
+        links.display = False
+        self._targets = []
+        self._looks = None
 
     def on_resize(self) -> None:
         """Cut the story to the new width (it was drawn for the old one, or while
@@ -403,6 +416,17 @@ class ElementsView(Horizontal):
             self.post_message(ElementRequested(ref))
         else:
             self.post_message(DecisionRequested(int(ref)))
+
+
+#: How an option looks: its text, spans and style, and whether it is disabled.
+_Look = tuple[str, tuple[object, ...], str, bool]
+
+
+def _look(option: Option) -> _Look:
+    prompt = option.prompt
+    if isinstance(prompt, Text):
+        return (prompt.plain, tuple(prompt.spans), str(prompt.style), option.disabled)
+    return (str(prompt), (), "", option.disabled)
 
 
 def _navigation(

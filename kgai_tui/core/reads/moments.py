@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from kgai_tui.core.replay.projection_view import ProjectionView
     from kgai_tui.core.store.shards import ShardRead
     from kgai_tui.core.timeindex.index import TimeIndex
-    from kgai_tui.core.timeindex.view import AsOfView
 
 
 def moments(shards: Iterable[ShardRead]) -> list[datetime]:
@@ -83,9 +82,10 @@ def graph_delta(before: ProjectionView, after: ProjectionView) -> GraphDelta:
     )
 
 
-#: The links of the last views a slider step compared: a view at a moment never
-#: changes, and each step compares the view shown before with the next one.
-_SEEN: weakref.WeakKeyDictionary[AsOfView, frozenset[tuple[str, str, str]]] = (
+#: The links of the last views a slider step compared: a view at a moment, like
+#: the model's present, never changes, and each step compares the view shown
+#: before with the next one.
+_SEEN: weakref.WeakKeyDictionary[ProjectionView, frozenset[tuple[str, str, str]]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -93,10 +93,11 @@ _SEEN: weakref.WeakKeyDictionary[AsOfView, frozenset[tuple[str, str, str]]] = (
 def _links(p: ProjectionView) -> AbstractSet[tuple[str, str, str]]:
     """``(from, kind, to)`` of every link, from NetworkX's own successor dicts (its
     edge views cost ten times as much: a slider step at 1M compares 2 x 10k). A
-    view at a moment keeps its set for the next step."""
+    view that never changes (a moment's; the model's present, read from one
+    snapshot) keeps its set for the next step; a replay in memory grows."""
     from kgai_tui.core.timeindex.view import AsOfView  # loaded: the views exist
 
-    if isinstance(p, AsOfView):
+    if isinstance(p, AsOfView) or p.stored is not None:
         seen = _SEEN.get(p)
         if seen is None:
             seen = _SEEN[p] = frozenset(_succ_links(p))

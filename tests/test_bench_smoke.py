@@ -183,7 +183,7 @@ def test_moment_reads_prints_the_same_counts_through_the_model_and_whole(
     os.environ["KGAI_TUI_CACHE_DIR"] = str(cache)
     try:
         open_model(root).close()
-        TimeCursor.of_engine(open_engine(root))  # saves the time index
+        TimeCursor.of_store(open_engine(root))  # saves the time index
     finally:
         del os.environ["KGAI_TUI_CACHE_DIR"]
     script = Path(__file__).parent.parent / "benchmarks" / "moment_reads.py"

@@ -448,7 +448,7 @@ def test_writes_are_refused_and_nothing_changes(
     shutil.copytree(DEMO_STORE, store)
     cache = tmp_path / "cache"
     monkeypatch.setenv("KGAI_TUI_CACHE_DIR", str(cache))
-    from kgai_tui.cli.support import engine_source, model_source
+    from kgai_tui.cli.support import model_source
 
     for _ in range(2):  # the first read after an empty cache answers from its replay
         query_answer(model_source(str(store)), "MATCH (e:Element) RETURN count(e) AS n")
@@ -457,12 +457,7 @@ def test_writes_are_refused_and_nothing_changes(
     with pytest.raises(QueryError, match=r"read-only"):
         query_answer(model_source(str(store)), cypher)
     with pytest.raises(QueryError, match=r"read-only"):  # at a moment, in memory
-        query_answer(
-            model_source(str(store)),
-            cypher,
-            as_of="2026-03-01",
-            whole=engine_source(str(store)),
-        )
+        query_answer(model_source(str(store)), cypher, as_of="2026-03-01")
     assert _snapshot(store) | _snapshot(cache) == before
 
 
@@ -655,24 +650,27 @@ def test_a_moment_is_queried_through_the_model_once_it_holds_the_index(
         "MATCH (d:Decision)-[:SHAPES]->(e:Element) "
         "RETURN e.name AS name, count(d) AS n ORDER BY name"
     )
-    opened: list[str] = []
+    opened: list[Path] = []
+    read_whole = engine_open.open_engine
 
-    def whole() -> Any:
-        opened.append("whole")
-        return engine_open.open_engine(store)
+    def counted(root: Path, **kw: Any) -> Any:
+        opened.append(root)
+        return read_whole(root, **kw)
 
     def ask_at(at: str) -> Any:
-        obj = query_answer(lambda: open_model(store), cypher, as_of=at, whole=whole)
+        obj = query_answer(lambda: open_model(store), cypher, as_of=at)
         return json.loads(encode(obj))
 
-    first = ask_at("2026-02-01")
-    assert opened == [], "no index saved yet: a replay built it"
-    for at in ("2026-02-01", "2026-03-15", "2025-12-31"):
-        got = ask_at(at)
-        want = json.loads(encode(query_answer(lambda: whole(), cypher, as_of=at)))
-        assert got == want, at
-    assert opened.count("whole") == 3, "the model answered each moment itself"
-    assert first == ask_at("2026-02-01")
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(engine_open, "open_engine", counted)
+        first = ask_at("2026-02-01")
+        assert opened == [], "no index saved yet: a replay built it"
+        answers = {at: ask_at(at) for at in ("2026-02-01", "2026-03-15", "2025-12-31")}
+        assert opened == [], "the model answered each moment itself"
+        assert first == ask_at("2026-02-01")
+    for at, got in answers.items():
+        want = query_answer(lambda: read_whole(store), cypher, as_of=at)
+        assert got == json.loads(encode(want)), at
 
 
 # --------------------------------------------------------------------------- hostile sizes

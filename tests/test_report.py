@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from kgai_tui.core.engine import open as engine_open
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.reads.kg import parse_as_of
 from kgai_tui.core.report.html import render_html, timeline_svg
@@ -22,6 +23,10 @@ from kgai_tui.core.write.writes import init_store, record
 from kgai_tui.demo import DEMO_STORE
 
 CLI = [sys.executable, "-m", "kgai_tui"]
+
+
+def _whole_refused(*_: object, **__: object) -> object:
+    raise AssertionError("the whole store was opened")
 
 
 def report(store: Path, *args: str) -> bytes:
@@ -278,11 +283,10 @@ def test_the_report_at_a_moment_answers_from_the_model_with_the_same_bytes(
     monkeypatch.setenv("KGAI_TUI_CACHE_DIR", str(cache))
     after, before = "2031-01-01", "2026-03-31"
 
-    def whole_refused() -> object:
-        raise AssertionError("the whole store was opened")
-
     model = open_model(demo_store, cache)  # built (no moments, no time index yet)
-    first = report_at(lambda: model, parse_as_of(after), 20, whole_refused)  # type: ignore[arg-type, return-value]
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(engine_open, "open_engine", _whole_refused)
+        first = report_at(lambda: model, parse_as_of(after), 20)  # type: ignore[arg-type, return-value]
     model.close()
     assert render_markdown(first) == _render(demo_store, "markdown", after)
     for when in (before, after):
@@ -295,7 +299,9 @@ def test_the_report_at_a_moment_answers_from_the_model_with_the_same_bytes(
     # decision needs no whole store, and reads as the whole store's report then.
     model = open_model(demo_store, cache)
     cut = parse_as_of(after)
-    got = report_at(lambda: model, cut, 20, whole_refused)  # type: ignore[arg-type, return-value]
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(engine_open, "open_engine", _whole_refused)
+        got = report_at(lambda: model, cut, 20)  # type: ignore[arg-type, return-value]
     model.close()
     assert render_markdown(got) == _render(demo_store, "markdown", after)
     assert got.at == "2031-01-01T23:59:59Z" and not got.latest
@@ -332,13 +338,11 @@ def test_a_report_at_a_past_moment_writes_nothing_once_the_moments_are_whole(
     def no_walk(*_: object) -> object:
         raise AssertionError("the people were counted by a walk")
 
-    def whole_refused() -> object:
-        raise AssertionError("the whole store was opened")
-
     want = _render(demo_store, "markdown", "2026-02-14")  # a walk: before the patch
     monkeypatch.setattr(report_module, "people_obj", no_walk)
+    monkeypatch.setattr(engine_open, "open_engine", _whole_refused)
     model = open_model(demo_store, cache)
     cut = parse_as_of("2026-02-14")
-    got_report = report_at(lambda: model, cut, 20, whole_refused)  # type: ignore[arg-type, return-value]
+    got_report = report_at(lambda: model, cut, 20)  # type: ignore[arg-type, return-value]
     model.close()
     assert render_markdown(got_report) == want

@@ -389,13 +389,7 @@ def as_of(store: str | None, as_json: bool, timestamp: str) -> None:
     from kgai_tui.core.answers.moments import as_of_answer
 
     show(
-        as_of_answer(
-            model_source(store),
-            timestamp,
-            # Only when the model's moments do not cover the moment; the model's
-            # open already warned about problem lines.
-            engine_source(store, warn=False),
-        ),
+        as_of_answer(model_source(store), timestamp),
         as_json,
         render_as_of,
     )

@@ -23,7 +23,6 @@ from kgai_tui.cli.support import (
     JSON_OPTION,
     STORE_OPTION,
     emit_json,
-    engine_source,
     handles_errors,
     log_size,
     model_source,
@@ -165,9 +164,7 @@ def diff_command(store: str | None, as_json: bool, start: str, end: str) -> None
     # model and its time index (built from a replay of the log when none was
     # saved), or, with the model switched off, the whole store.
     with progress(lambda: _COMPARING.format(log_size(resolve_location(store).root))):
-        answer = diff_answer(
-            model_source(store), start, end, engine_source(store, warn=False)
-        )
+        answer = diff_answer(model_source(store), start, end)
         if not as_json:  # its decision rows are made when read: under this line
             answer = replace(answer, obj=plain(answer.obj))
     show(answer, as_json, render_diff)
@@ -219,7 +216,7 @@ def report_command(
     # The read model: now, and at a moment from the latest recorded time on; an
     # earlier moment reads the model's time index (the model keeps its moments
     # for the next read at a moment).
-    report = report_at(model_source(store), cut, last, engine_source(store, warn=False))
+    report = report_at(model_source(store), cut, last)
     text = render_html(report) if fmt == "html" else render_markdown(report)
     data = text.encode("utf-8")
     if output is None:

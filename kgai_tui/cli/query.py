@@ -8,7 +8,6 @@ import click
 from kgai_tui.cli.support import (
     STORE_OPTION,
     emit,
-    engine_source,
     handles_errors,
     model_source,
     progress,
@@ -77,7 +76,6 @@ def query_command(
             model_source(store),
             " ".join(cypher),
             as_of=as_of,
-            whole=engine_source(store, warn=False),
             limit=limit,
             timeout=timeout,
             say=say,

@@ -7,7 +7,6 @@ import click
 from kgai_tui.cli.support import (
     JSON_OPTION,
     STORE_OPTION,
-    engine_source,
     handles_errors,
     model_source,
     show,
@@ -38,7 +37,7 @@ def people_command(store: str | None, as_json: bool, as_of: str) -> None:
     """
     # The read model; a past moment its moments cannot settle reads its time
     # index (the model's open already warned about problem lines).
-    answer = people_answer(model_source(store), as_of, engine_source(store, warn=False))
+    answer = people_answer(model_source(store), as_of)
     show(answer, as_json, render_people)
 
 

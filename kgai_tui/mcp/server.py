@@ -144,13 +144,13 @@ def read_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], str
         return answer(lambda: conflicts_answer(live.model, about), "conflicts")
 
     def as_of(timestamp: Timestamp) -> CallToolResult:
-        return answer(lambda: as_of_answer(live.model, timestamp, live.engine), "as-of")
+        return answer(lambda: as_of_answer(live.model, timestamp), "as-of")
 
     def status() -> CallToolResult:
         return answer(lambda: status_answer(live.model), "status")
 
     def people(as_of: AsOf = None) -> CallToolResult:
-        return answer(lambda: people_answer(live.model, as_of or "", live.engine))
+        return answer(lambda: people_answer(live.model, as_of or ""))
 
     def query(
         cypher: Cypher, limit: QueryLimit = 100, as_of: AsOf = None
@@ -158,9 +158,7 @@ def read_tools(live: LiveStore) -> list[tuple[Callable[..., CallToolResult], str
         def produce() -> Answer:
             from kgai_tui.core.answers.query import query_answer
 
-            return query_answer(
-                live.model, cypher, as_of=as_of, whole=live.engine, limit=limit
-            )
+            return query_answer(live.model, cypher, as_of=as_of, limit=limit)
 
         return answer(produce, "query")
 

@@ -127,9 +127,9 @@ class DiffModal(ModalScreen[None]):
         # The store's time index (the whole store's when the model has none yet):
         # off the UI thread.
         from kgai_tui.core.reads.diff import diff_obj
-        from kgai_tui.core.reads.store import time_index_for
+        from kgai_tui.core.reads.store import time_index_of
 
-        return render_diff(diff_obj(time_index_for(self.engine), self.start, self.end))
+        return render_diff(diff_obj(time_index_of(self.engine), self.start, self.end))
 
     def _show(self, text: str) -> None:
         self.query_one("#diff-body", Static).update(plain(text, keep_newlines=True))

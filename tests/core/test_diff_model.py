@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -33,7 +34,7 @@ from kgai_tui.demo import DEMO_STORE
 
 
 def _cuts(root: Path) -> list[datetime | None]:
-    moments = TimeCursor.of_engine(open_engine(root)).moments
+    moments = TimeCursor.of_store(open_engine(root)).moments
     picks = list(moments[:: max(1, len(moments) // 6)])
     return [None, moments[0] - timedelta(seconds=1), *picks, moments[-1]]
 
@@ -97,15 +98,14 @@ def test_diff_reads_no_whole_store_once_the_model_holds_the_index(
     opened: list[Path] = []
     real = engine_open.open_engine
 
-    def whole() -> Engine:
-        opened.append(demo)
-        return real(demo)
+    def whole(root: Path, **kw: Any) -> Engine:
+        opened.append(root)
+        return real(root, **kw)
+
+    monkeypatch.setattr(engine_open, "open_engine", whole)
 
     def ask() -> bytes:
-        answer = diff_answer(
-            lambda: open_model(demo), "2026-02-28", "2026-03-31", whole
-        )
-        return encode(answer)
+        return encode(diff_answer(lambda: open_model(demo), "2026-02-28", "2026-03-31"))
 
     from kgai_tui.core.store.cache_file import store_cache_dir
 

@@ -63,7 +63,7 @@ def test_the_first_reads_build_leaves_a_history_read_without_a_replay(
             patch.setenv("KGAI_TUI_CACHE_DIR", str(cache))
             cursor = TimeCursor.of_store(model)
         assert cursor is not None and replays == []
-        whole = TimeCursor.of_engine(open_engine(root))
+        whole = TimeCursor.of_store(open_engine(root))
         assert list(cursor.moments) == list(whole.moments)
         for cut in (whole.moments[0], whole.moments[len(whole.moments) // 2]):
             at, want = cursor.at(cut), whole.at(cut)

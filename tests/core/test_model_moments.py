@@ -106,7 +106,6 @@ def _answer(root: Path, cache: Path, stamp: int) -> bytes:
     got = as_of_answer(
         lambda: open_model(root, cache),  # type: ignore[arg-type, return-value]
         text,
-        lambda: open_engine(root, cache_base=cache),
     )
     return orjson.dumps(got.obj)
 

@@ -124,7 +124,6 @@ def test_people_at_after_appends_recorded_in_time_order(
             answer = people_answer(
                 lambda: open_model(root, cache),  # type: ignore[arg-type, return-value]
                 format_rfc3339(_at(stamp)),
-                lambda: open_engine(root, cache_base=cache),
             )
             assert orjson.dumps(answer.obj) == _reference(root, stamp), stamp
 

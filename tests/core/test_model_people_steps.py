@@ -26,7 +26,6 @@ from test_model_people_at import _from_model, _reference
 from test_replay_properties import lines
 
 from kgai_tui.core.answers.people import people_answer
-from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.gosem.gotext import format_epoch, rfc3339_epoch
 from kgai_tui.core.model import people_at
 from kgai_tui.core.model.open import open_model
@@ -212,7 +211,6 @@ def test_corrupt_steps_behind_an_intact_seal_are_never_believed(
     answer = people_answer(
         lambda: open_model(root, cache),  # type: ignore[arg-type, return-value]
         format_epoch(stamp),
-        lambda: open_engine(root, cache_base=cache),
     )
     assert orjson.dumps(answer.obj) == _reference(root, stamp)
 

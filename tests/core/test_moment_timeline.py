@@ -48,7 +48,7 @@ def _timeline(p: ProjectionView) -> dict[str, Any]:
 def _opened(root: Path) -> tuple[TimeCursor, ModelEngine]:
     """The whole store's cursor (which saves the time index) and the model."""
     open_model(root).close()
-    whole = TimeCursor.of_engine(open_engine(root))
+    whole = TimeCursor.of_store(open_engine(root))
     model = peek_model(root)
     assert model is not None
     return whole, model
@@ -116,7 +116,7 @@ def test_a_damaged_or_foreign_time_index_is_built_again_from_a_replay(
         lines = shard.read_bytes().splitlines(keepends=True)
         with open(shard, "ab") as f:
             f.write(sorted((root / "log").glob("*.ndjson"))[1].read_bytes())
-        TimeCursor.of_engine(open_engine(root))
+        TimeCursor.of_store(open_engine(root))
         shard.write_bytes(b"".join(lines))
         model = peek_model(root)
         assert model is None  # the model is of the longer log: bring it down
@@ -133,7 +133,7 @@ def test_a_damaged_or_foreign_time_index_is_built_again_from_a_replay(
             patch.setattr(engine_open, "open_engine", lambda *a, **_: opened.append(a))
             cursor = TimeCursor.of_store(model)
         assert cursor is not None and opened == [], "a replay built it, no open"
-        whole = TimeCursor.of_engine(open_engine(root))
+        whole = TimeCursor.of_store(open_engine(root))
         assert list(cursor.moments) == list(whole.moments)
         cut = cursor.moments[len(cursor.moments) // 2]
         assert _timeline(cursor.at(cut)) == _timeline(whole.at(cut))

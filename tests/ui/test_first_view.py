@@ -221,7 +221,7 @@ def test_a_big_logs_history_is_read_through_the_model_once_the_slider_moves_back
             await _settle(pilot)
             assert isinstance(app.engine, ModelEngine)
             whole = open_engine(demo_store)
-            assert slider.moments == TimeCursor.of_engine(whole).moments
+            assert slider.moments == TimeCursor.of_store(whole).moments
             assert slider.position == len(slider.moments) - 1
             assert app.snapshot is not None
             assert app.snapshot.moment == slider.moments[-1]
@@ -248,7 +248,7 @@ def test_a_small_logs_history_comes_with_the_first_view(demo_store: Path) -> Non
     moments, on_demand = asyncio.run(main())
     whole = open_engine(demo_store)
     assert isinstance(app.engine, ModelEngine)
-    assert moments == list(TimeCursor.of_engine(whole).moments) and moments
+    assert moments == list(TimeCursor.of_store(whole).moments) and moments
     assert not on_demand
 
 
@@ -356,6 +356,6 @@ def test_a_big_logs_first_open_shows_its_replay_then_reads_the_model(
 
     moments, position = asyncio.run(main())
     assert replays == [demo_store], "one replay: the model and its history"
-    whole = list(TimeCursor.of_engine(open_engine(demo_store)).moments)
+    whole = list(TimeCursor.of_store(open_engine(demo_store)).moments)
     assert moments == whole and position == len(whole) - 1
     assert (store_cache_dir(demo_store) / "engine.time.bin").is_file()

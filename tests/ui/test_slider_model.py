@@ -32,7 +32,7 @@ def _saved(root: Path) -> list[Any]:
     """Build the model, then read the whole store once (it saves its time index);
     the moments the whole store's slider holds."""
     open_model(root).close()
-    return list(TimeCursor.of_engine(open_engine(root)).moments)
+    return list(TimeCursor.of_store(open_engine(root)).moments)
 
 
 async def _back(pilot: Any, steps: int) -> None:
@@ -140,7 +140,7 @@ def test_a_time_index_of_another_log_is_built_again_through_the_model(
     _, app, end = _at_moments(demo_store, 1)
     assert isinstance(app.engine, ModelEngine)
     assert opened == [], "the history was built, not read from a whole store"
-    whole = list(TimeCursor.of_engine(open_engine(demo_store)).moments)
+    whole = list(TimeCursor.of_store(open_engine(demo_store)).moments)
     assert end == [whole, len(whole) - 1] and end[0] != with_late
 
 

@@ -61,7 +61,7 @@ def _answers(v: KgView) -> dict[str, Any]:
 def test_the_view_api_agrees_on_every_moment(demo_store: Path) -> None:
     """At every slider moment, and now, the as-of view reads as a fresh replay."""
     engine = open_engine(demo_store)
-    cursor = TimeCursor.of_engine(engine)
+    cursor = TimeCursor.of_store(engine)
     assert cursor.moments
     for moment in cursor.moments:
         fresh = KgView(project_as_of(engine.shards, moment))

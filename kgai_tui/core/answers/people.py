@@ -9,20 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 from kgai_tui.core.answers.answer import Answer
-from kgai_tui.core.reads.store import KeptReads, StoreSource, WholeSource
+from kgai_tui.core.reads.store import KeptReads, StoreSource
 
 __all__ = ["people_answer", "stale_answer"]
 
 
-def people_answer(
-    engine: StoreSource, as_of: str = "", whole: WholeSource | None = None
-) -> Answer:
+def people_answer(engine: StoreSource, as_of: str = "") -> Answer:
     """``people [--as-of T]``: one row per author, as of ``T`` or now.
 
     As of ``T``, ``engine`` may open the read model, which answers from its
     moments and decision rows when they settle the cut
-    (:mod:`kgai_tui.core.model.people_at`); otherwise ``whole`` opens the whole
-    store, and the model keeps the moments for the next read, as ``as-of`` does.
+    (:mod:`kgai_tui.core.model.people_at`); otherwise the store's time index
+    answers, and the model keeps the moments for the next read, as ``as-of`` does.
 
     Raises:
         UsageError: ``as_of`` is neither RFC3339 nor ``YYYY-MM-DD``.
@@ -32,7 +30,7 @@ def people_answer(
 
     if not as_of:
         return Answer(people_now(engine().projection))
-    from kgai_tui.core.answers.moments import model_or_whole
+    from kgai_tui.core.answers.moments import at_cut
     from kgai_tui.core.gosem.gotext import format_rfc3339
 
     cut = parse_as_of(as_of)
@@ -45,9 +43,7 @@ def people_answer(
         obj["as_of"] = format_rfc3339(cut)
         return obj
 
-    return model_or_whole(
-        engine, whole, from_model, lambda view: people_obj(view, cut), cut
-    )
+    return at_cut(engine, from_model, lambda view: people_obj(view, cut), cut)
 
 
 def stale_answer(engine: StoreSource, older_than: str = "180d") -> Answer:

@@ -13,7 +13,7 @@ from typing import Any
 
 from kgai_tui.core.answers.answer import Answer
 from kgai_tui.core.errors import UsageError
-from kgai_tui.core.reads.store import Store, StoreSource, WholeSource
+from kgai_tui.core.reads.store import Store, StoreSource
 
 __all__ = ["query_answer"]
 
@@ -30,7 +30,6 @@ def query_answer(
     cypher: str,
     *,
     as_of: str | None = None,
-    whole: WholeSource | None = None,
     limit: int | None = None,
     timeout: float | None = None,
     say: Callable[[str], None] = lambda _line: None,
@@ -38,9 +37,8 @@ def query_answer(
     """``query "<cypher>" [--as-of T] [--limit N]``: kg's rows, in a total order.
 
     ``engine`` opens the store (its read model, whose graph is stored beside it);
-    ``whole`` opens the whole store when a moment is asked for and the store
-    opened has no time index (a model held in memory, with no directory). The arguments,
-    the moment and the query's text are checked before anything is opened.
+    a moment is read from the store's time index. The arguments, the moment and
+    the query's text are checked before anything is opened.
 
     Raises:
         UsageError: an empty query, ``limit`` below 1, a bad timestamp.
@@ -59,12 +57,12 @@ def query_answer(
     if as_of is not None:
         from kgai_tui.core.gosem.gotext import format_rfc3339
         from kgai_tui.core.reads.kg import parse_as_of
-        from kgai_tui.core.reads.store import time_index_for
+        from kgai_tui.core.reads.store import time_index_of
 
         cut = parse_as_of(as_of)
         # The graph at a moment is not stored: the store's time index gives the
         # view (through the model, built from a replay when none was saved).
-        index = time_index_for(opened, whole)
+        index = time_index_of(opened)
         say("building the graph as it stood then (a moment is not stored)")
         view = index.at(cut)
     got = run_query(

@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from kgai_tui.core.reads.store import KeptReads, StoreSource, WholeSource
+from kgai_tui.core.reads.store import KeptReads, StoreSource
 
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection_view import ProjectionView
@@ -23,20 +23,14 @@ if TYPE_CHECKING:
 __all__ = ["report_at"]
 
 
-def report_at(
-    engine: StoreSource,
-    cut: datetime | None,
-    last: int,
-    whole: WholeSource | None = None,
-) -> Report:
+def report_at(engine: StoreSource, cut: datetime | None, last: int) -> Report:
     """The report of the store as of ``cut`` (``None``: now) telling ``last``
-    decisions' story; ``engine`` may open the read model, ``whole`` the whole
-    store for the moments the model does not settle."""
+    decisions' story; ``engine`` may open the read model."""
     from kgai_tui.core.report.report import build_report
 
     if cut is None:
         return build_report(engine().projection, None, last)
-    from kgai_tui.core.answers.moments import model_or_whole
+    from kgai_tui.core.answers.moments import at_cut
     from kgai_tui.core.gosem.gotext import format_rfc3339
     from kgai_tui.core.reads.people import people_of_totals
 
@@ -61,6 +55,6 @@ def report_at(
         rows = people[0] if people else None
         return {"report": build_report(view, cut, last, rows)}
 
-    answer = model_or_whole(engine, whole, from_model, from_view, cut)
+    answer = at_cut(engine, from_model, from_view, cut)
     report: Report = answer.obj["report"]
     return report

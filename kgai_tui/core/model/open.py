@@ -90,7 +90,7 @@ class ModelEngine:
     ) -> None:
         """Wrap a connection holding an open read transaction on the checked model
         at ``model``."""
-        self.root: Path | None = root
+        self.root: Path = root
         self.db = db
         self.how = how
         self.refused = refused
@@ -101,9 +101,9 @@ class ModelEngine:
         self._events: dict[str, Event | None] = {}
 
     @property
-    def log_dir(self) -> Path | None:
+    def log_dir(self) -> Path:
         """The store's ``log/`` directory."""
-        return None if self.root is None else self.root / "log"
+        return self.root / "log"
 
     @property
     def replayed(self) -> None:
@@ -148,8 +148,6 @@ class ModelEngine:
         :mod:`kgai_tui.core.model.event_lines`)."""
         from kgai_tui.core.model.event_lines import find_event
 
-        if self.log_dir is None:
-            return None
         # An event's line never changes (a rewritten log gets a new engine), and
         # the explorer asks for the same few again at each slider step: a search
         # reads a shard, ~10 ms at 1M.
@@ -165,8 +163,6 @@ class ModelEngine:
         """``log/<shard>:<line>`` of the last parsed line with this hash, or ``?``."""
         from kgai_tui.core.model.event_lines import event_place
 
-        if self.log_dir is None:
-            return "?"
         return event_place(self.log_dir, self._shard_names(), event_hash)
 
     def summary(self) -> LogSummary:
@@ -275,16 +271,13 @@ class ModelEngine:
         except OSError:
             return False
 
-    def time_index(self) -> TimeIndex | None:
+    def time_index(self) -> TimeIndex:
         """The time index of the log this model holds, sharing this model's
         decision rows: as saved (extended with the lines appended since), else
         built from a replay of the log and saved for the next read (see
-        :func:`~kgai_tui.core.model.history.time_index_beside`); ``None`` only
-        for a model with no store directory."""
+        :func:`~kgai_tui.core.model.history.time_index_beside`)."""
         from kgai_tui.core.model.history import time_index_beside
 
-        if self.root is None or self.log_dir is None:
-            return None
         shards: list[list[object]] = [
             [s["print"], s["events"]] for s in self.shard_states
         ]

@@ -26,9 +26,7 @@ from kgai_tui.core.timeindex.view import AsOfView
 from kgai_tui.core.wire.model import Event
 
 if TYPE_CHECKING:
-    from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.reads.store import Store
-    from kgai_tui.core.timeindex.index import TimeIndex
 
 
 def events_as_of(shards: Iterable[ShardRead], cut: datetime) -> list[Event]:
@@ -54,22 +52,17 @@ def project_as_of(shards: Iterable[ShardRead], cut: datetime) -> Projection:
     return projection
 
 
-def time_index_of(engine: Engine) -> TimeIndex:
-    """The engine's time index (built from its log, or its cache, on first use)."""
-    return engine.time_index
-
-
 def as_of_view(opened: Store, cut: datetime) -> ProjectionView:
     """The store as of ``cut``, from its time index (the replay's, or the one read
-    through the model: see :func:`~kgai_tui.core.reads.store.time_index_for`).
+    through the model: see :func:`~kgai_tui.core.reads.store.time_index_of`).
 
     The index's columns that :func:`as_of_obj` reads are built here, once per index
     version (tens of ms at 1M decisions), so the first read after a load is as fast
     as the next ones.
     """
-    from kgai_tui.core.reads.store import time_index_for
+    from kgai_tui.core.reads.store import time_index_of
 
-    index = time_index_for(opened)
+    index = time_index_of(opened)
     index.columns()
     return index.at(cut)
 

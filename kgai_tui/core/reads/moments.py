@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Final, overload
 from kgai_tui.core.gosem.gotext import epoch_to_datetime, parse_rfc3339
 
 if TYPE_CHECKING:
-    from kgai_tui.core.engine.engine import Engine
     from kgai_tui.core.reads.store import Store
     from kgai_tui.core.replay.projection_view import ProjectionView
     from kgai_tui.core.store.shards import ShardRead
@@ -126,20 +125,12 @@ class TimeCursor:
         self._version = index.version
 
     @classmethod
-    def of_engine(cls, engine: Engine) -> TimeCursor:
-        """A cursor over the engine's time index (see :func:`as_of.time_index_of`)."""
-        from kgai_tui.core.reads.as_of import time_index_of
+    def of_store(cls, store: Store) -> TimeCursor:
+        """A cursor over the store's time index
+        (:func:`~kgai_tui.core.reads.store.time_index_of`)."""
+        from kgai_tui.core.reads.store import time_index_of
 
-        return cls(time_index_of(engine))
-
-    @classmethod
-    def of_store(cls, store: Store) -> TimeCursor | None:
-        """A cursor over the store's time index, when it has one without opening the
-        whole store (:func:`~kgai_tui.core.reads.store.held_time_index`)."""
-        from kgai_tui.core.reads.store import held_time_index
-
-        index = held_time_index(store)
-        return None if index is None else cls(index)
+        return cls(time_index_of(store))
 
     def at(self, cut: datetime) -> ProjectionView:
         """Return the store as of ``cut`` (equal to ``as-of``)."""

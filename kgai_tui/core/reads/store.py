@@ -43,6 +43,7 @@ __all__ = [
     "StoredReads",
     "TimelineReads",
     "WholeSource",
+    "time_index_of",
     "whole_of",
 ]
 
@@ -160,10 +161,10 @@ class KeptReads(Protocol):
         ``prints`` (the handle is closed after)."""
         ...
 
-    def time_index(self) -> TimeIndex | None:
+    def time_index(self) -> TimeIndex:
         """The slider's history for exactly the log this model holds, its decision
         columns read from the model: as saved, else built from a replay of the
-        log and saved (``None``: a model with no store directory)."""
+        log and saved."""
         ...
 
 
@@ -255,18 +256,13 @@ def whole_of(opened: Store, whole: WholeSource | None = None) -> Engine:
     return open_engine(opened.root)
 
 
-def held_time_index(opened: Store) -> TimeIndex | None:
-    """The store's history for the slider and ``diff``: the whole replay's when
-    that is what is open, else the one the model reads (``None``: a model with no
-    store directory)."""
+def time_index_of(opened: Store) -> TimeIndex:
+    """The store's history for the slider, ``diff`` and the reads at a cut: the
+    whole replay's when that is what is open, else the one the model reads
+    (saved beside it; built from a replay of the log when it was not)."""
     replayed, kept = opened.replayed, opened.kept
     if replayed is not None:
         return replayed.time_index
-    return None if kept is None else kept.time_index()
-
-
-def time_index_for(opened: Store, whole: WholeSource | None = None) -> TimeIndex:
-    """:func:`held_time_index`, else the whole store's (which saves it, so the next
-    read has it through the model)."""
-    held = held_time_index(opened)
-    return held if held is not None else whole_of(opened, whole).time_index
+    if kept is None:
+        raise TypeError("a store is read as its replay or through its model")
+    return kept.time_index()

@@ -49,8 +49,10 @@ def _usable(screen: str) -> bool:
     return has_branch and has_details
 
 
-def _memory_mb(session: str) -> tuple[float, float]:
-    """``(VmRSS, VmHWM)`` in MB of the app: the pane's process (``env`` execs it)."""
+def _memory_mb(session: str) -> tuple[float, float, float]:
+    """``(VmRSS, VmHWM, RssFile)`` in MB of the app: the pane's process (``env``
+    execs it). RssFile is the part of VmRSS that is pages of mapped files (the
+    time index is read in place): clean, shared with the page cache, reclaimable."""
     pid = subprocess.run(
         ["tmux", "display-message", "-p", "-t", session, "#{pane_pid}"],
         capture_output=True,
@@ -63,6 +65,7 @@ def _memory_mb(session: str) -> tuple[float, float]:
     return (
         int(fields["VmRSS"].split()[0]) / 1024,
         int(fields["VmHWM"].split()[0]) / 1024,
+        int(fields["RssFile"].split()[0]) / 1024,
     )
 
 
@@ -128,26 +131,27 @@ def _run_once(
             time.sleep(0.1)
         if resident_after is not None and seconds == seconds:
             time.sleep(resident_after)
-            rss, peak = _memory_mb(session)
+            rss, peak, mapped = _memory_mb(session)
             print(
-                f"  after {resident_after:.0f} s: {rss:.0f} MB resident, "
-                f"{peak:.0f} MB peak",
+                f"  after {resident_after:.0f} s: {rss:.0f} MB resident "
+                f"({mapped:.0f} MB of it mapped files), {peak:.0f} MB peak",
                 flush=True,
             )
             back = _history(session, timeout_s)
-            rss, peak = _memory_mb(session)
+            rss, peak, mapped = _memory_mb(session)
             print(
-                f"  [ -> as of: {back:.2f} s; then {rss:.0f} MB resident, "
-                f"{peak:.0f} MB peak",
+                f"  [ -> as of: {back:.2f} s; then {rss:.0f} MB resident "
+                f"({mapped:.0f} MB of it mapped files), {peak:.0f} MB peak",
                 flush=True,
             )
             if moves:
                 took = _moves(session, moves, timeout_s)
-                rss, peak = _memory_mb(session)
+                rss, peak, mapped = _memory_mb(session)
                 print(
                     f"  {moves} moves: {' '.join(f'{t:.2f}' for t in took)} s;"
                     f" median {statistics.median(took):.2f} s, max {max(took):.2f} s;"
-                    f" then {rss:.0f} MB resident, {peak:.0f} MB peak",
+                    f" then {rss:.0f} MB resident ({mapped:.0f} MB of it mapped"
+                    f" files), {peak:.0f} MB peak",
                     flush=True,
                 )
         return seconds

@@ -70,13 +70,15 @@ class TimeIndex(IndexFold):
         data: bytes | memoryview,
         projection: ProjectionView | None = None,
         grown: bool = False,
+        mapped: bool = False,
     ) -> TimeIndex:
         """Rebuild an index from :meth:`dumps` (``projection`` when it was shared).
 
         ``data`` may be a view of the mapped cache file: no copy of it is needed.
         With ``grown``, ``projection`` is of the log after appends that the index
         does not hold yet: the index is ready to fold them in (see
-        :meth:`~kgai_tui.core.timeindex.fold.IndexFold.begin_tail`).
+        :meth:`~kgai_tui.core.timeindex.fold.IndexFold.begin_tail`). With
+        ``mapped``, its arrays are views of ``data``, for an index only read.
 
         Raises:
             ValueError: the bytes are of another format, or the projection does not
@@ -84,7 +86,7 @@ class TimeIndex(IndexFold):
         """
         from kgai_tui.core.timeindex.io import load_index
 
-        index = load_index(cls(packed=False), data, projection, grown)
+        index = load_index(cls(packed=False), data, projection, grown, mapped)
         index.mark_fresh()
         if grown:
             index.begin_tail()

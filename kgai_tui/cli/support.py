@@ -464,30 +464,28 @@ def _warn_skipped(skipped: int, root: Path | str) -> None:
 
 
 def open_model_engine(store: str | None) -> Store:
-    """Open the discovered store through its read model on disk (:mod:`core.model`).
-
-    The kg reads (status, heads, history, resolve, conflicts) touch only the rows
-    they need this way. When the model cannot be written (a read-only cache
-    directory), or ``KGAI_TUI_READ_MODEL=off``, the store is opened as a whole.
+    """Open the discovered store as every read does
+    (:func:`~kgai_tui.core.model.read.read_store`): through its read model on
+    disk, so the kg reads (status, heads, history, resolve, conflicts) touch only
+    the rows they need; as a whole when the model is switched off or cannot be
+    written (a read-only cache directory).
     """
+    from kgai_tui.core.model.read import read_store
     from kgai_tui.core.model.schema import model_enabled
-
-    if not model_enabled():
-        return open_engine(store)
-    from kgai_tui.core.model.open import open_model
 
     location = resolve_location(store)
     if not location.exists:
         raise no_store_here(location)
     root = location.root
-    what = "kgai-tui: reading the log ({}) into the read model; later reads are quick"
+    what = (
+        "kgai-tui: reading the log ({}) into the read model; later reads are quick"
+        if model_enabled()
+        else "kgai-tui: reading every line of the log ({})"
+    )
     # A first read answers from its replay while a detached process writes the
     # model (see open_model): it costs the replay, not the replay and the model.
-    try:
-        with progress(lambda: what.format(log_size(root))):
-            engine = open_model(root, background=True, then=_index_for_search)
-    except OSError:
-        return open_engine(store)
+    with progress(lambda: what.format(log_size(root))):
+        engine = read_store(root, background=True, then=_index_for_search)
     # A first read answers from the whole replay: held like open_engine's (2.1 s
     # of a 1M first answer went to freeing it before the answer was printed).
     _hold(engine)

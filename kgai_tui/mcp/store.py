@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     # The whole store (and NetworkX and NumPy under it) loads only when a tool
     # needs it: the reads go through the model, so a session may never load it.
     from kgai_tui.core.engine.engine import Engine
+    from kgai_tui.core.reads.store import Store
     from kgai_tui.core.search.index import SearchIndex
 
 
@@ -86,7 +87,7 @@ class LiveStore:
                 self._fingerprint = current
             return self._engine
 
-    def model(self) -> Engine:
+    def model(self) -> Store:
         """The store through its read model on disk, as it is now (one snapshot).
 
         Opened per call: the model checks the log's fingerprint itself, extends or
@@ -97,19 +98,12 @@ class LiveStore:
         Raises:
             StoreNotFoundError: there is no store at the location.
         """
-        from kgai_tui.core.model.schema import model_enabled
+        from kgai_tui.core.model.read import read_store
 
         location = self.location
         if not location.exists:
             raise no_store(location)
-        if not model_enabled():
-            return self.engine()
-        from kgai_tui.core.model.open import open_model
-
-        try:
-            return open_model(location.root)  # type: ignore[return-value]
-        except OSError:
-            return self.engine()
+        return read_store(location.root, whole=lambda _: self.engine())
 
     def _builder(self, root: Path) -> Engine:
         """What builds the search index when there is none for the log: a replay

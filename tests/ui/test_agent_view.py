@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from settle import settle
 from textual.pilot import Pilot
 
 from kgai_tui.ui.app import make_app
@@ -15,29 +16,21 @@ from kgai_tui.ui.views.agent import AgentScreen, equivalent_command
 KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
 
 
-async def _settle(pilot: Pilot[None]) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-        await pilot.app.screen.workers.wait_for_complete()
-    await pilot.pause()
-
-
 def test_key_a_shows_the_recall_payload_an_agent_gets(demo_store: Path) -> None:
     """Type a path and a topic; the panel holds the CLI's --json stdout exactly."""
     app = make_app(demo_store, live=False)
     seen: dict[str, str] = {}
 
     async def steps(pilot: Pilot[None]) -> None:
-        await _settle(pilot)
+        await settle(pilot)
         await pilot.press("A")
-        await _settle(pilot)
+        await settle(pilot)
         screen = app.screen
         assert isinstance(screen, AgentScreen)
         seen["empty"] = screen.payload
         await pilot.press(*"services/payments/*")
         await pilot.press("tab", *"refunds")
-        await _settle(pilot)
+        await settle(pilot)
         seen["query"] = screen.payload
         await pilot.press("escape")
         await pilot.pause()

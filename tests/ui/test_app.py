@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from builders import ShardWriter, decision, link, upsert, write_store
+from settle import settle
 from textual import events
 from textual.pilot import Pilot
 from textual.widgets import ContentSwitcher, Input, OptionList, Static, Tree
@@ -36,18 +37,10 @@ from kgai_tui.ui.widgets.time_slider import TimeSlider
 SIZE = (120, 40)
 
 
-async def _settle(pilot: Pilot[None]) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
 def _drive(app: KgaiApp, steps: Callable[[Pilot[None]], Awaitable[None]]) -> None:
     async def main() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             await steps(pilot)
 
     asyncio.run(main())
@@ -120,12 +113,12 @@ def test_resolving_a_conflict_end_to_end(demo_store: Path) -> None:
         await pilot.press("r")
         await pilot.pause()
         await pilot.press("1")  # keep side 1: a preview, nothing written yet
-        await _settle(pilot)
+        await settle(pilot)
         assert not (demo_store / "log" / "i0de0000000000001.ndjson").exists()
         await pilot.press("a")  # append what the preview shows
-        await _settle(pilot)
+        await settle(pilot)
         await asyncio.sleep(0.2)
-        await _settle(pilot)
+        await settle(pilot)
         assert app.snapshot is not None
         counts.append(len(app.snapshot.projection.contested))
 
@@ -148,17 +141,17 @@ def test_slider_shows_the_graph_as_of_that_moment(demo_store: Path) -> None:
     async def steps(pilot: Pilot[None]) -> None:
         for _ in range(12):
             await pilot.press("left_square_bracket")
-        await _settle(pilot)
+        await settle(pilot)
         slider = app.query_one(TimeSlider)
         assert app.snapshot is not None
         seen.append((slider.moment, export_parts(app.snapshot.projection)))
         banner = str(app.query_one("#banner", Static).render())
         assert banner.startswith("as of ")
         await pilot.press("left_curly_bracket")
-        await _settle(pilot)
+        await settle(pilot)
         seen.append((slider.moment, export_parts(app.snapshot.projection)))
         await pilot.press("greater_than_sign")
-        await _settle(pilot)
+        await settle(pilot)
         assert slider.moment is None
 
     _drive(app, steps)
@@ -190,11 +183,11 @@ def test_slider_keys_in_one_burst_act_in_the_order_typed(
             slider.step_month(-1)
             expected = slider.position
         slider.jump(to_start=False)
-        await _settle(pilot)
+        await settle(pilot)
         for key in burst:  # all queued before the app handles the first
             char = key if len(key) == 1 else None
             app.post_message(events.Key(names[key], char))
-        await _settle(pilot)
+        await settle(pilot)
         assert slider.position == expected, (slider.position, expected)
 
     _drive(app, steps)
@@ -232,7 +225,7 @@ def test_a_slow_past_projection_never_takes_the_screen_back_from_now(
         await pilot.pause()
         await pilot.press("greater_than_sign")
         await asyncio.sleep(0.8)  # the cancelled worker runs on to its end
-        await _settle(pilot)
+        await settle(pilot)
         assert slider.moment is None
         assert app.snapshot is not None and app.snapshot.moment is None
         banner = str(app.query_one("#banner", Static).render())
@@ -283,7 +276,7 @@ def _race_two_reloads(
         _record_in_another_process(demo_store, payload)
         app.action_reload()
         await asyncio.sleep(1.0)  # the first reload's worker runs on to its end
-        await _settle(pilot)
+        await settle(pilot)
         assert len(opened) == 3
         check(app)
 
@@ -391,7 +384,7 @@ def test_store_text_is_never_markup(tmp_path: Path) -> None:
     async def steps(pilot: Pilot[None]) -> None:
         for key in "12345":
             await pilot.press(key)
-            await _settle(pilot)
+            await settle(pilot)
             texts.append(_screen_text(app))
         await pilot.press("1")
         await pilot.pause()
@@ -415,7 +408,7 @@ def test_search_finds_and_opens_a_hit(demo_store: Path) -> None:
     async def steps(pilot: Pilot[None]) -> None:
         await pilot.press("slash", *"invoice")
         await asyncio.sleep(0.4)
-        await _settle(pilot)
+        await settle(pilot)
         results = app.query_one("#search-results", OptionList)
         assert results.option_count > 0
         seen.append(str(results.get_option_at_index(0).prompt))
@@ -427,7 +420,7 @@ def test_search_finds_and_opens_a_hit(demo_store: Path) -> None:
         first_element = next(n for n, hit in enumerate(hits) if hit.kind == "element")
         results.highlighted = first_element
         await pilot.press("enter")
-        await _settle(pilot)
+        await settle(pilot)
         seen.append(app.query_one(ContentSwitcher).current or "")
         seen.append(app.selected_element or "")
         seen.append(hits[first_element].id)
@@ -445,14 +438,14 @@ def test_graph_walks_to_a_neighbour_and_back(demo_store: Path) -> None:
 
     async def steps(pilot: Pilot[None]) -> None:
         await pilot.press("2")
-        await _settle(pilot)
+        await settle(pilot)
         graph = app.query_one("#graph")
         centres.append(graph.center)  # type: ignore[attr-defined]
         await pilot.press("down", "enter")
-        await _settle(pilot)
+        await settle(pilot)
         centres.append(graph.center)  # type: ignore[attr-defined]
         await pilot.press("backspace")
-        await _settle(pilot)
+        await settle(pilot)
         centres.append(graph.center)  # type: ignore[attr-defined]
 
     _drive(app, steps)
@@ -468,9 +461,9 @@ def test_timeline_enter_opens_the_decision_record(demo_store: Path) -> None:
 
     async def steps(pilot: Pilot[None]) -> None:
         await pilot.press("3")
-        await _settle(pilot)
+        await settle(pilot)
         await pilot.press("down", "enter")
-        await _settle(pilot)
+        await settle(pilot)
         shown.append(type(app.screen).__name__)
         shown.append(str(app.screen.query_one("#decision-event", Static).render()))
         await pilot.press("escape")
@@ -495,7 +488,7 @@ def test_palette_jumps_to_an_element(demo_store: Path) -> None:
         await asyncio.sleep(0.5)
         await pilot.pause()
         await pilot.press("enter")
-        await _settle(pilot)
+        await settle(pilot)
         chosen.append(app.selected_element)
 
     _drive(app, steps)
@@ -520,14 +513,14 @@ def test_enter_in_the_search_box_goes_to_the_first_hit(demo_store: Path) -> None
         box = app.query_one("#search-input", Input)
         assert app.focused is box
         typed_together(*"invoice", "enter", "1")
-        await _settle(pilot)
+        await settle(pilot)
         seen.append(app.query_one(ContentSwitcher).current)
         seen.append(box.value)
         await pilot.press("5")
         await pilot.pause()
         typed_together(*"typst", "enter")
         await asyncio.sleep(0.4)  # past the debounce of the keys handled late
-        await _settle(pilot)
+        await settle(pilot)
         results = app.query_one("#search-results", OptionList)
         focused: object = app.focused
         seen.append(box.value)
@@ -550,9 +543,9 @@ def test_enter_on_a_hit_still_opens_it(demo_store: Path) -> None:
 
     async def steps(pilot: Pilot[None]) -> None:
         await pilot.press("slash", *"invoice", "enter")
-        await _settle(pilot)
+        await settle(pilot)
         await pilot.press("enter")
-        await _settle(pilot)
+        await settle(pilot)
         seen.append(app.query_one(ContentSwitcher).current or "")
         seen.append(app.selected_element or "")
 
@@ -570,7 +563,7 @@ def test_header_writers_follow_the_slider(demo_store: Path) -> None:
     async def steps(pilot: Pilot[None]) -> None:
         for key in ("less_than_sign", "right_square_bracket", "right_square_bracket"):
             await pilot.press(key)
-            await _settle(pilot)
+            await settle(pilot)
             seen.append(
                 (
                     app.query_one(TimeSlider).moment,
@@ -579,7 +572,7 @@ def test_header_writers_follow_the_slider(demo_store: Path) -> None:
             )
         for _ in range(8):
             await pilot.press("right_square_bracket")
-        await _settle(pilot)
+        await settle(pilot)
         seen.append(
             (
                 app.query_one(TimeSlider).moment,
@@ -587,7 +580,7 @@ def test_header_writers_follow_the_slider(demo_store: Path) -> None:
             )
         )
         await pilot.press("greater_than_sign")
-        await _settle(pilot)
+        await settle(pilot)
         seen.append((None, str(app.query_one("#header", Static).render())))
 
     _drive(app, steps)
@@ -613,9 +606,9 @@ def test_conflict_cards_never_break_a_decision_id(demo_store: Path) -> None:
         for size in ((60, 20), (80, 24), (120, 40)):
             app = make_app(demo_store, live=False)
             async with app.run_test(size=size) as pilot:
-                await _settle(pilot)
+                await settle(pilot)
                 await pilot.press("4")
-                await _settle(pilot)
+                await settle(pilot)
                 heads = app.query_one("#conflict-heads")
                 stacked[size] = heads.has_class("-stacked")
                 assert app.snapshot is not None
@@ -674,7 +667,7 @@ def test_a_long_branch_shows_its_first_leaves_and_counts_the_rest(
         seen["all"] = branch(tree)
         target = sorted(names, key=str.lower)[-1]
         app.query_one("#element-filter", Input).value = target.lower()
-        await _settle(pilot)
+        await settle(pilot)
         seen["narrow"] = [c.label.plain for n in tree.root.children for c in n.children]
         seen["target"] = [target]
 

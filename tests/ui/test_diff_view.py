@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from textual.pilot import Pilot
+from settle import settle
 from textual.widgets import Static
 
 from kgai_tui.core.engine.open import open_engine
@@ -14,13 +14,6 @@ from kgai_tui.text.diff import render_diff
 from kgai_tui.ui.app import KgaiApp, make_app
 from kgai_tui.ui.diff_view import DiffModal
 from kgai_tui.ui.widgets.time_slider import TimeSlider
-
-
-async def _settle(pilot: Pilot[None]) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def _body(app: KgaiApp) -> str:
@@ -33,31 +26,31 @@ def test_mark_then_diff_shows_the_cli_diff(demo_store: Path) -> None:
 
     async def main() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             slider = app.query_one(TimeSlider)
             await pilot.press("D")  # nothing marked yet: a hint, no modal
-            await _settle(pilot)
+            await settle(pilot)
             assert not isinstance(app.screen, DiffModal)
             slider.move_to(30)
-            await _settle(pilot)
+            await settle(pilot)
             later = slider.moment
             await pilot.press("m")
             slider.move_to(10)  # marking the later position first is fine
-            await _settle(pilot)
+            await settle(pilot)
             earlier = slider.moment
             await pilot.press("D")
-            await _settle(pilot)
+            await settle(pilot)
             assert isinstance(app.screen, DiffModal)
             assert (app.screen.start, app.screen.end) == (earlier, later)
             assert _body(app) == render_diff(
                 diff_obj(engine.time_index, earlier, later)
             )
             await pilot.press("escape")
-            await _settle(pilot)
+            await settle(pilot)
             slider.move_to(len(slider.moments))  # now
-            await _settle(pilot)
+            await settle(pilot)
             await pilot.press("D")
-            await _settle(pilot)
+            await settle(pilot)
             assert isinstance(app.screen, DiffModal)
             assert _body(app) == render_diff(diff_obj(engine.time_index, later, None))
             assert "to now" in _body(app)
@@ -70,7 +63,7 @@ def test_palette_offers_mark_and_diff(demo_store: Path) -> None:
 
     async def main() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             titles = [c.title for c in app.get_system_commands(app.screen)]
             assert "time: mark this position" in titles
             assert "time: diff since mark" in titles
@@ -92,10 +85,10 @@ def test_diff_of_the_last_days_when_the_present_comes_from_the_model(
 
     async def main() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             assert isinstance(app.engine, ModelEngine)
             app.action_diff_last(3650)
-            await _settle(pilot)
+            await settle(pilot)
             screen = app.screen
             assert isinstance(screen, DiffModal)
             assert screen.end is None

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 from rich.text import Text
+from settle import settle
 from textual.pilot import Pilot
 from textual.widgets import ContentSwitcher, Input, OptionList, Static, Tree
 
@@ -38,14 +39,6 @@ PRODUCT_SEARCH = element_id("feature", "ProductSearch")
 OWN_SHARD = "i0de0000000000001.ndjson"
 
 
-async def _settle(pilot: Pilot[None]) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-        await pilot.app.screen.workers.wait_for_complete()
-    await pilot.pause()
-
-
 def _drive(
     app: KgaiApp,
     steps: Callable[[Pilot[None]], Awaitable[None]],
@@ -53,7 +46,7 @@ def _drive(
 ) -> None:
     async def main() -> None:
         async with app.run_test(size=size) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             await steps(pilot)
 
     asyncio.run(main())
@@ -82,7 +75,7 @@ def test_a_new_resolving_decision_sets_the_contested_property(
 
     async def steps(pilot: Pilot[None]) -> None:
         await pilot.press("4", "r")
-        await _settle(pilot)
+        await settle(pilot)
         screen = app.screen
         assert isinstance(screen, ResolveScreen)
         # Both sides' values are offered, the element's value pre-filled.
@@ -97,13 +90,13 @@ def test_a_new_resolving_decision_sets_the_contested_property(
         assert app.focused is box
         box.value = "first 30 days, marked"
         await pilot.press("ctrl+n")
-        await _settle(pilot)
+        await settle(pilot)
         seen["preview"] = _text(app, "#resolve-preview")
         assert not (demo_store / "log" / OWN_SHARD).exists()
         await pilot.press("a")
-        await _settle(pilot)
+        await settle(pilot)
         await asyncio.sleep(0.3)
-        await _settle(pilot)
+        await settle(pilot)
         seen["view"] = app.query_one(ContentSwitcher).current
         seen["selected"] = app.selected_element
         seen["details"] = _text(app, "#element-details")
@@ -140,25 +133,25 @@ def test_enter_never_writes_and_a_resolution_needs_a_why(demo_store: Path) -> No
 
     async def steps(pilot: Pilot[None]) -> None:
         await pilot.press("4", "r", "enter")
-        await _settle(pilot)
+        await settle(pilot)
         screen = app.screen
         assert isinstance(screen, ResolveScreen) and screen.step == "confirm"
         seen["preview"] = _text(app, "#resolve-preview")
         await pilot.press("enter")  # the focus starts on Back
-        await _settle(pilot)
+        await settle(pilot)
         assert screen.step == "choose" and not shard.exists()
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, ResolveScreen)
         await pilot.press("r", "n", *"A title without a why", "ctrl+n")
-        await _settle(pilot)
+        await settle(pilot)
         seen["step"] = screen = app.screen
         assert isinstance(screen, ResolveScreen) and screen.step == "write"
         assert not shard.exists()
         await pilot.press("escape", "1", "a")
-        await _settle(pilot)
+        await settle(pilot)
         await asyncio.sleep(0.3)
-        await _settle(pilot)
+        await settle(pilot)
         links = app.query_one("#element-links", OptionList)
         seen["focused"] = app.focused is links
         seen["row"] = str(links.get_option_at_index(links.highlighted or 0).prompt)
@@ -188,7 +181,7 @@ def test_the_timeline_shows_its_newest_decision_at_any_size(demo_store: Path) ->
 
     async def steps(pilot: Pilot[None]) -> None:
         await pilot.press("3")
-        await _settle(pilot)
+        await settle(pilot)
         rows = app.query_one("#timeline-list", DecisionList)
         await pilot.press("end")
         await pilot.pause()
@@ -196,7 +189,7 @@ def test_the_timeline_shows_its_newest_decision_at_any_size(demo_store: Path) ->
         await pilot.press("home")
         await pilot.pause()
         await pilot.resize_terminal(80, 24)
-        await _settle(pilot)
+        await settle(pilot)
         for _ in range(10):
             await pilot.press("pagedown")
         await pilot.pause()
@@ -238,7 +231,7 @@ def test_every_view_and_the_counts_use_one_legend(demo_store: Path) -> None:
 
     async def steps(pilot: Pilot[None]) -> None:
         await pilot.press("3")
-        await _settle(pilot)
+        await settle(pilot)
         rows = app.query_one("#timeline-list", DecisionList)
         seen["timeline"] = [rows.render_row(i, 200).plain for i in rows.rows]
         seen["ids"] = [v.decision(i).id for i in rows.rows]
@@ -280,13 +273,13 @@ def test_search_keeps_the_focus_where_typing_goes_and_explains_zero_hits(
     async def steps(pilot: Pilot[None]) -> None:
         await pilot.press("5", "slash", *"zzqx", "enter")
         await asyncio.sleep(0.4)
-        await _settle(pilot)
+        await settle(pilot)
         box = app.query_one("#search-input", Input)
         seen["value"] = box.value
         seen["focus"] = app.focused is box
         box.value = 'kind:foo "never closed'
         await asyncio.sleep(0.4)
-        await _settle(pilot)
+        await settle(pilot)
         seen["caption"] = _text(app, "#search-caption")
 
     _drive(app, steps)
@@ -312,11 +305,11 @@ def test_every_view_shows_its_keys_and_help_and_quit(
     async def steps(pilot: Pilot[None]) -> None:
         for key in "1234567":
             await pilot.press(key)
-            await _settle(pilot)
+            await settle(pilot)
             bars[app.current_view] = str(app.query_one(KeyBar).render())
         headers.append(_text(app, "#header"))
         await pilot.resize_terminal(size[0] - 10, size[1])
-        await _settle(pilot)
+        await settle(pilot)
         headers.append(_text(app, "#header"))
 
     _drive(app, steps, size)
@@ -349,7 +342,7 @@ def test_a_path_reaches_the_decisions_that_govern_it(demo_store: Path) -> None:
     async def steps(pilot: Pilot[None]) -> None:
         await pilot.press("6", *"services/checkout/order/api.go")
         await asyncio.sleep(0.4)
-        await _settle(pilot)
+        await settle(pilot)
         results = app.query_one("#paths-results", OptionList)
         seen["rows"] = [
             str(results.get_option_at_index(i).prompt)
@@ -358,17 +351,17 @@ def test_a_path_reaches_the_decisions_that_govern_it(demo_store: Path) -> None:
         await pilot.press("enter")
         await pilot.pause()
         await pilot.press("enter")
-        await _settle(pilot)
+        await settle(pilot)
         seen["view"] = app.current_view
         seen["selected"] = app.selected_element
         await pilot.press("f", *"services/checkout")
-        await _settle(pilot)
+        await settle(pilot)
         tree = app.query_one("#element-tree", Tree)
         seen["tree"] = [n.label.plain for n in tree.root.children]
         seen["details"] = _text(app, "#element-details")
         box = app.query_one("#element-filter", Input)
         box.value = "no-such-thing"
-        await _settle(pilot)
+        await settle(pilot)
         seen["empty"] = [n.label.plain for n in tree.root.children]
         seen["empty details"] = _text(app, "#element-details")
 
@@ -403,25 +396,25 @@ def test_the_elements_view_follows_the_filter_jumps_and_goes_back(
 
     async def steps(pilot: Pilot[None]) -> None:
         await pilot.press("f", *"tracing")
-        await _settle(pilot)
+        await settle(pilot)
         seen["filtered"] = _text(app, "#element-details").splitlines()[0]
         app.open_element(refunds)
-        await _settle(pilot)
+        await settle(pilot)
         seen["filter"] = app.query_one("#element-filter", Input).value
         seen["jumped"] = _text(app, "#element-details").splitlines()[0]
         await pilot.press("3")
-        await _settle(pilot)
+        await settle(pilot)
         await pilot.press("enter")  # the first decision's record
-        await _settle(pilot)
+        await settle(pilot)
         await pilot.press("escape")
         await pilot.pause()
         app.open_element(refunds)  # as following a decision's element does
-        await _settle(pilot)
+        await settle(pilot)
         await pilot.press("escape")
-        await _settle(pilot)
+        await settle(pilot)
         seen["back"] = app.current_view
         await pilot.press("1", "s")
-        await _settle(pilot)
+        await settle(pilot)
         story = app.screen.query_one("#story-list", OptionList)
         seen["story"] = [
             str(story.get_option_at_index(i).prompt) for i in range(story.option_count)
@@ -451,14 +444,14 @@ def test_time_travel_by_a_typed_moment_and_home_stays_in_the_list(
     async def steps(pilot: Pilot[None]) -> None:
         tree = app.query_one("#element-tree", Tree)
         await pilot.press("down", "down", "down", "home")
-        await _settle(pilot)
+        await settle(pilot)
         seen["tree"] = tree.cursor_line
         seen["slider"] = app.query_one(TimeSlider).moment
         await pilot.press("t", *"-3m")
         await pilot.pause()
         seen["meaning"] = _text(app, "#moment-meaning")
         await pilot.press("enter")
-        await _settle(pilot)
+        await settle(pilot)
         seen["moment"] = app.query_one(TimeSlider).moment
         seen["banner"] = _text(app, "#banner")
         seen["notes"] = [n.message for n in app._notifications]
@@ -495,7 +488,7 @@ def test_people_say_what_they_count_and_show_every_column_at_80(
 
     async def steps(pilot: Pilot[None]) -> None:
         await pilot.press("7")
-        await _settle(pilot)
+        await settle(pilot)
         seen["caption"] = _text(app, "#people-caption")
         seen["flow"] = _text(app, "#people-flow")
         table = app.query_one("#people-table")
@@ -547,7 +540,7 @@ def test_a_read_model_damaged_behind_its_seal_is_a_line_not_a_crash(
 
     async def steps(pilot: Pilot[None]) -> None:
         await pilot.press("f", *"EventBus", "enter")
-        await _settle(pilot)
+        await settle(pilot)
         seen["bus"] = _text(app, "#element-details")
         seen["running"] = str(app.is_running)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from builders import ShardWriter, decision, link, upsert, write_store
-from textual.pilot import Pilot
+from settle import settle
 from textual.widgets import Static
 
 from kgai_tui.core.engine import open as engine_open
@@ -132,22 +132,15 @@ def _views(root: Path) -> tuple[list[str], KgaiApp]:
 
     async def main() -> list[str]:
         async with app.run_test(size=SIZE) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             out = []
             for key in ("1", "2", "3", "4", "7", "1"):
                 await pilot.press(key)
-                await _settle(pilot)
+                await settle(pilot)
                 out.append(_screen(app))
             return out
 
     return asyncio.run(main()), app
-
-
-async def _settle(pilot: Pilot[None]) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def counting_opens(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
@@ -211,14 +204,14 @@ def test_a_big_logs_history_is_read_through_the_model_once_the_slider_moves_back
 
     async def main() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             model = app.engine
             slider = app.query_one(TimeSlider)
             assert isinstance(model, ModelEngine)
             assert slider.on_demand and not slider.moments
             assert "read the history" in str(slider.render())
             await pilot.press("left_square_bracket")
-            await _settle(pilot)
+            await settle(pilot)
             assert isinstance(app.engine, ModelEngine)
             whole = open_engine(demo_store)
             assert slider.moments == TimeCursor.of_store(whole).moments
@@ -241,7 +234,7 @@ def test_a_small_logs_history_comes_with_the_first_view(demo_store: Path) -> Non
 
     async def main() -> tuple[list[Any], bool]:
         async with app.run_test(size=SIZE) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             slider = app.query_one(TimeSlider)
             return list(slider.moments), slider.on_demand
 
@@ -345,11 +338,11 @@ def test_a_big_logs_first_open_shows_its_replay_then_reads_the_model(
 
     async def main() -> tuple[list[Any], int]:
         async with app.run_test(size=SIZE) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             assert shown == ["Engine", "ModelEngine"]
             assert isinstance(app.engine, ModelEngine) and not app._history_saving
             await pilot.press("left_square_bracket")
-            await _settle(pilot)
+            await settle(pilot)
             assert isinstance(app.engine, ModelEngine)
             slider = app.query_one(TimeSlider)
             return list(slider.moments), slider.position

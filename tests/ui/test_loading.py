@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from builders import ShardWriter, decision, link, upsert, write_store
-from textual.pilot import Pilot
+from settle import settle
 from textual.widgets import OptionList, Static
 
 from kgai_tui.core.engine.engine import Engine
@@ -32,13 +32,6 @@ from kgai_tui.ui.widgets.time_slider import TimeSlider
 SIZE = (120, 40)
 
 
-async def _settle(pilot: Pilot[None]) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
 def _self_loop_store(tmp_path: Path) -> Path:
     """One element linked to itself (twice reachable from its links list)."""
     w = ShardWriter("i1")
@@ -54,7 +47,7 @@ def test_an_element_linked_to_itself_shows_every_view(tmp_path: Path) -> None:
 
     async def main() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             links = app.query_one("#element-links", OptionList)
             prompts = [
                 str(links.get_option_at_index(i).prompt)
@@ -65,14 +58,14 @@ def test_an_element_linked_to_itself_shows_every_view(tmp_path: Path) -> None:
                 "← DEPENDS_ON feature:loop",
             ]
             await pilot.press("3")
-            await _settle(pilot)
+            await settle(pilot)
             assert app.query_one(DecisionList).rows  # the timeline fills when shown
             await pilot.press("1")
-            await _settle(pilot)
+            await settle(pilot)
             links.focus()
             links.highlighted = 1
             await pilot.press("enter")
-            await _settle(pilot)
+            await settle(pilot)
             assert app.selected_element == element_id("feature", "loop")
 
     asyncio.run(main())
@@ -91,7 +84,7 @@ def test_a_store_that_fails_to_open_says_so(
 
     async def main() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             header = str(app.query_one("#header", Static).render())
             assert header == "kgai-tui · could not open the store: cache unreadable [/]"
 
@@ -122,7 +115,7 @@ def test_the_opening_screen_shows_progress(
         async with app.run_test(size=SIZE) as pilot:
             seen.append(str(app.query_one("#header", Static).render()))
             gate.set()
-            await _settle(pilot)
+            await settle(pilot)
             seen.append(str(app.query_one("#header", Static).render()))
             assert not app.query_one(TimeSlider).loading
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
+from settle import settle
 from textual.widgets import ContentSwitcher, DataTable, Static
 
 from kgai_tui.core.engine.open import open_engine
@@ -20,13 +20,6 @@ from kgai_tui.ui.people import (
     supersession_flow,
 )
 from kgai_tui.ui.views import people as people_view
-
-
-async def _settle(pilot: Pilot[None]) -> None:
-    for _ in range(2):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def test_people_view_flow_and_elements(
@@ -46,9 +39,9 @@ def test_people_view_flow_and_elements(
 
     async def main() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             await pilot.press("7")
-            await _settle(pilot)
+            await settle(pilot)
             assert app.query_one(ContentSwitcher).current == "people"
             table = app.query_one("#people-table", DataTable)
             assert table.row_count == len(rows)
@@ -62,7 +55,7 @@ def test_people_view_flow_and_elements(
             seen["stale"] = str(app.query_one("#people-stale", Static).render())
             for _ in range(3):  # the slider a few months back: the table follows
                 await pilot.press("left_curly_bracket")
-                await _settle(pilot)
+                await settle(pilot)
             seen["caption"] = str(app.query_one("#people-caption", Static).render())
             assert app.snapshot is not None and app.snapshot.moment is not None
             earlier = people_obj(app.snapshot.projection)["people"]
@@ -121,32 +114,32 @@ def test_people_are_counted_only_while_their_view_is_shown(
 
     async def main() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             for key in (
                 "left_square_bracket",
                 "left_curly_bracket",
                 "greater_than_sign",
             ):
                 await pilot.press(key)
-                await _settle(pilot)
+                await settle(pilot)
             assert counted == [], "the hidden People view counted"
             await pilot.press("7")
-            await _settle(pilot)
+            await settle(pilot)
             assert len(counted) == 1
             caption = str(app.query_one("#people-caption", Static).render())
             assert "· as of now" in caption
             await pilot.press("left_curly_bracket")
-            await _settle(pilot)
+            await settle(pilot)
             assert len(counted) == 2
             caption = str(app.query_one("#people-caption", Static).render())
             assert "· as of 20" in caption
             await pilot.press("1")
-            await _settle(pilot)
+            await settle(pilot)
             await pilot.press("greater_than_sign")
-            await _settle(pilot)
+            await settle(pilot)
             assert len(counted) == 2
             await pilot.press("7")
-            await _settle(pilot)
+            await settle(pilot)
             assert len(counted) == 3
             caption = str(app.query_one("#people-caption", Static).render())
             assert "· as of now" in caption

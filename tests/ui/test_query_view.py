@@ -7,20 +7,13 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from textual.pilot import Pilot
+from settle import settle
 from textual.widgets import ContentSwitcher, DataTable, Input, Static
 
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.ui.app import make_app
 from kgai_tui.ui.views.query import QueryView
 from kgai_tui.ui.views.query_examples import QUERY_EXAMPLES
-
-
-async def _settle(pilot: Pilot[None]) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def _caption(app: Any) -> str:
@@ -34,22 +27,22 @@ def test_a_query_runs_its_rows_show_and_an_id_opens(demo_store: Path) -> None:
 
     async def main() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             await pilot.press("8")
-            await _settle(pilot)
+            await settle(pilot)
             assert app.query_one(ContentSwitcher).current == "query"
             box = app.query_one("#query-input", Input)
             assert box.has_focus
             seen["empty"] = _caption(app)
             box.value = "MATCH (e:Element {name:'Invoice'}) RETURN e.id, e.kind"
             await pilot.press("enter")
-            await _settle(pilot)
+            await settle(pilot)
             table = app.query_one("#query-table", DataTable)
             seen["rows"] = table.row_count
             seen["caption"] = _caption(app)
             assert table.has_focus
             await pilot.press("enter")  # the cursor is on the first cell: the id
-            await _settle(pilot)
+            await settle(pilot)
             seen["view"] = app.query_one(ContentSwitcher).current
             seen["selected"] = app.selected_element
 
@@ -68,7 +61,7 @@ def test_errors_and_empty_answers_say_why(demo_store: Path) -> None:
 
     async def main() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             await pilot.press("8")
             view = app.query_one(QueryView)
             for key, text in (
@@ -77,7 +70,7 @@ def test_errors_and_empty_answers_say_why(demo_store: Path) -> None:
                 ("none", "MATCH (e:Element {name:'Nope'}) RETURN e.id"),
             ):
                 view.set_query(text)
-                await _settle(pilot)
+                await settle(pilot)
                 seen[key] = _caption(app)
 
     asyncio.run(main())
@@ -93,20 +86,20 @@ def test_the_slider_s_moment_applies_and_saved_queries_run(demo_store: Path) -> 
 
     async def main() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             await pilot.press("8")
             view = app.query_one(QueryView)
             view.set_query(count)
-            await _settle(pilot)
+            await settle(pilot)
             seen["now"] = view.result.rows if view.result else None
             # back in time: the moment of the latest decision, then the one before
             await pilot.press("left_square_bracket", "left_square_bracket")
-            await _settle(pilot)
+            await settle(pilot)
             seen["where"] = app.query_one(ContentSwitcher).current
             seen["then"] = view.result.rows if view.result else None
             seen["caption"] = _caption(app)
             await app.run_action("query_example(0)")
-            await _settle(pilot)
+            await settle(pilot)
             seen["example"] = app.query_one("#query-input", Input).value
 
     asyncio.run(main())
@@ -128,19 +121,19 @@ def test_a_hidden_query_view_waits_to_be_shown_before_it_runs_again(
 
     async def main() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             await pilot.press("8")
             view = app.query_one(QueryView)
             view.set_query(count)
-            await _settle(pilot)
+            await settle(pilot)
             seen["now"] = view.result.rows if view.result else None
             await pilot.press("escape", "1")
             await pilot.press("left_square_bracket", "left_square_bracket")
-            await _settle(pilot)
+            await settle(pilot)
             seen["hidden"] = view.result.rows if view.result else None
             seen["built"] = view._moment is not None
             await pilot.press("8")
-            await _settle(pilot)
+            await settle(pilot)
             seen["shown"] = view.result.rows if view.result else None
 
     asyncio.run(main())

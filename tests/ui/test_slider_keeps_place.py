@@ -9,7 +9,7 @@ import gc
 from pathlib import Path
 
 from builders import ShardWriter, decision, link, upsert, write_store
-from textual.pilot import Pilot
+from settle import settle
 from textual.widgets import OptionList, Static
 
 from kgai_tui.ui.app import make_app
@@ -17,13 +17,6 @@ from kgai_tui.ui.idle_gc import FULL_EVERY, IdleCollector
 from kgai_tui.ui.screens import DecisionModal
 
 SIZE = (120, 40)
-
-
-async def _settle(pilot: Pilot[None]) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def _store(tmp_path: Path) -> Path:
@@ -64,7 +57,7 @@ def test_a_step_that_leaves_an_element_alone_keeps_the_highlighted_row(
 
     async def main() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             assert app.selected_element is not None
             assert "feature" in str(app.query_one("#element-details", Static).render())
             links = app.query_one("#element-links", OptionList)
@@ -78,23 +71,23 @@ def test_a_step_that_leaves_an_element_alone_keeps_the_highlighted_row(
             # Two steps back: 13:00, then 12:00; alpha's links and story are the same.
             for _ in range(2):
                 await pilot.press("[")
-                await _settle(pilot)
+                await settle(pilot)
                 assert app.query_one("TimeSlider").moment is not None
                 assert _prompts(links) == now
                 assert links.highlighted == first_row
             # The row still opens its decision in the moment's own view.
             await pilot.press("enter")
-            await _settle(pilot)
+            await settle(pilot)
             modal = app.screen
             assert isinstance(modal, DecisionModal)
             record = str(modal.query_one("#decision-record", Static).render())
             assert "alpha starts" in record
             await pilot.press("escape")
-            await _settle(pilot)
+            await settle(pilot)
             # Back to 10:00: alpha's second decision does not exist yet; the story
             # is drawn again, one row shorter.
             await pilot.press("[", "[")
-            await _settle(pilot)
+            await settle(pilot)
             then = _prompts(links)
             assert any("alpha starts" in p for p in then)
             assert not any("alpha caches" in p for p in then)
@@ -109,11 +102,11 @@ def test_the_session_owns_the_collector_and_gives_it_back(tmp_path: Path) -> Non
 
     async def main() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             assert not gc.isenabled()  # collected between steps, not during
             assert app.collector.running
             await pilot.press("[")
-            await _settle(pilot)
+            await settle(pilot)
             assert not gc.isenabled()
 
     asyncio.run(main())

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_first_view import _contested_store, _screen, _settle, counting_opens
+from settle import settle
+from test_first_view import _contested_store, _screen, counting_opens
 
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
@@ -39,7 +40,7 @@ async def _back(pilot: Any, steps: int) -> None:
     """Step the slider back ``steps`` times, each left to settle."""
     for _ in range(steps):
         await pilot.press("left_square_bracket")
-        await _settle(pilot)
+        await settle(pilot)
 
 
 def _at_moments(root: Path, steps: int) -> tuple[list[list[str]], KgaiApp, Any]:
@@ -51,14 +52,14 @@ def _at_moments(root: Path, steps: int) -> tuple[list[list[str]], KgaiApp, Any]:
 
     async def main() -> list[list[str]]:
         async with app.run_test(size=SIZE) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             out = []
             for _ in range(steps):
                 await _back(pilot, 1)
                 seen = [str(app.query_one(TimeSlider).render())]
                 for key in ("1", "2", "3", "4", "7", "1"):
                     await pilot.press(key)
-                    await _settle(pilot)
+                    await settle(pilot)
                     seen.append(_screen(app))
                 out.append(seen)
             slider = app.query_one(TimeSlider)
@@ -163,14 +164,14 @@ def test_the_timeline_is_ordered_only_while_it_is_shown(
 
     async def main() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             await _back(pilot, 3)
             assert built == [], "no timeline while Elements is shown"
             await pilot.press("3")
-            await _settle(pilot)
+            await settle(pilot)
             assert app.snapshot is not None and built == [app.snapshot.revision]
             await pilot.press("left_square_bracket")
-            await _settle(pilot)
+            await settle(pilot)
             assert built[-1] == app.snapshot.revision and len(built) == 2
 
     asyncio.run(main())
@@ -201,7 +202,7 @@ def test_a_slider_session_keeps_a_bounded_number_of_moments(
 
     async def main() -> int:
         async with app.run_test(size=SIZE) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             await _back(pilot, 20)
             gc.collect()
             return len(alive)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from settle import settle
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
@@ -61,22 +62,14 @@ def _steady_cursors(pilot: Pilot[None]) -> None:
         area.cursor_blink = False
 
 
-async def _settle(pilot: Pilot[None]) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-        await pilot.app.screen.workers.wait_for_complete()
-    await pilot.pause()
-
-
 def _before(key: str, extra: tuple[str, ...] = ()) -> Callable[[Pilot[None]], Any]:
     async def run_before(pilot: Pilot[None]) -> None:
-        await _settle(pilot)
+        await settle(pilot)
         for one in (key, *extra):
             await pilot.press(one)
             await pilot.pause()
         await pilot.pause(0.4)  # past the search and path boxes' debounce timers
-        await _settle(pilot)
+        await settle(pilot)
         _steady_cursors(pilot)
         await pilot.pause()
 
@@ -120,12 +113,12 @@ def test_query_view_snapshot(
     """The Query view (8) after a query ran: the rows, the caption, the keys."""
 
     async def run_before(pilot: Pilot[None]) -> None:
-        await _settle(pilot)
+        await settle(pilot)
         await pilot.press("8")
         await pilot.pause()
         pilot.app.query_one("#query-input", Input).value = QUERY
         await pilot.press("enter")
-        await _settle(pilot)
+        await settle(pilot)
         _steady_cursors(pilot)
         await pilot.pause()
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from settle import settle
 from textual.pilot import Pilot
 
 from kgai_tui.sync.s3_remote import set_session_remote
@@ -36,13 +37,6 @@ def bare(tmp_path: Path) -> Path:
     return path
 
 
-async def _settle(pilot: Pilot[None]) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
 async def _palette_sync(pilot: Pilot[None]) -> None:
     """ctrl+p, the command's words, enter; then wait for the sync and the reload."""
     await pilot.press("ctrl+p")
@@ -51,7 +45,7 @@ async def _palette_sync(pilot: Pilot[None]) -> None:
     await asyncio.sleep(0.5)
     await pilot.pause()
     await pilot.press("enter")
-    await _settle(pilot)
+    await settle(pilot)
 
 
 def _header(app: KgaiApp) -> str:
@@ -65,7 +59,7 @@ def _notes(app: KgaiApp) -> list[str]:
 def _run(app: KgaiApp, seen: dict[str, Any]) -> None:
     async def main() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             seen["before"] = _header(app)
             await _palette_sync(pilot)
             seen["after"] = _header(app)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from rich.style import Style
+from settle import settle
 from textual.app import App
 from textual.color import Color
 from textual.pilot import Pilot
@@ -21,17 +22,10 @@ from kgai_tui.ui.widgets.decision_list import DecisionList
 SIZE = (120, 40)
 
 
-async def _settle(pilot: Pilot[None]) -> None:
-    for _ in range(2):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
 def _drive(app: KgaiApp, steps: Callable[[Pilot[None]], Awaitable[None]]) -> None:
     async def main() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             await steps(pilot)
 
     asyncio.run(main())
@@ -50,7 +44,7 @@ async def _change_theme(pilot: Pilot[None], name: str) -> None:
     await asyncio.sleep(0.4)
     await pilot.pause()
     await pilot.press("enter")
-    await _settle(pilot)
+    await settle(pilot)
 
 
 def _colour(app: App[None], variable: str) -> object:
@@ -89,7 +83,7 @@ def test_a_chosen_theme_is_remembered_and_drawn(
         seen.append(snapshot.palette == palette_of(first))
         seen.append(snapshot.palette.contested.color == _colour(first, "text-error"))
         await pilot.press("3")
-        await _settle(pilot)
+        await settle(pilot)
         rows = first.query_one("#timeline-list", DecisionList)
         styles = {
             span.style for idx in rows.rows for span in rows.render_row(idx, 200).spans
@@ -129,7 +123,7 @@ def test_a_bad_preferences_file_is_ignored(
 
     async def steps(pilot: Pilot[None]) -> None:
         app.theme = "dracula"
-        await _settle(pilot)
+        await settle(pilot)
 
     _drive(app, steps)
     saved = json.loads((config_dir / preferences.FILE_NAME).read_text())
@@ -163,7 +157,7 @@ def test_an_unwritable_config_dir_only_warns(
     async def steps(pilot: Pilot[None]) -> None:
         for theme in ("nord", "gruvbox"):
             app.theme = theme
-            await _settle(pilot)
+            await settle(pilot)
         notes.extend(str(n.message) for n in app._notifications)
         assert app.snapshot is not None
         assert app.snapshot.palette == palette_of(app)

@@ -83,17 +83,3 @@ class ReloadRequested(Message):
         """Carry what to show after the reload."""
         super().__init__()
         self.focus = focus
-
-
-class SlideToRequested(Message):
-    """Home or End asks for the slider's first moment or now, in key order.
-
-    Home and End are priority bindings (the focused tree or table would take them
-    otherwise), and Textual runs those the moment the key arrives, ahead of keys
-    still bubbling up from the focused widget. This message is sent to the focused
-    widget and bubbles up the same path, so ``{ End`` in one burst ends at now."""
-
-    def __init__(self, where: str) -> None:
-        """Carry ``"start"`` or ``"end"``."""
-        super().__init__()
-        self.where = where

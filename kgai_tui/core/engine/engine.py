@@ -15,7 +15,6 @@ whole log on first use for the few readers that want every event (doctor, diff).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -132,14 +131,6 @@ class Engine:
 
     def close(self) -> None:
         """Nothing held open (the replay lives in memory)."""
-
-    def with_refused(self, refused: Sequence[LineProblem]) -> Engine:
-        """This engine, or a copy of it that reports ``refused`` instead."""
-        if list(refused) == self.refused:
-            return self
-        other = copy.copy(self)
-        other.refused = list(refused)
-        return other
 
     @classmethod
     def from_shards(cls, shards: Sequence[ShardRead]) -> Engine:

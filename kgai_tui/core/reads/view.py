@@ -263,10 +263,6 @@ class KgView:
         """Decisions that shaped an element, oldest first."""
         return history_order(self.projection, list(self.decisions_of(eid)))
 
-    def has_authority(self, eid: str, idx: int) -> bool:
-        """Whether decision ``idx`` shaped the element with authority."""
-        return bool(self.projection.el_shapes.get(eid, {}).get(idx))
-
     def prepare(self) -> None:
         """Build the per-element index now (it is lazy), e.g. in a worker thread."""
         self.projection.el_shapes.get("")

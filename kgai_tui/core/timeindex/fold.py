@@ -519,11 +519,6 @@ class IndexFold(IndexTables):
         self._mirror = mirror
         self._recs = PackedRecs(mirror)
 
-    def mark_dirty(self, eids: Iterable[str]) -> None:
-        """Recompute these elements' head steps at the next refresh."""
-        if self._dirty is not None:
-            self._dirty.update(eids)
-
     def finish(self, projection: Projection | None = None) -> Self:
         """Compute the derived tables; share the projection's lists when equal."""
         if projection is not None and self._same_as(projection):

@@ -31,11 +31,6 @@ def decision_id_from_parts(
     return "d_" + digest[:24]
 
 
-def event_hash_of(canonical_without_hash: bytes) -> str:
-    """Return ``sha256:`` + hex over Go-marshalled event bytes whose hash is ``""``."""
-    return "sha256:" + hashlib.sha256(canonical_without_hash).hexdigest()
-
-
 def resolve_ref(token: str) -> tuple[str, str, str]:
     """Resolve an element reference ``kind:name`` (or a bare name) as spec 5.2 does.
 

@@ -42,10 +42,6 @@ class Mutation:
     key: str = ""
     value: str = ""
 
-    def props_dict(self) -> dict[str, str]:
-        """Return the props as a fresh dict."""
-        return dict(self.props)
-
 
 @dataclass(frozen=True, slots=True)
 class Decision:
@@ -76,8 +72,3 @@ class Event:
     recorded_at: str
     parents: tuple[str, ...] | None
     decision: Decision | None
-
-    @property
-    def sort_key(self) -> tuple[int, str]:
-        """The canonical replay order key ``(lamport, hash)`` (spec 3.2)."""
-        return (self.lamport, self.hash)

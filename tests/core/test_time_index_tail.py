@@ -12,6 +12,7 @@ are the same as ever.
 from __future__ import annotations
 
 import itertools
+from array import array
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -145,6 +146,13 @@ def test_appended_lines_are_folded_into_the_saved_index_through_the_model(
         again = model.time_index()
         assert again is not None
         _same_history(again, _fresh(root))
+        # The fold worked on copies of the arrays; the index saved with nothing
+        # to fold in is read in place, and a store into it is refused (never a
+        # silent write into the cache file).
+        assert isinstance(index.times, array)
+        assert isinstance(again.times, memoryview) and again.times.readonly
+        with pytest.raises(TypeError):
+            again.times[0] = 0
     finally:
         model.close()
 

@@ -198,8 +198,27 @@ class StoreLoading(Navigation):
             return  # on its way
         self._history_wanted = True
         self.query_one(TimeSlider).loading = True
-        if not self._history_saving:  # else the save asks for it when done
+        if self._history_saving:
+            return  # the save asks for it when done
+        if self.engine is None:
             self._load(keep_moment=True)
+        else:
+            self._history_in_worker(self.engine)
+
+    @work(thread=True, exclusive=True, group="history", exit_on_error=False)
+    def _history_in_worker(self, engine: Store) -> None:
+        """The history of the store on screen (its time index), without opening
+        it again: a reload re-read and re-drew the present first (at 1M, the first
+        step back took 1.5 s, a third of it that). A log that changed meanwhile
+        is reloaded by the live poll, which brings the history too."""
+        from kgai_tui.core.reads.moments import TimeCursor
+
+        try:
+            cursor = TimeCursor.of_store(engine)
+        except Exception:
+            self.call_from_thread(self._load, True)  # read it with a fresh open
+            raise
+        self.call_from_thread(self._cursor_ready, engine, cursor, True)
 
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:

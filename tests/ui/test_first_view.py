@@ -191,9 +191,9 @@ def test_a_big_logs_history_is_read_through_the_model_once_the_slider_moves_back
     demo_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Above the eager size the present comes alone, and the slider says how to
-    read the history; ``[`` reads it through the same model (no whole store
-    opened), then steps back once: the slider holds every moment the whole store
-    has and shows the one before now."""
+    read the history; ``[`` reads it through the same model, without opening the
+    store again (no whole store either), then steps back once: the slider holds
+    every moment the whole store has and shows the one before now."""
     from kgai_tui.ui import loading
     from kgai_tui.ui.widgets.time_slider import TimeSlider
 
@@ -212,7 +212,7 @@ def test_a_big_logs_history_is_read_through_the_model_once_the_slider_moves_back
             assert "read the history" in str(slider.render())
             await pilot.press("left_square_bracket")
             await settle(pilot)
-            assert isinstance(app.engine, ModelEngine)
+            assert app.engine is model, "the store on screen, not opened again"
             whole = open_engine(demo_store)
             assert slider.moments == TimeCursor.of_store(whole).moments
             assert slider.position == len(slider.moments) - 1

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from counting import counting_opens
 
 from kgai_tui.core.answers.answer import encode
 from kgai_tui.core.answers.query import query_answer
@@ -650,19 +651,14 @@ def test_a_moment_is_queried_through_the_model_once_it_holds_the_index(
         "MATCH (d:Decision)-[:SHAPES]->(e:Element) "
         "RETURN e.name AS name, count(d) AS n ORDER BY name"
     )
-    opened: list[Path] = []
     read_whole = engine_open.open_engine
-
-    def counted(root: Path, **kw: Any) -> Any:
-        opened.append(root)
-        return read_whole(root, **kw)
 
     def ask_at(at: str) -> Any:
         obj = query_answer(lambda: open_model(store), cypher, as_of=at)
         return json.loads(encode(obj))
 
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(engine_open, "open_engine", counted)
+        opened = counting_opens(m)
         first = ask_at("2026-02-01")
         assert opened == [], "no index saved yet: a replay built it"
         answers = {at: ask_at(at) for at in ("2026-02-01", "2026-03-15", "2025-12-31")}

@@ -12,18 +12,16 @@ from __future__ import annotations
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
 from builders import ShardWriter, decision, upsert, write_store
+from counting import counting_opens
 from test_diff_replay import _reference
 from test_time_index import _random_store
 
 from kgai_tui.core.answers.answer import encode
 from kgai_tui.core.answers.moments import diff_answer
-from kgai_tui.core.engine import open as engine_open
-from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.gosem.gojson import plain
 from kgai_tui.core.gosem.gotext import epoch_to_datetime, format_epoch, format_rfc3339
@@ -95,14 +93,7 @@ def test_diff_reads_no_whole_store_once_the_model_holds_the_index(
     next one loads it through the model; both answer the same bytes."""
     demo = shutil.copytree(DEMO_STORE, tmp_path / "demo-store")
     open_model(demo).close()
-    opened: list[Path] = []
-    real = engine_open.open_engine
-
-    def whole(root: Path, **kw: Any) -> Engine:
-        opened.append(root)
-        return real(root, **kw)
-
-    monkeypatch.setattr(engine_open, "open_engine", whole)
+    opened = counting_opens(monkeypatch)
 
     def ask() -> bytes:
         return encode(diff_answer(lambda: open_model(demo), "2026-02-28", "2026-03-31"))

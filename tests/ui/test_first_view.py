@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 from builders import ShardWriter, decision, link, upsert, write_store
+from counting import counting_opens
 from settle import settle
 from textual.widgets import Static
 
-from kgai_tui.core.engine import open as engine_open
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.model.open import ModelEngine, open_model, peek_model
@@ -141,19 +141,6 @@ def _views(root: Path) -> tuple[list[str], KgaiApp]:
             return out
 
     return asyncio.run(main()), app
-
-
-def counting_opens(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """Every store the explorer opens whole, from now on (``open_engine`` counted)."""
-    opened: list[Path] = []
-    real = engine_open.open_engine
-
-    def counted(root: Path) -> Any:
-        opened.append(root)
-        return real(root)
-
-    monkeypatch.setattr(engine_open, "open_engine", counted)
-    return opened
 
 
 def counting_replays(monkeypatch: pytest.MonkeyPatch) -> list[Path]:

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from counting import counting_opens
 from settle import settle
-from test_first_view import _contested_store, _screen, counting_opens
+from test_first_view import _contested_store, _screen
 
 from kgai_tui.core.engine.engine import Engine
 from kgai_tui.core.engine.open import open_engine

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from test_link_graph import NODES, _apply, op_st, resolve
 
 from kgai_tui.core.model.build import graph_state, link_rows
+from kgai_tui.core.model.graph_log import apply_ops
 from kgai_tui.core.model.lazy_graph import LazyLinkGraph
 from kgai_tui.core.model.rows import ModelCorruptError
 from kgai_tui.core.replay.link_graph import link_graph_from_state
@@ -44,7 +45,25 @@ def _lazy(state: Any, fetched: list[str]) -> LazyLinkGraph:
         fetched.append(n)
         return nodes.get(n)
 
-    return LazyLinkGraph(len(nodes), node, lambda n: links.get(n, []), lambda: state)
+    return LazyLinkGraph(
+        len(nodes),
+        node,
+        lambda n: links.get(n, []),
+        lambda: link_graph_from_state(state),
+    )
+
+
+def _logged(lazy: LazyLinkGraph, state: Any) -> Any:
+    """The stored state with the session's log replayed, and the final attributes
+    of the elements whose attributes changed (what the model's reader rebuilds)."""
+    graph = link_graph_from_state(state)
+    attrs = [
+        ("attrs", n, dict(a))
+        for n, a in dict.items(lazy._node)
+        if lazy.stored.get(n) != (a.get("kind"), a.get("name"), a.get("props"))
+    ]
+    apply_ops(graph, [*lazy.ops, *attrs])
+    return graph
 
 
 def _answers(graph: Any) -> tuple[Any, ...]:
@@ -82,6 +101,16 @@ def test_lazy_ends_as_loaded_whole(
             lazy._node[op[1]]["props"] = whole._node[op[1]]["props"] = f"p{i}"
         assert _answers(lazy) == _answers(whole)
     assert lazy.edges_changed == whole.edges_changed
+    # The log the update stores rebuilds the same graph, every order, whether
+    # the session loaded the graph or not; the links it counts are the net change.
+    logged = _logged(lazy, state)
+    assert graph_state(logged) == graph_state(whole)
+    assert [logged.in_edges(n, keys=True) for n in whole] == [
+        whole.in_edges(n, keys=True) for n in whole
+    ]
+    start = set(link_rows(link_graph_from_state(state)))
+    assert lazy.added_links == set(link_rows(whole)) - start
+    assert lazy.removed_links == start - set(link_rows(whole))
     lazy.load()
     assert lazy.complete
     assert graph_state(lazy) == graph_state(whole)
@@ -143,11 +172,35 @@ def test_rows_the_state_lacks_are_corruption() -> None:
         1,
         lambda n: ("feature", n.upper(), "") if n in ("a", "b") else None,
         lambda n: [],
-        lambda: state,
+        lambda: link_graph_from_state(state),
     )
     assert "b" in lazy
     with pytest.raises(ModelCorruptError):
         lazy.load()
-    wrong_count = LazyLinkGraph(2, lambda n: None, lambda n: [], lambda: state)
+    wrong_count = LazyLinkGraph(
+        2, lambda n: None, lambda n: [], lambda: link_graph_from_state(state)
+    )
     with pytest.raises(ModelCorruptError):
         wrong_count.load()
+
+
+@pytest.mark.parametrize("load_first", [False, True])
+def test_links_counted_net_of_each_other(load_first: bool) -> None:
+    """A stored link removed then added again, or a new one added then removed,
+    is no change: the update must neither delete nor insert its row."""
+    state = _stored(
+        [("node", n, "feature", n.upper()) for n in NODES]
+        + [("edge", "a", "b", "uses", "h1")]
+    )
+    lazy = _lazy(state, [])
+    if load_first:
+        lazy.load()
+    lazy.remove_edge("a", "b", key="uses")
+    lazy.add_edge("a", "b", key="uses", created_by="h2")
+    lazy.add_edge("c", "d", key="owns", created_by="h3")
+    lazy.remove_edge("c", "d", key="owns")
+    lazy.add_edge("d", "e", key="uses", created_by="h4")
+    assert lazy.added_links == {("d", "e", "uses")}
+    assert lazy.removed_links == set()
+    lazy.remove_edge("a", "b", key="uses")
+    assert lazy.removed_links == {("a", "b", "uses")}

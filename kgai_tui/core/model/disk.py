@@ -15,6 +15,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from kgai_tui.core.model.graph_log import stored_graph
 from kgai_tui.core.model.rows import (
     DecColumn,
     DecRows,
@@ -24,7 +25,7 @@ from kgai_tui.core.model.rows import (
     field,
     storable,
 )
-from kgai_tui.core.replay.link_graph import link_graph_from_state
+from kgai_tui.core.replay.link_graph import LinkGraph
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from kgai_tui.core.replay.projection import Projection
     from kgai_tui.core.replay.projection_view import Field
 
-__all__ = ["DiskProjection", "graph_from_state", "read_meta"]
+__all__ = ["DiskProjection", "as_networkx", "read_meta"]
 
 
 def read_meta(db: sqlite3.Connection, key: str) -> Any:
@@ -49,17 +50,16 @@ def read_meta(db: sqlite3.Connection, key: str) -> Any:
         raise ModelCorruptError(f"meta {key} does not decode") from exc
 
 
-def graph_from_state(state: Any) -> nx.MultiDiGraph[str]:
-    """The element graph exactly as the replay left it: node, successor and
-    predecessor orders included (what iteration over nodes, edges and in-edges gives).
+def as_networkx(links: LinkGraph) -> nx.MultiDiGraph[str]:
+    """``links`` as a NetworkX graph, every order kept (node, successor and
+    predecessor orders: what iteration over nodes, edges and in-edges gives).
 
-    The dictionaries are :func:`~kgai_tui.core.replay.link_graph.link_graph_from_state`'s
-    (NetworkX's own layout, which a write session uses without NetworkX), handed to
-    a NetworkX graph through the attributes NetworkX lets one set.
+    :class:`~kgai_tui.core.replay.link_graph.LinkGraph` keeps NetworkX's own
+    dictionaries; they are handed to a NetworkX graph through the attributes
+    NetworkX lets one set.
     """
     import networkx as nx
 
-    links = link_graph_from_state(state)
     graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
     # setattr: through NetworkX's descriptors (``_succ`` sets ``_adj`` too).
     setattr(graph, "_node", links._node)  # noqa: B010 - not in the type stubs
@@ -115,7 +115,8 @@ class DiskProjection:
     def graph(self) -> nx.MultiDiGraph[str]:
         """The element graph (NetworkX), built from the model on first use."""
         if self._graph is None:
-            self._graph = graph_from_state(read_meta(self.db, "graph"))
+            stored = stored_graph(self.db, read_meta(self.db, "graph"))
+            self._graph = as_networkx(stored)
             if self._graph.number_of_nodes() != self._elements:
                 raise ModelCorruptError("the graph and the element count differ")
         return self._graph

@@ -16,6 +16,10 @@ in NetworkX's orders exactly as if it had been loaded whole at the start: the
 orders only depend on the stored state and the sequence of additions and removals,
 both of which it has. ``tests/core/test_lazy_graph.py`` checks that against
 :class:`LinkGraph` operation by operation.
+
+The log is kept for the whole session, loaded or not: the update stores it
+(:mod:`kgai_tui.core.model.graph_log`) instead of the graph, with the links it added
+and removed, net of each other.
 """
 
 from __future__ import annotations
@@ -23,14 +27,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from kgai_tui.core.model.graph_log import Op, apply_ops
 from kgai_tui.core.model.rows import ModelCorruptError, storable
-from kgai_tui.core.replay.link_graph import (
-    Attrs,
-    KeyDict,
-    LinkGraph,
-    NodeMap,
-    link_graph_from_state,
-)
+from kgai_tui.core.replay.link_graph import Attrs, KeyDict, LinkGraph, NodeMap
 
 __all__ = ["LazyLinkGraph"]
 
@@ -38,7 +37,8 @@ __all__ = ["LazyLinkGraph"]
 NodeFetch = Callable[[str], tuple[str, str, str] | None]
 #: ``(dst, key)`` of every stored link from an element.
 LinkFetch = Callable[[str], list[tuple[str, str]]]
-Op = tuple[Any, ...]
+#: ``(from, to, kind)`` of a link.
+Link = tuple[str, str, str]
 
 
 class _Nodes(dict[str, Attrs]):
@@ -112,8 +112,10 @@ class LazyLinkGraph(LinkGraph):
     """A :class:`LinkGraph` over the model's rows, loaded whole only when needed.
 
     ``stored(n)`` is an element's stored ``(kind, name, props)`` (what it was
-    before this session), for the elements fetched so far; ``complete`` turns true
-    once the whole graph is loaded.
+    before this session), for the elements fetched so far (every element once
+    loaded); ``complete`` turns true once the whole graph is loaded. ``ops`` is
+    what the session did, ``added_links`` and ``removed_links`` the links it added
+    and removed (a link added then removed again is in neither).
     """
 
     def __init__(
@@ -121,10 +123,10 @@ class LazyLinkGraph(LinkGraph):
         count: int,
         node: NodeFetch,
         links: LinkFetch,
-        state: Callable[[], Any],
+        state: Callable[[], LinkGraph],
     ) -> None:
         """``count`` stored elements; ``node`` and ``links`` read one element's row
-        and links; ``state`` gives the stored graph state (``graph_state``'s)."""
+        and links; ``state`` gives the stored graph whole."""
         super().__init__()
         self._node = _Nodes(self)
         self._succ = _Succ(self)
@@ -135,9 +137,11 @@ class LazyLinkGraph(LinkGraph):
         self._node_row = node
         self._links = links
         self._state = state
-        self._ops: list[Op] = []
+        self.ops: list[Op] = []
         self._absent: set[str] = set()
         self.stored: dict[str, tuple[str, str, str]] = {}
+        self.added_links: set[Link] = set()
+        self.removed_links: set[Link] = set()
 
     def _fetch(self, n: str) -> bool:
         """Fetch element ``n`` into ``_node`` if it is stored; whether it is."""
@@ -157,20 +161,18 @@ class LazyLinkGraph(LinkGraph):
         on it; keep every attribute set since (the session's current values)."""
         if self.complete:
             return
-        full = link_graph_from_state(self._state())
+        full = self._state()
         if full.number_of_nodes() != self._count:
             raise ModelCorruptError("the graph and the element count differ")
+        self.stored = {
+            n: (a.get("kind", ""), a.get("name", ""), a.get("props", ""))
+            for n, a in full.nodes(data=True)
+        }
+        apply_ops(full, self.ops)
         try:
-            for op in self._ops:
-                if op[0] == "node":
-                    full.add_node(op[1], **op[2])
-                elif op[0] == "edge":
-                    full.add_edge(op[1], op[2], op[3], **op[4])
-                else:
-                    full.remove_edge(op[1], op[2], op[3])
             for n, attrs in dict.items(self._node):
-                full._node[n].update(attrs)
-        except KeyError as exc:  # the rows hold an element or link the state lacks
+                full.nodes[n].update(attrs)
+        except KeyError as exc:  # the rows hold an element the state lacks
             raise ModelCorruptError("the graph and its rows differ") from exc
         self.complete = True
         # The replay holds ``_node`` and ``_succ`` themselves: refill, keep them.
@@ -179,7 +181,6 @@ class LazyLinkGraph(LinkGraph):
         dict.clear(self._succ)
         dict.update(self._succ, full._succ)
         self._pred = full._pred
-        self._ops.clear()
 
     # ------------------------------------------------------------------ nodes
 
@@ -204,16 +205,16 @@ class LazyLinkGraph(LinkGraph):
         return self._count + self._added
 
     def add_node(self, n: str, **attr: Any) -> None:
-        """As :meth:`LinkGraph.add_node`; a new node is logged for the load."""
-        if self.complete:
-            super().add_node(n, **attr)
-            return
+        """As :meth:`LinkGraph.add_node`; a new node is logged."""
         if n in self._node:
             self._node[n].update(attr)
             return
         if n is None:
             raise ValueError("None cannot be a node")
-        self._ops.append(("node", n, dict(attr)))
+        self.ops.append(("node", n, dict(attr)))
+        if self.complete:
+            super().add_node(n, **attr)
+            return
         dict.__setitem__(self._node, n, dict(attr))
         dict.__setitem__(self._succ, n, {})
         self._added += 1
@@ -221,16 +222,25 @@ class LazyLinkGraph(LinkGraph):
     # ------------------------------------------------------------------ edges
 
     def add_edge(self, u: str, v: str, key: str, **attr: Any) -> str:
-        """As :meth:`LinkGraph.add_edge`; logged for the load."""
+        """As :meth:`LinkGraph.add_edge`; logged, and counted when new."""
+        new = not self.has_edge(u, v, key)
         if self.complete:
-            return super().add_edge(u, v, key, **attr)
-        for n in (u, v):
-            if n not in self._node:
-                self.add_node(n)
-        keydict = self._succ[u].setdefault(v, {})
-        keydict.setdefault(key, {}).update(attr)
-        self._ops.append(("edge", u, v, key, dict(attr)))
-        self.edges_changed = True
+            self.ops.append(("edge", u, v, key, dict(attr)))
+            super().add_edge(u, v, key, **attr)
+        else:
+            for n in (u, v):
+                if n not in self._node:
+                    self.add_node(n)
+            self.ops.append(("edge", u, v, key, dict(attr)))
+            keydict = self._succ[u].setdefault(v, {})
+            keydict.setdefault(key, {}).update(attr)
+            self.edges_changed = True
+        if new:
+            link = (u, v, key)
+            if link in self.removed_links:
+                self.removed_links.discard(link)
+            else:
+                self.added_links.add(link)
         return key
 
     def has_edge(self, u: str, v: str, key: str) -> bool:
@@ -245,14 +255,19 @@ class LazyLinkGraph(LinkGraph):
         """As :meth:`LinkGraph.remove_edge` (``KeyError`` when absent); logged."""
         if self.complete:
             super().remove_edge(u, v, key)
-            return
-        out = self._succ[u]
-        keydict = out[v]
-        del keydict[key]
-        if not keydict:
-            del out[v]
-        self._ops.append(("remove", u, v, key))
-        self.edges_changed = True
+        else:
+            out = self._succ[u]
+            keydict = out[v]
+            del keydict[key]
+            if not keydict:
+                del out[v]
+            self.edges_changed = True
+        self.ops.append(("remove", u, v, key))
+        link = (u, v, key)
+        if link in self.added_links:
+            self.added_links.discard(link)
+        else:
+            self.removed_links.add(link)
 
     def out_edges(self, n: str, keys: bool = False) -> list[tuple[str, ...]]:
         """As :meth:`LinkGraph.out_edges` (loads the graph: order matters)."""

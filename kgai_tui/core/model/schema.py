@@ -17,8 +17,9 @@ FORMAT: Final = (
     # ASCII digits only (Go's time.Parse); 8: per-author step arrays (at_person);
     # 9: each shard's broken hash chains (``breaks`` in the shard states);
     # 10: heads and links at a cut from checkpointed change logs (at_block, at_state);
-    # 11: each shard's line digest (``digest`` in the shard states, for doctor)
-    11
+    # 11: each shard's line digest (``digest`` in the shard states, for doctor);
+    # 12: the graph's log of operations since its state (``graph_op``)
+    12
 )
 
 # One row per decision index: the projection's decision columns. Lists are JSON
@@ -44,7 +45,8 @@ FORMAT: Final = (
 # sorted times ``people --as-of`` bisects (int64 arrays; the writers marshal),
 # empty until the first of those reads (:mod:`kgai_tui.core.model.people_steps`).
 # ``meta`` holds everything small: counts, the fingerprint, shard states, the
-# graph's edges for the NetworkX consumers. It is a rowid table: in a WITHOUT ROWID
+# graph's state for the NetworkX consumers; ``graph_op`` what updates did to that
+# graph since (:mod:`kgai_tui.core.model.graph_log`). It is a rowid table: in a WITHOUT ROWID
 # table the graph's value (18 MB at 10M decisions) is a key of the b-tree, and a
 # lookup of any key that compares with it reads all of its overflow pages (~30 ms
 # for ``header`` on every read at 10M); here the key index holds the keys alone.
@@ -66,6 +68,7 @@ CREATE TABLE dec (
     supersedes TEXT,
     superseded_by TEXT
 );
+CREATE TABLE graph_op (n INTEGER PRIMARY KEY, ops INTEGER NOT NULL, v BLOB NOT NULL);
 CREATE TABLE link (
     src TEXT NOT NULL,
     dst TEXT NOT NULL,

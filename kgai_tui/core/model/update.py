@@ -12,7 +12,7 @@ them earlier): the caller rebuilds instead.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -26,10 +26,17 @@ from kgai_tui.core.model.build import (
     el_row,
     graph_state,
     last_key,
-    link_rows,
     write_meta,
 )
 from kgai_tui.core.model.disk import read_meta
+from kgai_tui.core.model.graph_log import (
+    Op,
+    clear_log,
+    log_is_long,
+    log_ops,
+    logged_count,
+    stored_graph,
+)
 from kgai_tui.core.model.lazy_graph import LazyLinkGraph
 from kgai_tui.core.model.moments import MOMENTS_KEY
 from kgai_tui.core.model.moments_append import MomentsAppend, plan_append
@@ -46,6 +53,7 @@ from kgai_tui.core.model.rows import (
     field,
 )
 from kgai_tui.core.model.schema import DEC_COLUMNS
+from kgai_tui.core.replay.link_graph import LinkGraph
 from kgai_tui.core.replay.order import LineSource, apply_in_order, canonical_order
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.line_digest import extend_digest
@@ -93,7 +101,6 @@ class OverlayProjection(Projection):
         """
         counts = read_meta(db, "counts")
         self._db = db
-        self._graph_before: Any = None
         self.link_graph = LazyLinkGraph(
             counts["elements"], self._stored_element, self._stored_links, self._state
         )
@@ -112,15 +119,8 @@ class OverlayProjection(Projection):
         self.unknown_ops = [(str(h), str(op)) for h, op in read_meta(db, "unknown_ops")]
         self._max_auth = MaxAuth(self.els)  # type: ignore[assignment]
 
-    @property
-    def graph_before(self) -> Any:
-        """The stored graph state (``graph_state``'s value), read when first asked."""
-        if self._graph_before is None:
-            self._graph_before = read_meta(self._db, "graph")
-        return self._graph_before
-
-    def _state(self) -> Any:
-        return self.graph_before
+    def _state(self) -> LinkGraph:
+        return stored_graph(self._db, read_meta(self._db, "graph"))
 
     def _stored_element(self, eid: str) -> tuple[str, str, str] | None:
         hit = self._db.execute(
@@ -141,25 +141,26 @@ class OverlayProjection(Projection):
 
     def rows_to_write(
         self,
-    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], bool]:
+    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[Op]]:
         """The decision and element rows this replay touched, ready to write, and
-        whether any element's kind, name or props changed (or one was added)."""
+        the final attributes of every element whose kind, name or props changed
+        (or that was added), as graph operations."""
         lengths = set(self.decs.lengths)
         if len(lengths) != 1:
             raise ModelCorruptError("a new decision's row is incomplete")
         decs = list(dec_rows(self, sorted(self.decs.rows)))
-        graph = self.link_graph
+        # Only the elements fetched or added can have changed (every element,
+        # once the graph is loaded).
+        before = self.link_graph.stored
         nodes = self._nodes
-        before: Mapping[str, Any]
-        if graph.complete:
-            before = {n[0]: n[1:] for n in self.graph_before[0]}
-        else:  # only the elements fetched or added can have changed
-            before = graph.stored
-        changed = False
+        changed: list[Op] = []
         for eid, attrs in dict.items(nodes):  # props flushed since, new nodes
-            if before.get(eid) != (attrs["kind"], attrs["name"], attrs["props"]):
+            kind, name, props = attrs["kind"], attrs["name"], attrs["props"]
+            if before.get(eid) != (kind, name, props):
                 self.els.get(eid)
-                changed = True
+                changed.append(
+                    ("attrs", eid, {"kind": kind, "name": name, "props": props})
+                )
         els = [
             el_row(
                 eid,
@@ -356,25 +357,11 @@ def extend_model(
             after=None if last is None else tuple(last),
         )
         source.release()
-    decs, els, elements_changed = overlay.rows_to_write()
+    decs, els, attrs_ops = overlay.rows_to_write()
+    elements_changed = bool(attrs_ops)
     fresh_last = last_key(fresh_scans)
-    # No edge added or removed (most decisions): the links are as they were, and
-    # walking them twice costs ~0.2 s at 100k elements.
-    links_changed = overlay.link_graph.edges_changed
-    if links_changed or elements_changed:
-        # The graph is written back whole: load it (a decision that only shapes
-        # stored elements never does, and leaves the stored graph as it was).
-        overlay.link_graph.load()
-    before_links: set[tuple[str, str, str]] = set()
-    after_links: set[tuple[str, str, str]] = set()
-    if links_changed:
-        before_links = {
-            (src, dst, key)
-            for src, targets in overlay.graph_before[1]
-            for dst, keys in targets
-            for key, _ in keys
-        }
-        after_links = set(link_rows(overlay.graph))
+    graph = overlay.link_graph
+    added, removed = graph.added_links, graph.removed_links
     old_recall = read_meta(db, "recall")
     recall = update_recall(
         model,
@@ -396,17 +383,18 @@ def extend_model(
         log_dir,
         fresh_scans,
         keys,
-        (decs, els, after_links - before_links, before_links - after_links),
+        (decs, els, added, removed),
         meta["counts"]["decisions"],
     )
-    if elements_changed or links_changed:
-        graph = graph_state(overlay.graph)
-        if graph != overlay.graph_before:
-            # The whole graph is one value, megabytes at 1M: a decision that leaves
-            # every node, link and order as it was does not rewrite it (nor, when
-            # no node and no edge changed, even rebuild it to compare: 1.2 s at
-            # 100k elements).
-            meta["graph"] = graph
+    # The graph's state is one value (18 MB at 10M): an update logs what it did
+    # to it, and writes it again only once the log is long.
+    graph_ops = graph.ops + attrs_ops
+    fold = bool(graph_ops) and log_is_long(
+        logged_count(db) + len(graph_ops), meta["counts"]["elements"]
+    )
+    if fold:
+        graph.load()
+        meta["graph"] = graph_state(graph)
     if staged is not None and overlay is staged.overlay:
         # Every row the overlay needs has been read: its connection goes before
         # this commit, so that its snapshot holds no checkpoint back.
@@ -419,10 +407,13 @@ def extend_model(
         db.executemany(INSERT_EL, els)
         refresh_heads(db, decs, els)
         db.executemany(
-            "DELETE FROM link WHERE src = ? AND dst = ? AND key = ?",
-            sorted(before_links - after_links),
+            "DELETE FROM link WHERE src = ? AND dst = ? AND key = ?", sorted(removed)
         )
-        db.executemany(INSERT_LINK, sorted(after_links - before_links))
+        db.executemany(INSERT_LINK, sorted(added))
+        if fold:
+            clear_log(db)
+        else:
+            log_ops(db, graph_ops)
         write_meta(db, meta)
         if moments is not None:
             moments.write(db)

@@ -1,0 +1,112 @@
+"""The model's graph after updates: its stored state plus the log of what each
+update did, folded into the state once the log is long.
+
+``test_model.test_appends_in_any_split_equal_replay`` compares every graph order
+with a whole replay; at its store sizes the log is never long enough to fold. Here
+the same comparison runs with the floor at zero, so updates fold as soon as their
+log passes an eighth of the elements, and the tests check that each path ran: a
+reader that ignored the log, or an update that dropped it, fails them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from builders import ShardWriter, decision, link, upsert, write_store
+from hypothesis import given
+from hypothesis import strategies as st
+from test_model import SETTINGS, append_files, assert_same, scratch, split
+from test_replay_properties import Chooser, Generated, lines, stores
+
+from kgai_tui.core.model import graph_log
+from kgai_tui.core.model.open import open_model
+from kgai_tui.core.model.schema import model_path
+
+
+def _log_rows(root: Path, cache: Path) -> int:
+    db = sqlite3.connect(f"file:{model_path(root, cache)}?mode=ro", uri=True)
+    try:
+        return int(db.execute("SELECT count(*) FROM graph_op").fetchone()[0])
+    finally:
+        db.close()
+
+
+def _linked_store(tmp_path: Path) -> tuple[Path, Path, ShardWriter]:
+    """Six decisions, each adding an element's props and a link to a new service."""
+    root, cache = tmp_path / "store", tmp_path / "cache"
+    w = ShardWriter("i-one")
+    for n in range(6):
+        w.add(
+            decision(
+                f"d{n}",
+                [
+                    upsert("feature", f"F{n % 3}", step=str(n)),
+                    link(
+                        "add_link",
+                        ("feature", f"F{n % 3}"),
+                        ("service", f"S{n}"),
+                        "uses",
+                    ),
+                ],
+            ),
+            lamport=n + 1,
+            recorded_at=f"2026-01-0{n + 1}T00:00:00Z",
+        )
+    write_store(root, {"i-one.ndjson": lines(w.events[:2])})
+    return root, cache, w
+
+
+def test_an_update_logs_the_graph_and_a_reader_replays_it(tmp_path: Path) -> None:
+    """Each append that adds elements and links leaves one more log row, and the
+    model read after each equals a whole replay in every order."""
+    root, cache, w = _linked_store(tmp_path)
+    assert open_model(root, cache).how == "cold"
+    assert _log_rows(root, cache) == 0
+    for n in range(2, 6):
+        append_files(root, {"i-one.ndjson": lines(w.events[n : n + 1])})
+        model = open_model(root, cache)
+        assert model.how == "append"
+        assert _log_rows(root, cache) == n - 1
+        assert_same(model, root)
+
+
+def test_a_long_log_is_folded_into_the_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the log passes an eighth of the elements (no floor here), the update
+    writes the state again and empties the log, the earlier rows included; reads
+    stay those of a whole replay."""
+    root, cache, w = _linked_store(tmp_path)
+    open_model(root, cache).close()
+    append_files(root, {"i-one.ndjson": lines(w.events[2:3])})
+    open_model(root, cache).close()
+    assert _log_rows(root, cache) == 1
+    monkeypatch.setattr(graph_log, "_LOG_FLOOR", 0)
+    append_files(root, {"i-one.ndjson": lines(w.events[3:])})
+    model = open_model(root, cache)
+    assert model.how == "append"
+    assert _log_rows(root, cache) == 0
+    assert_same(model, root)
+
+
+@SETTINGS
+@given(gen=stores(), data=st.data())
+def test_appends_in_any_split_equal_replay_folding_early(
+    gen: Generated, data: st.DataObject
+) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(graph_log, "_LOG_FLOOR", 0)
+        c = Chooser(draw=data.draw)
+        first, later = split(gen, c)
+        with scratch() as (root, cache):
+            write_store(root, first)
+            open_model(root, cache).close()
+            for part in later:
+                if not part:
+                    continue
+                append_files(root, part)
+                model = open_model(root, cache)
+                assert model.how in ("append", "cold")
+                assert_same(model, root)

@@ -198,10 +198,14 @@ class DiskProjection:
 
     def recall_index(self) -> RecallIndex:
         """The recall index of this snapshot, from the model's array files."""
+        from kgai_tui.core.model.recall_delta import stored_delta
         from kgai_tui.core.model.recall_store import load_recall
 
         return load_recall(
-            self._model, cast("Projection", self), read_meta(self.db, "recall")
+            self._model,
+            cast("Projection", self),
+            read_meta(self.db, "recall"),
+            stored_delta(self.db),
         )
 
     def element_names(self) -> list[tuple[str, str, str]]:

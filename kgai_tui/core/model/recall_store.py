@@ -6,7 +6,8 @@ the query's tokens. The files are written once and never changed: a whole build
 writes one element file and one segment over every decision; an update appends
 decisions to the model, which are scored directly until there are
 :data:`SEGMENT_EVERY` of them, and then get a segment file of their own; an update
-that changes elements writes a new element file. Decisions whose text or shapes
+that changes elements names them (:mod:`kgai_tui.core.recall.element_delta`) and
+writes a new element file only once they are many. Decisions whose text or shapes
 changed after their segment was written are "stale": killed in their segment and
 scored directly. The meta entry records each file's identity (inode, size, times),
 checked on every open like the model's seal.
@@ -15,10 +16,12 @@ checked on every open like the model's seal.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable
+import sqlite3
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from kgai_tui.core.model.recall_delta import ElementDelta, stored_delta
 from kgai_tui.core.model.recall_files import file_identity, recall_dir
 from kgai_tui.core.model.rows import ModelCorruptError
 
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
 
     from kgai_tui.core.recall.fields import Fields
     from kgai_tui.core.recall.index import ElementPart, RecallIndex, SegmentPart
+    from kgai_tui.core.recall.segments import Elements
     from kgai_tui.core.replay.projection import Projection
 
 __all__ = [
@@ -148,17 +152,14 @@ def _read(model: Path, entry: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         raise ModelCorruptError(f"recall file {path.name}: {exc}") from exc
 
 
-def load_recall(model: Path, p: Projection, recall: dict[str, Any]) -> RecallIndex:
-    """The recall index of a model's snapshot ``p`` (its ``meta`` entry ``recall``)."""
-    from kgai_tui.core.recall.index import ElementPart, RecallIndex, SegmentPart
+def load_recall(
+    model: Path, p: Projection, recall: dict[str, Any], delta: ElementDelta
+) -> RecallIndex:
+    """The recall index of a model's snapshot ``p`` (its ``meta`` entries
+    ``recall`` and ``recall_delta``)."""
+    from kgai_tui.core.recall.index import RecallIndex, SegmentPart
 
-    vals, arrays = _read(model, recall["elements"])
-    elements = ElementPart(
-        list(vals["ids"]),
-        [tuple(a) for a in vals["attrs"]],
-        [(int(k), list(paths)) for k, paths in vals["paths"]],
-        _fields_in("e", vals["fields"], arrays),
-    )
+    elements = _elements(model, recall, delta)
     segments = []
     for entry in recall["segments"]:
         vals, arrays = _read(model, entry)
@@ -176,6 +177,32 @@ def load_recall(model: Path, p: Projection, recall: dict[str, Any]) -> RecallInd
             )
         )
     return RecallIndex.stored(p, elements, segments, recall["stale"])
+
+
+def _element_part(model: Path, recall: dict[str, Any]) -> ElementPart:
+    from kgai_tui.core.recall.index import ElementPart
+
+    vals, arrays = _read(model, recall["elements"])
+    return ElementPart(
+        list(vals["ids"]),
+        [tuple(a) for a in vals["attrs"]],
+        [(int(k), list(paths)) for k, paths in vals["paths"]],
+        _fields_in("e", vals["fields"], arrays),
+    )
+
+
+def _elements(model: Path, recall: dict[str, Any], delta: ElementDelta) -> Elements:
+    """The element part, with the elements changed or added since it was written
+    scored from their attributes now."""
+    from kgai_tui.core.recall.segments import Elements
+
+    part = _element_part(model, recall)
+    if not delta:
+        return Elements.from_part(part)
+    try:
+        return delta.elements(part)
+    except ValueError as exc:
+        raise ModelCorruptError(str(exc)) from exc
 
 
 def _count(value: object) -> int | None:
@@ -219,7 +246,7 @@ def build_recall(model: Path, p: Projection) -> dict[str, Any]:
     if n:
         segments.append(
             write_segment_file(
-                model, segment_part(p, np.arange(n, dtype=np.int64), elements)
+                model, segment_part(p, np.arange(n, dtype=np.int64), elements.ids)
             )
         )
     return {
@@ -233,34 +260,48 @@ def update_recall(
     model: Path,
     p: Projection,
     recall: dict[str, Any],
+    db: sqlite3.Connection,
     *,
-    elements_changed: bool,
+    changed: Sequence[tuple[str, tuple[str, str, str]]],
+    added: Sequence[str] | None,
     stale: Iterable[int],
-) -> dict[str, Any]:
-    """The ``recall`` entry after an update of ``p`` (an overlay of the model).
+) -> tuple[dict[str, Any], ElementDelta | None]:
+    """The ``recall`` entry and the element delta (``None``: as stored) after an
+    update of ``p`` (an overlay of the model whose connection is ``db``).
 
-    New element file when elements changed; a segment over the decisions appended
-    since the last one once there are :data:`SEGMENT_EVERY`; segments past
-    :data:`SEGMENTS_MAX` merged (all but the first).
+    ``changed``: the elements whose kind, name or props changed or that were
+    added, with their attributes now; ``added``: the elements added, in graph
+    order (``None``: not known without walking the graph, which the update then
+    did). Changed elements join the element delta, or, past
+    :data:`~kgai_tui.core.recall.element_delta.ELEMENT_DELTA_MAX`, a new element
+    file is written; a segment over the decisions appended since the last one once
+    there are :data:`SEGMENT_EVERY`; segments past :data:`SEGMENTS_MAX` merged
+    (all but the first).
     """
     out = dict(recall)
     out["stale"] = sorted(set(recall["stale"]) | set(stale))
     covered = sum(int(e["count"]) for e in recall["segments"])
     n = len(p.dec_id)
-    if not elements_changed and n - covered < SEGMENT_EVERY:
-        return out  # nothing to write (the usual record)
+    if not changed and n - covered < SEGMENT_EVERY:
+        return out, None  # nothing to write (the usual record)
     import numpy as np
 
     from kgai_tui.core.recall.index import element_part, segment_part
 
-    elements: ElementPart | None = None
-    if elements_changed:
-        elements = element_part(p)
-        out["elements"] = write_element_file(model, elements)
+    ids: list[str] | None = None  # every element, in the order segments number them
+    delta = stored_delta(db)
+    if changed:
+        grown = _grown(model, p, recall, delta, changed, added)
+        if grown is None:
+            elements = element_part(p)
+            out["elements"] = write_element_file(model, elements)
+            ids, delta = elements.ids, ElementDelta()
+        else:
+            ids, delta = grown
     if n - covered < SEGMENT_EVERY:
-        return out
-    if elements is None:
-        elements = element_part(p)
+        return out, delta
+    if ids is None:
+        ids = [*_element_part(model, recall).ids, *delta.new]
     segments = list(recall["segments"])
     if len(segments) > SEGMENTS_MAX:
         first = int(segments[0]["count"])
@@ -269,6 +310,44 @@ def update_recall(
     else:
         decs = np.arange(covered, n, dtype=np.int64)
     p.prefetch(decs.tolist())
-    segments.append(write_segment_file(model, segment_part(p, decs, elements)))
+    segments.append(write_segment_file(model, segment_part(p, decs, ids)))
     out["segments"] = segments
-    return out
+    return out, delta
+
+
+def _grown(
+    model: Path,
+    p: Projection,
+    recall: dict[str, Any],
+    delta: ElementDelta,
+    changed: Sequence[tuple[str, tuple[str, str, str]]],
+    added: Sequence[str] | None,
+) -> tuple[list[str], ElementDelta] | None:
+    """Every element id in order, and the element delta with ``changed`` in it;
+    ``None`` when the element file must be written again instead (the delta would
+    be too long, or the elements added are not known in order)."""
+    from kgai_tui.core.recall.element_delta import ELEMENT_DELTA_MAX
+
+    if added is None:
+        return None
+    stored = _element_part(model, recall).ids
+    at = {e: k for k, e in enumerate(stored)}
+    new, attrs = list(delta.new), dict(delta.attrs)
+    known = set(new)
+    for eid in added:
+        if eid not in at and eid not in known:
+            new.append(eid)
+            known.add(eid)
+    stale = set(delta.stale)
+    for eid, now in changed:
+        k = at.get(eid)
+        if k is not None:
+            stale.add(k)
+        elif eid not in known:
+            return None
+        attrs[eid] = now
+    if len(stale) + len(new) > ELEMENT_DELTA_MAX:
+        return None
+    if len(stored) + len(new) != p.graph.number_of_nodes():
+        raise ModelCorruptError("the recall elements and the graph differ")
+    return [*stored, *new], ElementDelta(sorted(stale), new, attrs)

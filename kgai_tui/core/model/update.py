@@ -358,16 +358,23 @@ def extend_model(
         )
         source.release()
     decs, els, attrs_ops = overlay.rows_to_write()
-    elements_changed = bool(attrs_ops)
     fresh_last = last_key(fresh_scans)
     graph = overlay.link_graph
     added, removed = graph.added_links, graph.removed_links
     old_recall = read_meta(db, "recall")
-    recall = update_recall(
+    recall, delta = update_recall(
         model,
         overlay,
         old_recall,
-        elements_changed=elements_changed,
+        db,
+        changed=[
+            (op[1], (op[2]["kind"], op[2]["name"], op[2]["props"])) for op in attrs_ops
+        ],
+        # In graph order: the stored elements', then those the log adds (every
+        # one it adds, until the graph is loaded).
+        added=None
+        if graph.complete
+        else [op[1] for op in graph.ops if op[0] == "node"],
         stale=overlay.decs.recall_stale(),
     )
     meta: dict[str, Any] = {
@@ -378,6 +385,8 @@ def extend_model(
         "last": fresh_last if fresh_last is not None else last,
         "recall": recall,
     }
+    if delta is not None:
+        meta["recall_delta"] = delta.value()
     moments = _moments_after(
         db,
         log_dir,

@@ -80,7 +80,7 @@ class RecallIndex:
     def stored(
         cls,
         p: Projection,
-        elements: ElementPart,
+        elements: Elements,
         segments: Sequence[SegmentPart],
         stale: Iterable[int],
     ) -> RecallIndex:
@@ -95,7 +95,7 @@ class RecallIndex:
         index._p = p
         index._frozen = True
         index._applied = p.applied_count
-        index._elements = Elements.from_part(elements)
+        index._elements = elements
         index._el_map = None  # built on first use: most queries never ask
         index._segments = [Segment.from_part(part) for part in segments]
         covered = sum(len(part.decs) for part in segments)
@@ -338,7 +338,7 @@ class RecallIndex:
         """The elements whose name holds ``token`` (a tokenizer token) exactly."""
         self.refresh()
         els = self._elements
-        rows = els.fields.rows_with(utf8(token), 0)
+        rows = els.named(utf8(token))
         return [els.ids[k] for k in rows.tolist()]
 
     def boost(self, q_toks: Sequence[str]) -> dict[str, float]:
@@ -365,7 +365,7 @@ class RecallIndex:
         els = self._elements
         rel = els.path_scores(paths)
         if q_toks:
-            about = els.fields.score(q_toks)
+            about = els.about(q_toks)
             if about is not None:
                 rel = rel + ABOUT_WEIGHT * about
             boost = self._boost_array(q_toks)

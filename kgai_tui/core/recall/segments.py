@@ -35,8 +35,10 @@ __all__ = [
     "Elements",
     "Segment",
     "SegmentPart",
+    "element_fields",
     "element_part",
     "segment_part",
+    "stored_paths",
 ]
 
 #: A query scores a segment's decisions sparsely while its postings hold at most
@@ -255,21 +257,8 @@ class Elements:
         self.attrs: list[tuple[str, str, str]] = [
             (a["kind"], a["name"], a["props"]) for a in (nodes[e] for e in self.ids)
         ]
-        n = len(self.ids)
-        self.fields = Fields(
-            [
-                (3.0, [a[1] for a in self.attrs]),
-                (2.0, [a[0] for a in self.attrs]),
-                (1.0, [a[2] for a in self.attrs]),
-            ],
-            n,
-        )
-        self.paths: list[tuple[int, list[str]]] = []
-        for k, (_, _, blob) in enumerate(self.attrs):
-            if "paths" in blob:
-                stored = split_paths(parse_props(blob).get("paths", ""))
-                if stored:
-                    self.paths.append((k, stored))
+        self.fields = element_fields(self.attrs)
+        self.paths = stored_paths(self.attrs, range(len(self.attrs)))
 
     def part(self) -> ElementPart:
         """These element fields as stored parts."""
@@ -286,6 +275,14 @@ class Elements:
             part.fields,
         )
         return els
+
+    def about(self, q_toks: Sequence[str]) -> F64 | None:
+        """Per element, how well its name, kind and props match ``q_toks``."""
+        return self.fields.score(q_toks)
+
+    def named(self, qb: bytes) -> I32:
+        """The positions (ascending) of the elements whose name holds ``qb``."""
+        return self.fields.rows_with(qb, 0)
 
     def path_scores(self, paths: Sequence[str]) -> F64:
         """``PATH_WEIGHT`` per query path any stored path of the element globs."""
@@ -307,12 +304,39 @@ class Elements:
         return out
 
 
+def element_fields(attrs: Sequence[tuple[str, str, str]]) -> Fields:
+    """The fields of elements ``(kind, name, props)``: name 3, kind 2, props 1."""
+    return Fields(
+        [
+            (3.0, [a[1] for a in attrs]),
+            (2.0, [a[0] for a in attrs]),
+            (1.0, [a[2] for a in attrs]),
+        ],
+        len(attrs),
+    )
+
+
+def stored_paths(
+    attrs: Sequence[tuple[str, str, str]], positions: Sequence[int]
+) -> list[tuple[int, list[str]]]:
+    """``(position, paths)`` of the elements whose props store paths; ``attrs[i]``
+    is the element at ``positions[i]``."""
+    out: list[tuple[int, list[str]]] = []
+    for k, (_, _, blob) in zip(positions, attrs, strict=True):
+        if "paths" in blob:
+            stored = split_paths(parse_props(blob).get("paths", ""))
+            if stored:
+                out.append((k, stored))
+    return out
+
+
 def element_part(p: Projection) -> ElementPart:
     """The element fields of a projection (its graph), as stored parts."""
     return Elements(p).part()
 
 
-def segment_part(p: Projection, decs: I64, elements: ElementPart) -> SegmentPart:
-    """A segment over decisions ``decs`` of ``p`` (ascending), as stored parts."""
-    el_of = {e: k for k, e in enumerate(elements.ids)}
+def segment_part(p: Projection, decs: I64, element_ids: Sequence[str]) -> SegmentPart:
+    """A segment over decisions ``decs`` of ``p`` (ascending), as stored parts;
+    ``element_ids`` in the element part's order (graph order)."""
+    el_of = {e: k for k, e in enumerate(element_ids)}
     return Segment(p, decs, el_of).part()

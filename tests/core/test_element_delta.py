@@ -1,0 +1,132 @@
+"""A stored element part plus a delta answers exactly what the part written again
+would: every element's topic score, the elements a name token finds, and the path
+scores, for elements changed, added, changed back, or left alone.
+
+The model's property tests reach the delta through whole stores; here the part
+and the delta are drawn directly, so a delta element's stored row that still
+scores (or is still found by name) is caught even when no generated store
+happens to hit it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_graph_log import _linked_store
+from test_model import append_files, assert_same
+from test_replay_properties import lines
+
+from kgai_tui.core.model.disk import read_meta
+from kgai_tui.core.model.open import open_model
+from kgai_tui.core.model.recall_delta import ElementDelta, stored_delta
+from kgai_tui.core.recall import element_delta
+from kgai_tui.core.recall.element_delta import DeltaElements
+from kgai_tui.core.recall.segments import Elements
+from kgai_tui.core.recall.tokens import utf8
+from kgai_tui.core.replay.link_graph import LinkGraph
+
+WORDS = ["billing", "bill", "ledger", "payment", "payments", "auth", "cache", "x"]
+PATHS = ["src/billing/**", "src/auth/x.py", "docs/*"]
+
+word_st = st.sampled_from(WORDS)
+text_st = st.lists(word_st, max_size=3).map(" ".join)
+props_st = st.one_of(
+    st.just(""),
+    text_st.map(lambda t: f"note={t}"),
+    st.lists(st.sampled_from(PATHS), min_size=1, max_size=2).map(
+        lambda ps: "paths=" + ",".join(ps)
+    ),
+)
+attrs_st = st.tuples(
+    st.sampled_from(["service", "feature", "billing"]), text_st, props_st
+)
+
+
+def _elements(attrs: list[tuple[str, str, str]]) -> Elements:
+    graph = LinkGraph()
+    for k, (kind, name, props) in enumerate(attrs):
+        graph.add_node(f"e{k}", kind=kind, name=name, props=props)
+    return Elements(SimpleNamespace(graph=graph))  # type: ignore[arg-type]
+
+
+def _same(a: Any, b: Any, n: int) -> bool:
+    """Equal scores; ``None`` (no token matched) adds what zeros add."""
+    zeros = np.zeros(n)
+    return bool(np.array_equal(zeros if a is None else a, zeros if b is None else b))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    before=st.lists(attrs_st, min_size=1, max_size=12),
+    changes=st.lists(st.tuples(st.integers(0, 11), attrs_st), max_size=6),
+    added=st.lists(attrs_st, max_size=4),
+    query=st.lists(st.sampled_from([*WORDS, "paymnt", "zzz"]), min_size=1, max_size=3),
+    paths=st.lists(st.sampled_from(["src/billing/a.py", "docs/x", "src/auth/x.py"])),
+)
+def test_delta_answers_as_the_part_written_again(
+    before: list[tuple[str, str, str]],
+    changes: list[tuple[int, tuple[str, str, str]]],
+    added: list[tuple[str, str, str]],
+    query: list[str],
+    paths: list[str],
+) -> None:
+    now = list(before)
+    stale: set[int] = set()
+    for k, attrs in changes:
+        if k < len(before):
+            now[k] = attrs
+            stale.add(k)
+    now += added
+    part = _elements(before).part()
+    new_ids = [f"e{k}" for k in range(len(before), len(now))]
+    delta_attrs = [now[k] for k in sorted(stale)] + added
+    delta = DeltaElements(part, sorted(stale), new_ids, delta_attrs)
+    whole = _elements(now)
+    assert delta.ids == whole.ids
+    assert delta.attrs == whole.attrs
+    assert _same(delta.about(query), whole.about(query), len(now))
+    for word in query:
+        assert delta.named(utf8(word)).tolist() == whole.named(utf8(word)).tolist()
+    assert np.array_equal(delta.path_scores(paths), whole.path_scores(paths))
+
+
+def _recall(root: Path, cache: Path) -> tuple[dict[str, Any], ElementDelta]:
+    model = open_model(root, cache)
+    try:
+        return dict(read_meta(model.db, "recall")), stored_delta(model.db)
+    finally:
+        model.close()
+
+
+@pytest.mark.parametrize("delta_max", [4096, 0])
+def test_an_update_keeps_the_element_file_until_the_delta_is_long(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, delta_max: int
+) -> None:
+    """Appends that change and add elements leave the element file as it was and
+    name those elements; with no room for a delta, each writes the file again.
+    Every read after each equals a whole replay's."""
+    monkeypatch.setattr(element_delta, "ELEMENT_DELTA_MAX", delta_max)
+    root, cache, w = _linked_store(tmp_path)
+    first = _recall(root, cache)[0]["elements"]["file"]
+    for n in range(2, 6):
+        append_files(root, {"i-one.ndjson": lines(w.events[n : n + 1])})
+        model = open_model(root, cache)
+        assert model.how == "append"
+        assert_same(model, root)
+        model.close()
+        recall, delta = _recall(root, cache)
+        if delta_max:
+            assert recall["elements"]["file"] == first
+            # F2 and S2, then one new service each; from d3 on, a stored
+            # feature's props move.
+            assert len(delta.new) == n
+            assert bool(delta.stale) == (n >= 3)
+        else:
+            assert recall["elements"]["file"] != first
+            assert not delta

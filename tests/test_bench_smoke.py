@@ -274,3 +274,40 @@ def test_after_first_read_waits_for_the_build_and_compares_two_trees(
     assert got[4].endswith("| yes |")
     kept = got[5].split(": ")[1].split()
     assert {"model.sqlite", "engine.time.bin"} <= set(kept) and "engine.bin" not in kept
+
+
+def test_append_then_read_grows_the_store_and_reads_it_with_both_trees(
+    tmp_path: Path,
+) -> None:
+    """``benchmarks/append_then_read.py``: each round appends the next generated
+    events and both trees' first reads count exactly them (the script stops on a
+    read that counts otherwise); a wrong ``--events`` is refused, not appended."""
+    import subprocess
+    import sys
+
+    repo = Path(__file__).parent.parent
+    root = tmp_path / "kg2k"
+    write_store(root, GenParams(2_000, 3, 50))
+    script = repo / "benchmarks" / "append_then_read.py"
+    argv = [sys.executable, str(script), str(root), "--writers", "3"]
+    argv += ["--elements", "50", "--append", "100", "--rounds", "2"]
+    argv += ["--before", str(repo), str(tmp_path / "c1")]
+    argv += ["--after", str(repo), str(tmp_path / "c2")]
+    done = subprocess.run(
+        [*argv, "--events", "2000"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert [line.split(":")[0] for line in out[:4]] == [
+        "round 1 (2100 events) before",
+        "round 1 (2100 events) after",
+        "round 2 (2200 events) after",
+        "round 2 (2200 events) before",
+    ]
+    assert out[4] == "the store now holds 2200 events"
+    size = sum(p.stat().st_size for p in (root / "log").iterdir())
+    wrong = subprocess.run(
+        [*argv, "--events", "2000"], capture_output=True, text=True, timeout=300
+    )
+    assert wrong.returncode != 0
+    assert sum(p.stat().st_size for p in (root / "log").iterdir()) == size

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_graph_log import _linked_store
+from test_graph_log import _linked_store, _log_rows
 from test_model import append_files, assert_same
 from test_replay_properties import lines
 
@@ -109,8 +109,9 @@ def test_an_update_keeps_the_element_file_until_the_delta_is_long(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, delta_max: int
 ) -> None:
     """Appends that change and add elements leave the element file as it was and
-    name those elements; with no room for a delta, each writes the file again.
-    Every read after each equals a whole replay's."""
+    name those elements; with no room for a delta, each writes the file again
+    (and, the graph loaded for it, folds the graph's log). Every read after each
+    equals a whole replay's."""
     monkeypatch.setattr(element_delta, "ELEMENT_DELTA_MAX", delta_max)
     root, cache, w = _linked_store(tmp_path)
     first = _recall(root, cache)[0]["elements"]["file"]
@@ -127,6 +128,9 @@ def test_an_update_keeps_the_element_file_until_the_delta_is_long(
             # feature's props move.
             assert len(delta.new) == n
             assert bool(delta.stale) == (n >= 3)
+            assert _log_rows(root, cache) == n - 1
         else:
             assert recall["elements"]["file"] != first
             assert not delta
+            # The graph was loaded to write the file: its log was folded too.
+            assert _log_rows(root, cache) == 0

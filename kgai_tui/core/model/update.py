@@ -361,6 +361,15 @@ def extend_model(
     fresh_last = last_key(fresh_scans)
     graph = overlay.link_graph
     added, removed = graph.added_links, graph.removed_links
+    # The graph's state is one value (18 MB at 10M): an update logs what it did
+    # to it, and writes it again (below) once the log is long, or whenever the
+    # graph is loaded whole anyway (recall's element file written again). The
+    # two share the load, so each resets the other's count.
+    graph_ops = graph.ops + attrs_ops
+    if graph_ops and log_is_long(
+        logged_count(db) + len(graph_ops), graph.number_of_nodes()
+    ):
+        graph.load()
     old_recall = read_meta(db, "recall")
     recall, delta = update_recall(
         model,
@@ -395,14 +404,8 @@ def extend_model(
         (decs, els, added, removed),
         meta["counts"]["decisions"],
     )
-    # The graph's state is one value (18 MB at 10M): an update logs what it did
-    # to it, and writes it again only once the log is long.
-    graph_ops = graph.ops + attrs_ops
-    fold = bool(graph_ops) and log_is_long(
-        logged_count(db) + len(graph_ops), meta["counts"]["elements"]
-    )
+    fold = bool(graph_ops) and graph.complete
     if fold:
-        graph.load()
         meta["graph"] = graph_state(graph)
     if staged is not None and overlay is staged.overlay:
         # Every row the overlay needs has been read: its connection goes before

@@ -102,10 +102,16 @@ def _same_history(index: TimeIndex, fresh: TimeIndex) -> None:
     ours, theirs = TimeCursor(index), TimeCursor(fresh)
     assert list(ours.moments) == list(theirs.moments)
     cuts = [ours.moments[0] - timedelta(seconds=1), *ours.moments]
+    # The header's writers (saved with an index, computed for a folded one).
+    assert index.cut_counts().writers_from == fresh.cut_counts().writers_from
     for cut in cuts:
         a, b = ours.at(cut), theirs.at(cut)
         assert orjson.dumps(as_of_obj(a, cut)) == orjson.dumps(as_of_obj(b, cut)), cut
         assert _timeline(a) == _timeline(b), cut
+        assert (a.recorded_count(), a.writer_count()) == (
+            b.recorded_count(),
+            b.writer_count(),
+        ), cut
     picks: list[datetime | None] = [None, *cuts[:: max(1, len(cuts) // 4)]]
     for start, end in itertools.combinations(picks, 2):
         if start is not None and end is not None and start > end:
@@ -145,6 +151,10 @@ def test_appended_lines_are_folded_into_the_saved_index_through_the_model(
         _same_history(index, _fresh(root))
         again = model.time_index()
         assert again is not None
+        # Read as saved: the writers' first starts come with it, not from a
+        # pass over every decision's install.
+        assert again.saved_writers is not None
+        assert again.saved_writers[0] == again.version
         _same_history(again, _fresh(root))
         # The fold worked on copies of the arrays; the index saved with nothing
         # to fold in is read in place, and a store into it is refused (never a
@@ -232,10 +242,13 @@ def test_a_tail_that_grows_decisions_held_before_is_folded(tmp_path: Path) -> No
     b.add(replace(twice, shapes=(ids[3], ids[1])), lamport=6, recorded_at=_at(20))
     a.add(replace(stubbed, shapes=(ids[3], ids[2])), lamport=7, recorded_at=_at(8))
     b.add(replace(plain, shapes=(ids[1],)), lamport=8, recorded_at=_at(30))
+    # A writer new in the tail, its one decision back-dated before the prefix's.
+    c = ShardWriter("ic", actor="c")
+    c.add(decision("third", [upsert("svc", "e2")]), lamport=9, recorded_at=_at(1))
     root = tmp_path / "grown"
     write_store(root, {f"{w.install_id}.ndjson": data for w, data in prefix.items()})
     _saved_and_modelled(root)
-    for w in (a, b):
+    for w in (a, b, c):
         (root / "log" / f"{w.install_id}.ndjson").write_bytes(w.to_bytes())
     model = _model(root)
     try:

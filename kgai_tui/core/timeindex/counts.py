@@ -60,7 +60,12 @@ class CutCounts:
             g for g in refs.tolist() if not hashes[g]
         )
         self.stubs_from: list[int] = sorted(int(start[g]) for g in self.stubs)
-        self.writers_from = self._first_by(ix.d_install)
+        saved = ix.saved_writers
+        self.writers_from = (
+            saved[1]
+            if saved is not None and saved[0] == ix.version
+            else self._first_by(ix.d_install)
+        )
         self._authors_from: dict[str, int] | None = None
         self._superseded_from: npt.NDArray[np.int64] | None = None
 

@@ -62,7 +62,7 @@ class TimeIndex(IndexFold):
         from kgai_tui.core.timeindex.io import dump_index
 
         self.refresh()
-        return dump_index(self)
+        return dump_index(self, self.cut_counts().writers_from)
 
     @classmethod
     def loads(

@@ -71,9 +71,11 @@ class _Taken:
         return out
 
 
-def dump_index(self: IndexTables) -> bytes:
+def dump_index(self: IndexTables, writers: dict[str, int] | None = None) -> bytes:
     """Serialise an index, refreshed: the containers' length, the containers
-    (``marshal``; each array as its place) and the arrays' bytes."""
+    (``marshal``; each array as its place) and the arrays' bytes. ``writers``:
+    its :attr:`~kgai_tui.core.timeindex.counts.CutCounts.writers_from`, kept
+    last (a reader of an index saved without it computes it)."""
     blobs = _Arrays()
     put = blobs.put
     shared = self.shared is not None
@@ -145,6 +147,7 @@ def dump_index(self: IndexTables) -> bytes:
         {e: (put(t), put(v)) for e, (t, v) in self.versions.items()},
         self.vmulti,
         self.touch_pos,
+        writers,
     )
     head = marshal.dumps(state)
     return b"".join([_HEAD.pack(len(head)), head, *blobs.parts])
@@ -217,6 +220,9 @@ def load_index(
         versions[e] = (take(t), take(v))
     ix.versions = versions
     ix.vmulti, ix.touch_pos = state[16], state[17]
+    writers = state[18] if len(state) > 18 else None
+    if isinstance(writers, dict):
+        ix.saved_writers = (ix.version, writers)
     release_view(view)
     return ix
 

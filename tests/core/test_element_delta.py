@@ -22,10 +22,10 @@ from test_graph_log import _linked_store, _log_rows
 from test_model import append_files, assert_same
 from test_replay_properties import lines
 
+from kgai_tui.core.model import recall_delta
 from kgai_tui.core.model.disk import read_meta
 from kgai_tui.core.model.open import open_model
 from kgai_tui.core.model.recall_delta import ElementDelta, stored_delta
-from kgai_tui.core.recall import element_delta
 from kgai_tui.core.recall.element_delta import DeltaElements
 from kgai_tui.core.recall.segments import Elements
 from kgai_tui.core.recall.tokens import utf8
@@ -112,7 +112,7 @@ def test_an_update_keeps_the_element_file_until_the_delta_is_long(
     name those elements; with no room for a delta, each writes the file again
     (and, the graph loaded for it, folds the graph's log). Every read after each
     equals a whole replay's."""
-    monkeypatch.setattr(element_delta, "ELEMENT_DELTA_MAX", delta_max)
+    monkeypatch.setattr(recall_delta, "ELEMENT_DELTA_MAX", delta_max)
     root, cache, w = _linked_store(tmp_path)
     first = _recall(root, cache)[0]["elements"]["file"]
     for n in range(2, 6):

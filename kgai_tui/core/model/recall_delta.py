@@ -10,14 +10,18 @@ from __future__ import annotations
 import marshal
 import sqlite3
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.model.rows import ModelCorruptError
 
 if TYPE_CHECKING:
     from kgai_tui.core.recall.segments import ElementPart, Elements
 
-__all__ = ["ElementDelta", "stored_delta"]
+__all__ = ["ELEMENT_DELTA_MAX", "ElementDelta", "stored_delta"]
+
+#: Elements changed or added since the element part before it is written again
+#: (a recall read builds the fields of this many from their attributes).
+ELEMENT_DELTA_MAX: Final = 4096
 
 
 @dataclass(slots=True)

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from kgai_tui.core.model import recall_delta
 from kgai_tui.core.model.recall_delta import ElementDelta, stored_delta
 from kgai_tui.core.model.recall_files import file_identity, recall_dir
 from kgai_tui.core.model.rows import ModelCorruptError
@@ -138,6 +139,19 @@ def _write(model: Path, kind: str, vals: Any, arrays: dict[str, Any]) -> dict[st
     name = _new_name(kind)
     write_arrays(folder / name, vals, arrays)
     return {"file": name, "identity": file_identity(folder / name)}
+
+
+def _stored_ids(model: Path, recall: dict[str, Any]) -> list[str]:
+    """The element file's ids (its values only: no array mapped, no NumPy)."""
+    from kgai_tui.core.model.arrays import ArrayFileError, read_values
+
+    path = recall_dir(model) / str(recall["elements"]["file"])
+    try:
+        if file_identity(path) != recall["elements"]["identity"]:
+            raise ModelCorruptError(f"recall file {path.name} changed")
+        return list(read_values(path)["ids"])
+    except (OSError, ArrayFileError, KeyError, TypeError) as exc:
+        raise ModelCorruptError(f"recall file {path.name}: {exc}") from exc
 
 
 def _read(model: Path, entry: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -273,7 +287,7 @@ def update_recall(
     added, with their attributes now; ``added``: the elements added, in graph
     order (``None``: not known without walking the graph, which the update then
     did). Changed elements join the element delta, or, past
-    :data:`~kgai_tui.core.recall.element_delta.ELEMENT_DELTA_MAX`, a new element
+    :data:`~kgai_tui.core.model.recall_delta.ELEMENT_DELTA_MAX`, a new element
     file is written; a segment over the decisions appended since the last one once
     there are :data:`SEGMENT_EVERY`; segments past :data:`SEGMENTS_MAX` merged
     (all but the first).
@@ -284,15 +298,13 @@ def update_recall(
     n = len(p.dec_id)
     if not changed and n - covered < SEGMENT_EVERY:
         return out, None  # nothing to write (the usual record)
-    import numpy as np
-
-    from kgai_tui.core.recall.index import element_part, segment_part
-
     ids: list[str] | None = None  # every element, in the order segments number them
     delta = stored_delta(db)
     if changed:
         grown = _grown(model, p, recall, delta, changed, added)
         if grown is None:
+            from kgai_tui.core.recall.index import element_part
+
             elements = element_part(p)
             out["elements"] = write_element_file(model, elements)
             ids, delta = elements.ids, ElementDelta()
@@ -300,8 +312,12 @@ def update_recall(
             ids, delta = grown
     if n - covered < SEGMENT_EVERY:
         return out, delta
+    import numpy as np
+
+    from kgai_tui.core.recall.index import segment_part
+
     if ids is None:
-        ids = [*_element_part(model, recall).ids, *delta.new]
+        ids = [*_stored_ids(model, recall), *delta.new]
     segments = list(recall["segments"])
     if len(segments) > SEGMENTS_MAX:
         first = int(segments[0]["count"])
@@ -326,11 +342,9 @@ def _grown(
     """Every element id in order, and the element delta with ``changed`` in it;
     ``None`` when the element file must be written again instead (the delta would
     be too long, or the elements added are not known in order)."""
-    from kgai_tui.core.recall.element_delta import ELEMENT_DELTA_MAX
-
     if added is None:
         return None
-    stored = _element_part(model, recall).ids
+    stored = _stored_ids(model, recall)
     at = {e: k for k, e in enumerate(stored)}
     new, attrs = list(delta.new), dict(delta.attrs)
     known = set(new)
@@ -346,7 +360,7 @@ def _grown(
         elif eid not in known:
             return None
         attrs[eid] = now
-    if len(stale) + len(new) > ELEMENT_DELTA_MAX:
+    if len(stale) + len(new) > recall_delta.ELEMENT_DELTA_MAX:
         return None
     if len(stored) + len(new) != p.graph.number_of_nodes():
         raise ModelCorruptError("the recall elements and the graph differ")

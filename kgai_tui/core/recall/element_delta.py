@@ -8,13 +8,13 @@ attributes changed, ids added since in graph order, and the attributes of both
 now), and a reader scores those from those attributes, exactly as the stored part would if it were
 written again: an element's score only depends on its own fields (a token's match
 strength is the same whatever other tokens the vocabulary holds). The part is
-written again once the delta passes :data:`ELEMENT_DELTA_MAX`.
+written again once the delta passes
+:data:`~kgai_tui.core.model.recall_delta.ELEMENT_DELTA_MAX`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
 
 import numpy as np
 
@@ -26,10 +26,7 @@ from kgai_tui.core.recall.segments import (
 )
 from kgai_tui.core.recall.tokens import F64, I32
 
-__all__ = ["ELEMENT_DELTA_MAX", "DeltaElements"]
-
-#: Elements changed or added since the element part before it is written again.
-ELEMENT_DELTA_MAX: Final = 4096
+__all__ = ["DeltaElements"]
 
 
 class DeltaElements(Elements):

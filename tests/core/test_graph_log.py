@@ -2,10 +2,10 @@
 update did, folded into the state once the log is long.
 
 ``test_model.test_appends_in_any_split_equal_replay`` compares every graph order
-with a whole replay; at its store sizes the log is never long enough to fold. Here
-the same comparison runs with the floor at zero, so updates fold as soon as their
-log passes an eighth of the elements, and the tests check that each path ran: a
-reader that ignored the log, or an update that dropped it, fails them.
+with a whole replay, with the floor as shipped (at its store sizes the log is never
+long enough to fold) and at zero (updates fold as soon as their log passes an
+eighth of the elements). Here the tests check that each path ran: a reader that
+ignored the log, or an update that dropped it, fails them.
 """
 
 from __future__ import annotations
@@ -15,10 +15,8 @@ from pathlib import Path
 
 import pytest
 from builders import ShardWriter, decision, link, upsert, write_store
-from hypothesis import given
-from hypothesis import strategies as st
-from test_model import SETTINGS, append_files, assert_same, scratch, split
-from test_replay_properties import Chooser, Generated, lines, stores
+from test_model import append_files, assert_same
+from test_replay_properties import lines
 
 from kgai_tui.core.model import graph_log
 from kgai_tui.core.model.open import open_model
@@ -89,24 +87,3 @@ def test_a_long_log_is_folded_into_the_state(
     assert model.how == "append"
     assert _log_rows(root, cache) == 0
     assert_same(model, root)
-
-
-@SETTINGS
-@given(gen=stores(), data=st.data())
-def test_appends_in_any_split_equal_replay_folding_early(
-    gen: Generated, data: st.DataObject
-) -> None:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(graph_log, "_LOG_FLOOR", 0)
-        c = Chooser(draw=data.draw)
-        first, later = split(gen, c)
-        with scratch() as (root, cache):
-            write_store(root, first)
-            open_model(root, cache).close()
-            for part in later:
-                if not part:
-                    continue
-                append_files(root, part)
-                model = open_model(root, cache)
-                assert model.how in ("append", "cold")
-                assert_same(model, root)

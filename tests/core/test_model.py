@@ -32,6 +32,7 @@ from kgai_tui.core.answers.answer import encode
 from kgai_tui.core.answers.kg import export_answer
 from kgai_tui.core.answers.people import people_answer
 from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.model import graph_log
 from kgai_tui.core.model.disk import DiskProjection
 from kgai_tui.core.model.open import ModelEngine, open_model
 from kgai_tui.core.model.people_rows import (
@@ -287,12 +288,19 @@ def test_cold_build_equals_replay(gen: Generated) -> None:
         assert_same(again, root)
 
 
+@pytest.mark.parametrize("log_floor", [None, 0])
 @SETTINGS
 @given(gen=stores(), data=st.data())
-def test_appends_in_any_split_equal_replay(gen: Generated, data: st.DataObject) -> None:
+def test_appends_in_any_split_equal_replay(
+    gen: Generated, data: st.DataObject, log_floor: int | None
+) -> None:
+    """``log_floor`` 0: the graph's log folded into its state as soon as it
+    passes an eighth of the elements (at these sizes it never does otherwise)."""
     c = Chooser(draw=data.draw)
     first, later = split(gen, c)
-    with scratch() as (root, cache):
+    with pytest.MonkeyPatch.context() as mp, scratch() as (root, cache):
+        if log_floor is not None:
+            mp.setattr(graph_log, "_LOG_FLOOR", log_floor)
         write_store(root, first)
         open_model(root, cache).close()
         for part in later:

@@ -124,25 +124,7 @@ def test_loaded_from_state_matches_networkx(
     ours = link_graph_from_state(state)
     theirs = as_networkx(link_graph_from_state(state))
     assert _views(ours) == _views(theirs) == _views(seed)
-    assert not ours.edges_changed
     for op in after:
         op = resolve(op, theirs)
         assert _apply(ours, op) == _apply(theirs, op)
     assert _views(ours) == _views(theirs)
-
-
-def test_edges_changed_only_when_an_edge_moves() -> None:
-    """``edges_changed`` is what lets an update skip comparing every link: it must
-    stay false through node writes and turn true on an added or removed edge."""
-    graph = LinkGraph()
-    graph.add_node("a", kind="feature", name="A", props="")
-    graph.add_node("a", kind="feature", name="A2", props="")
-    graph.add_node("b", kind="service", name="B", props="")
-    assert not graph.edges_changed
-    graph.add_edge("a", "b", key="uses", created_by="h1")
-    assert graph.edges_changed
-    loaded = link_graph_from_state(graph_state(graph))
-    assert not loaded.edges_changed
-    loaded.remove_edge("a", "b", key="uses")
-    assert loaded.edges_changed
-    assert list(loaded.out_edges("a", keys=True)) == []

@@ -234,7 +234,6 @@ class LazyLinkGraph(LinkGraph):
             self.ops.append(("edge", u, v, key, dict(attr)))
             keydict = self._succ[u].setdefault(v, {})
             keydict.setdefault(key, {}).update(attr)
-            self.edges_changed = True
         if new:
             link = (u, v, key)
             if link in self.removed_links:
@@ -261,7 +260,6 @@ class LazyLinkGraph(LinkGraph):
             del keydict[key]
             if not keydict:
                 del out[v]
-            self.edges_changed = True
         self.ops.append(("remove", u, v, key))
         link = (u, v, key)
         if link in self.added_links:

@@ -58,11 +58,7 @@ class NodeMap(Mapping[str, Attrs]):
 
 
 class LinkGraph:
-    """The subset of ``networkx.MultiDiGraph`` the replay and the write checks use.
-
-    ``edges_changed`` turns true once an edge is added or removed, so an update
-    knows whether its links moved without comparing them.
-    """
+    """The subset of ``networkx.MultiDiGraph`` the replay and the write checks use."""
 
     def __init__(self) -> None:
         """An empty graph."""
@@ -70,7 +66,6 @@ class LinkGraph:
         self._succ: dict[str, dict[str, KeyDict]] = {}
         self._pred: dict[str, dict[str, KeyDict]] = {}
         self._adj = self._succ  # NetworkX's name for the successors, too
-        self.edges_changed = False
 
     # ------------------------------------------------------------------ nodes
 
@@ -133,7 +128,6 @@ class LinkGraph:
             keydict = {key: dict(attr)}
             out[v] = keydict
             self._pred[v][u] = keydict
-        self.edges_changed = True
         return key
 
     def has_edge(self, u: str, v: str, key: str) -> bool:
@@ -150,7 +144,6 @@ class LinkGraph:
         if not keydict:
             del self._succ[u][v]
             del self._pred[v][u]
-        self.edges_changed = True
 
     def out_edges(self, n: str, keys: bool = False) -> list[tuple[str, ...]]:
         """``(n, to, key)`` (or ``(n, to)``) of every edge from ``n``, in order."""

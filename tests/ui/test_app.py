@@ -676,3 +676,35 @@ def test_a_long_branch_shows_its_first_leaves_and_counts_the_rest(
     assert seen["all"][-1] == f"… {len(names) - 2:,} more: type to filter"
     assert seen["target"][0] in seen["narrow"]
     assert not any(line.startswith("…") for line in seen["narrow"])
+
+
+def test_graph_follows_the_element_chosen_in_elements(demo_store: Path) -> None:
+    """An element chosen in Elements is the Graph's centre when the Graph is shown
+    next; a walk in the Graph chooses its centre in Elements too, so it stays."""
+    app = make_app(demo_store, live=False)
+    seen: list[Any] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        graph = app.query_one("#graph")
+        seen.append(graph.center)  # type: ignore[attr-defined]
+        await pilot.press("f", *"Refunds", "enter")
+        await settle(pilot)
+        seen.append(app.query_one("#elements").selected)  # type: ignore[attr-defined]
+        await pilot.press("2")
+        await settle(pilot)
+        seen.append(graph.center)  # type: ignore[attr-defined]
+        await pilot.press("down", "enter")  # walk to a neighbour
+        await settle(pilot)
+        walked = graph.center  # type: ignore[attr-defined]
+        await pilot.press("1")
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        seen.append((walked, graph.center))  # type: ignore[attr-defined]
+
+    _drive(app, steps)
+    first, chosen, centred, (walked, again) = seen
+    assert chosen is not None and chosen != first
+    assert centred == chosen
+    assert walked != chosen and again == walked

@@ -59,7 +59,14 @@ class ViewSwitcher(ContentSwitcher):
         yield QueryView(id="query")
 
     def show_view(self, key: str) -> None:
-        """Show a view by id and focus its main widget."""
+        """Show a view by id and focus its main widget; the Graph centred on the
+        element chosen in Elements (a walk in the Graph chooses there too)."""
+        if key == "graph":
+            chosen = self.query_one(ElementsView).selected
+            graph = self.query_one(GraphView)
+            snapshot = graph.snapshot
+            if chosen is not None and chosen != graph.center and snapshot is not None:
+                graph.show(snapshot, chosen)
         self.current = key
         self.query_one(FOCUS[key]).focus()
 

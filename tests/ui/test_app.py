@@ -702,9 +702,14 @@ def test_graph_follows_the_element_chosen_in_elements(demo_store: Path) -> None:
         await pilot.press("2")
         await settle(pilot)
         seen.append((walked, graph.center))  # type: ignore[attr-defined]
+        # A step of the slider keeps the Graph on the element chosen in Elements.
+        await pilot.press("1", "f", *"Refunds", "enter", "2", "[")
+        await settle(pilot)
+        seen.append((graph.center, app.selected_element))  # type: ignore[attr-defined]
 
     _drive(app, steps)
-    first, chosen, centred, (walked, again) = seen
+    first, chosen, centred, (walked, again), (stepped, app_choice) = seen
     assert chosen is not None and chosen != first
     assert centred == chosen
     assert walked != chosen and again == walked
+    assert stepped == app_choice == chosen

@@ -85,9 +85,13 @@ class ViewSwitcher(ContentSwitcher):
         """Show a snapshot in every view but the timeline; return the element shown.
 
         ``rows`` is the Elements tree computed off the UI thread; the timeline is
-        left to :meth:`show_timeline`, after this has been painted.
+        left to :meth:`show_timeline`, after this has been painted. The element
+        shown is the one chosen in Elements (the tree's cursor moves without
+        telling the app), else ``selected``.
         """
         elements = self.query_one(ElementsView)
+        if elements.selected is not None:
+            selected = elements.selected
         elements.show(snapshot, rows)
         if selected is None:
             selected = elements.selected

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_graph_log import _linked_store, _log_rows
-from test_model import append_files, assert_same
+from test_graph_log import _log_rows
+from test_model import append_files, assert_same, linked_store
 from test_replay_properties import lines
 
 from kgai_tui.core.model import recall_delta
@@ -113,7 +113,7 @@ def test_an_update_keeps_the_element_file_until_the_delta_is_long(
     (and, the graph loaded for it, folds the graph's log). Every read after each
     equals a whole replay's."""
     monkeypatch.setattr(recall_delta, "ELEMENT_DELTA_MAX", delta_max)
-    root, cache, w = _linked_store(tmp_path)
+    root, cache, w = linked_store(tmp_path)
     first = _recall(root, cache)[0]["elements"]["file"]
     for n in range(2, 6):
         append_files(root, {"i-one.ndjson": lines(w.events[n : n + 1])})

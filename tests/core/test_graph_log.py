@@ -14,8 +14,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from builders import ShardWriter, decision, link, upsert, write_store
-from test_model import append_files, assert_same
+from test_model import append_files, assert_same, linked_store
 from test_replay_properties import lines
 
 from kgai_tui.core.model import graph_log
@@ -31,35 +30,10 @@ def _log_rows(root: Path, cache: Path) -> int:
         db.close()
 
 
-def _linked_store(tmp_path: Path) -> tuple[Path, Path, ShardWriter]:
-    """Six decisions, each adding an element's props and a link to a new service."""
-    root, cache = tmp_path / "store", tmp_path / "cache"
-    w = ShardWriter("i-one")
-    for n in range(6):
-        w.add(
-            decision(
-                f"d{n}",
-                [
-                    upsert("feature", f"F{n % 3}", step=str(n)),
-                    link(
-                        "add_link",
-                        ("feature", f"F{n % 3}"),
-                        ("service", f"S{n}"),
-                        "uses",
-                    ),
-                ],
-            ),
-            lamport=n + 1,
-            recorded_at=f"2026-01-0{n + 1}T00:00:00Z",
-        )
-    write_store(root, {"i-one.ndjson": lines(w.events[:2])})
-    return root, cache, w
-
-
 def test_an_update_logs_the_graph_and_a_reader_replays_it(tmp_path: Path) -> None:
     """Each append that adds elements and links leaves one more log row, and the
     model read after each equals a whole replay in every order."""
-    root, cache, w = _linked_store(tmp_path)
+    root, cache, w = linked_store(tmp_path)
     assert open_model(root, cache).how == "cold"
     assert _log_rows(root, cache) == 0
     for n in range(2, 6):
@@ -76,7 +50,7 @@ def test_a_long_log_is_folded_into_the_state(
     """Once the log passes an eighth of the elements (no floor here), the update
     writes the state again and empties the log, the earlier rows included; reads
     stay those of a whole replay."""
-    root, cache, w = _linked_store(tmp_path)
+    root, cache, w = linked_store(tmp_path)
     open_model(root, cache).close()
     append_files(root, {"i-one.ndjson": lines(w.events[2:3])})
     open_model(root, cache).close()

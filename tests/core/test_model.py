@@ -313,26 +313,32 @@ def test_appends_in_any_split_equal_replay(
             assert_same(model, root)
 
 
-def test_appends_after_the_last_event_extend_in_place(tmp_path: Path) -> None:
+def linked_store(tmp_path: Path, first: int = 2) -> tuple[Path, Path, Any]:
+    """Six decisions, each setting a feature's props and linking it to a new
+    service; the store holds the ``first`` of them (the writer holds all six)."""
     from builders import ShardWriter, decision, link, upsert
 
     root, cache = tmp_path / "store", tmp_path / "cache"
     w = ShardWriter("i-one")
     for n in range(6):
+        feature = ("feature", f"F{n % 3}")
         w.add(
             decision(
                 f"d{n}",
                 [
-                    upsert("feature", f"F{n % 3}"),
-                    link(
-                        "add_link", ("feature", f"F{n % 3}"), ("service", "S"), "uses"
-                    ),
+                    upsert(*feature, step=str(n)),
+                    link("add_link", feature, ("service", f"S{n}"), "uses"),
                 ],
             ),
             lamport=n + 1,
             recorded_at=f"2026-01-0{n + 1}T00:00:00Z",
         )
-    write_store(root, {"i-one.ndjson": lines(w.events[:3])})
+    write_store(root, {"i-one.ndjson": lines(w.events[:first])})
+    return root, cache, w
+
+
+def test_appends_after_the_last_event_extend_in_place(tmp_path: Path) -> None:
+    root, cache, w = linked_store(tmp_path, first=3)
     assert open_model(root, cache).how == "cold"
     append_files(root, {"i-one.ndjson": lines(w.events[3:])})
     model = open_model(root, cache)

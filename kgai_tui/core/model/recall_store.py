@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -143,25 +143,32 @@ def _write(model: Path, kind: str, vals: Any, arrays: dict[str, Any]) -> dict[st
 
 def _stored_ids(model: Path, recall: dict[str, Any]) -> list[str]:
     """The element file's ids (its values only: no array mapped, no NumPy)."""
-    from kgai_tui.core.model.arrays import ArrayFileError, read_values
+    from kgai_tui.core.model.arrays import read_values
 
-    path = recall_dir(model) / str(recall["elements"]["file"])
+    values = _checked(model, recall["elements"], read_values)
     try:
-        if file_identity(path) != recall["elements"]["identity"]:
-            raise ModelCorruptError(f"recall file {path.name} changed")
-        return list(read_values(path)["ids"])
-    except (OSError, ArrayFileError, KeyError, TypeError) as exc:
-        raise ModelCorruptError(f"recall file {path.name}: {exc}") from exc
+        return list(values["ids"])
+    except (KeyError, TypeError) as exc:
+        raise ModelCorruptError(
+            f"recall file {recall['elements']['file']}: {exc}"
+        ) from exc
 
 
 def _read(model: Path, entry: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    from kgai_tui.core.model.arrays import ArrayFileError, read_arrays
+    from kgai_tui.core.model.arrays import read_arrays
+
+    return _checked(model, entry, read_arrays)  # type: ignore[no-any-return]
+
+
+def _checked(model: Path, entry: dict[str, Any], reader: Callable[[Path], Any]) -> Any:
+    """``reader`` of a recall file still as the model's entry names it."""
+    from kgai_tui.core.model.arrays import ArrayFileError
 
     path = recall_dir(model) / str(entry["file"])
     try:
         if file_identity(path) != entry["identity"]:
             raise ModelCorruptError(f"recall file {path.name} changed")
-        return read_arrays(path)
+        return reader(path)
     except (OSError, ArrayFileError) as exc:
         raise ModelCorruptError(f"recall file {path.name}: {exc}") from exc
 

@@ -62,6 +62,10 @@ from kgai_tui.core.store.shard_print import ShardPrint
 
 __all__ = ["OverlayProjection", "Staged", "extend_if_cheaper", "extend_model"]
 
+#: An element and its ``(kind, name, props)`` after a replay.
+Changed = tuple[str, tuple[str, str, str]]
+_ATTRS: Final = ("kind", "name", "props")
+
 
 class _Index:
     """``dec_index`` for the replay: held ids first, then one lookup on disk."""
@@ -141,10 +145,10 @@ class OverlayProjection(Projection):
 
     def rows_to_write(
         self,
-    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[Op]]:
+    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[Changed]]:
         """The decision and element rows this replay touched, ready to write, and
-        the final attributes of every element whose kind, name or props changed
-        (or that was added), as graph operations."""
+        every element whose kind, name or props changed (or that was added),
+        with those attributes now."""
         lengths = set(self.decs.lengths)
         if len(lengths) != 1:
             raise ModelCorruptError("a new decision's row is incomplete")
@@ -153,14 +157,12 @@ class OverlayProjection(Projection):
         # once the graph is loaded).
         before = self.link_graph.stored
         nodes = self._nodes
-        changed: list[Op] = []
+        changed: list[Changed] = []
         for eid, attrs in dict.items(nodes):  # props flushed since, new nodes
-            kind, name, props = attrs["kind"], attrs["name"], attrs["props"]
-            if before.get(eid) != (kind, name, props):
+            now = (attrs["kind"], attrs["name"], attrs["props"])
+            if before.get(eid) != now:
                 self.els.get(eid)
-                changed.append(
-                    ("attrs", eid, {"kind": kind, "name": name, "props": props})
-                )
+                changed.append((eid, now))
         els = [
             el_row(
                 eid,
@@ -357,7 +359,7 @@ def extend_model(
             after=None if last is None else tuple(last),
         )
         source.release()
-    decs, els, attrs_ops = overlay.rows_to_write()
+    decs, els, changed = overlay.rows_to_write()
     fresh_last = last_key(fresh_scans)
     graph = overlay.link_graph
     added, removed = graph.added_links, graph.removed_links
@@ -365,7 +367,10 @@ def extend_model(
     # to it, and writes it again (below) once the log is long, or whenever the
     # graph is loaded whole anyway (recall's element file written again). The
     # two share the load, so each resets the other's count.
-    graph_ops = graph.ops + attrs_ops
+    graph_ops: list[Op] = [
+        *graph.ops,
+        *(("attrs", e, dict(zip(_ATTRS, a, strict=True))) for e, a in changed),
+    ]
     if graph_ops and log_is_long(
         logged_count(db) + len(graph_ops), graph.number_of_nodes()
     ):
@@ -376,9 +381,7 @@ def extend_model(
         overlay,
         old_recall,
         db,
-        changed=[
-            (op[1], (op[2]["kind"], op[2]["name"], op[2]["props"])) for op in attrs_ops
-        ],
+        changed=changed,
         # In graph order: the stored elements', then those the log adds (every
         # one it adds, until the graph is loaded).
         added=None

@@ -47,8 +47,9 @@ class DeltaElements(Elements):
         if len(attrs) != len(positions) or any(k >= base for k in stale):
             raise ValueError("the element delta does not fit its part")
         self.ids = [*part.ids, *new_ids]
-        self.attrs = [*part.attrs, *attrs[len(positions) - len(new_ids) :]]
-        for k, a in zip(positions, attrs, strict=True):
+        n_stale = len(positions) - len(new_ids)
+        self.attrs = [*part.attrs, *attrs[n_stale:]]
+        for k, a in zip(positions[:n_stale], attrs[:n_stale], strict=True):
             self.attrs[k] = a
         self.fields = part.fields  # the stored rows; the delta's are below
         self._base = base

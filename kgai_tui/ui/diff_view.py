@@ -111,7 +111,13 @@ class DiffModal(ModalScreen[None]):
         """Compare the two moments, off the UI thread."""
         self._compute()
 
-    @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="diff",
+        exit_on_error=False,
+        description="diff",
+    )
     def _compute(self) -> None:
         """The diff, or the one line saying why there is none."""
         from kgai_tui.core.answers.answer import failure_message

@@ -69,7 +69,13 @@ class StoreLoading(Navigation):
         self.collector.busy()
         self._load_in_worker(keep_moment, self._history_wanted, self._loads_asked)
 
-    @work(thread=True, exclusive=True, group="open", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="open",
+        exit_on_error=False,
+        description="open",
+    )
     def _load_in_worker(self, keep_moment: bool, history: bool, asked: int) -> None:
         from kgai_tui.core.answers.config import pending_path
         from kgai_tui.core.model.read import read_store
@@ -205,7 +211,13 @@ class StoreLoading(Navigation):
         else:
             self._history_in_worker(self.engine)
 
-    @work(thread=True, exclusive=True, group="history", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="history",
+        exit_on_error=False,
+        description="history",
+    )
     def _history_in_worker(self, engine: Store) -> None:
         """The history of the store on screen (its time index), without opening
         it again: a reload re-read and re-drew the present first (at 1M, the first
@@ -285,7 +297,13 @@ class StoreLoading(Navigation):
             engine, cursor, moment, previous, self.palette, self._projections_asked
         )
 
-    @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="replay",
+        exit_on_error=False,
+        description="replay",
+    )
     def _project_in_worker(
         self,
         engine: Store,
@@ -368,7 +386,13 @@ class StoreLoading(Navigation):
         if focus is not None and moment is None:
             self._show_new_decision(*focus)
 
-    @work(thread=True, exclusive=True, group="restyle", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="restyle",
+        exit_on_error=False,
+        description="restyle",
+    )
     def _restyle(self, snapshot: Snapshot, palette: Palette) -> None:
         prepared = prepare(snapshot.projection, snapshot.delta, palette)
         self.call_from_thread(self._restyled, snapshot, prepared)

@@ -306,7 +306,13 @@ class ResolveScreen(ModalScreen[str | None]):
                 props[prop.key] = value
         self._plan(None, title, why, props)
 
-    @work(thread=True, exclusive=True, group="resolve-plan", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="resolve-plan",
+        exit_on_error=False,
+        description="resolve-plan",
+    )
     def _plan(
         self,
         keep: str | None,

@@ -48,7 +48,7 @@ class SyncActions(App[None]):
         self._syncing = True
         self._sync()
 
-    @work(thread=True, group="sync", exit_on_error=False)
+    @work(thread=True, group="sync", exit_on_error=False, description="sync")
     def _sync(self) -> None:
         from kgai_tui.core.reads.health import redact
         from kgai_tui.sync.status import effective_url, run_sync

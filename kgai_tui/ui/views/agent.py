@@ -162,7 +162,13 @@ class AgentScreen(ModalScreen[None]):
         )
         self._compute(paths, topic)
 
-    @work(thread=True, exclusive=True, group="agent-recall", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="agent-recall",
+        exit_on_error=False,
+        description="agent-recall",
+    )
     def _compute(self, paths: str, topic: str) -> None:
         engine = self.engine_source()
         if engine is not None:

@@ -159,7 +159,13 @@ class PathsView(Vertical):
         if self.snapshot is not None:
             self._compute(self.snapshot, self.query_text, generation)
 
-    @work(thread=True, exclusive=True, group="paths", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="paths",
+        exit_on_error=False,
+        description="paths",
+    )
     def _compute(self, snapshot: Snapshot, query: str, generation: int) -> None:
         answer = path_answer(snapshot, query)
         if not get_current_worker().is_cancelled:

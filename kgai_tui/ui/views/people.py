@@ -164,7 +164,13 @@ class PeopleView(Horizontal):
         self._stale = False
         self._compute(snapshot, snapshot.moment or now())
 
-    @work(thread=True, exclusive=True, group="people", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="people",
+        exit_on_error=False,
+        description="people",
+    )
     def _compute(self, snapshot: Snapshot, at: datetime) -> None:
         data = people_data(snapshot, at)
         if not get_current_worker().is_cancelled:

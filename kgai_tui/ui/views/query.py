@@ -151,7 +151,13 @@ class QueryView(Vertical):
         self._moment = (snapshot.revision, memory_graph(snapshot.projection))
         return self._moment[1]
 
-    @work(thread=True, exclusive=True, group="query", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="query",
+        exit_on_error=False,
+        description="query",
+    )
     def _compute(self, snapshot: Snapshot, cypher: str, generation: int) -> None:
         if not cypher.strip():
             result = QueryResult(cypher, [], [], 0)

@@ -150,7 +150,13 @@ class SearchView(Vertical):
         include_all = self.query_one("#search-all", Switch).value
         self._search(query, include_all, generation)
 
-    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="search",
+        exit_on_error=False,
+        description="search",
+    )
     def _search(self, query: str, include_all: bool, generation: int) -> None:
         snapshot = self.snapshot
         if snapshot is None:

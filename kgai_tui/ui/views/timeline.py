@@ -155,7 +155,13 @@ class TimelineView(Vertical):
             base = None
         self._compute(self.snapshot, base, filters)
 
-    @work(thread=True, exclusive=True, group="timeline", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="timeline",
+        exit_on_error=False,
+        description="timeline",
+    )
     def _compute(
         self, snapshot: Snapshot, base: TimelineBase | None, filters: Filters
     ) -> None:

@@ -12,7 +12,7 @@ them earlier): the caller rebuilds instead.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -125,6 +125,11 @@ class OverlayProjection(Projection):
 
     def _state(self) -> LinkGraph:
         return stored_graph(self._db, read_meta(self._db, "graph"))
+
+    def prefetch(self, indices: Iterable[int]) -> None:
+        """Fetch the stored rows of ``indices`` not held yet, a block per query
+        (recall's segment merge reads thousands; a query each took 0.7 s at 10M)."""
+        self.decs.prefetch(indices)
 
     def _stored_element(self, eid: str) -> tuple[str, str, str] | None:
         hit = self._db.execute(

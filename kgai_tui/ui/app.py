@@ -62,7 +62,6 @@ class KgaiApp(StoreLoading):
         self.engine: Store | None = None
         self.cursor: TimeCursor | None = None
         self.problems: list[str] = []
-        self.selected_element: str | None = None
         self._live = LiveReload(root)
         self._revision = 0
         # Every load and every projection is numbered when asked for, on this

@@ -373,9 +373,7 @@ class StoreLoading(Navigation):
         )
         self.query_one(MomentBanner).show_moment(moment, delta)
         views = self.query_one(ViewSwitcher)
-        self.selected_element = views.present(
-            self.snapshot, prepared.elements, self.selected_element
-        )
+        views.present(self.snapshot, prepared.elements)
         if previous is not None and previous is not engine:
             previous.close()  # no view holds its rows any more
         # O(decisions) work waits until this view is painted: the timeline.

@@ -26,6 +26,7 @@ from kgai_tui.ui.snapshot import (
 from kgai_tui.ui.sync_actions import SyncActions
 from kgai_tui.ui.theme import Palette
 from kgai_tui.ui.views.agent import AgentScreen
+from kgai_tui.ui.views.elements import ElementsView
 from kgai_tui.ui.views.switcher import ViewSwitcher
 from kgai_tui.ui.widgets.key_bar import KeyBar
 from kgai_tui.ui.widgets.time_slider import TimeSlider
@@ -43,10 +44,15 @@ class Navigation(SyncActions):
     snapshot: Snapshot | None
     engine: Store | None
     problems: list[str]
-    selected_element: str | None
     back_stack: list[tuple[str, str | None]]
     diff_mark: DiffMark
     palette: Palette
+
+    @property
+    def selected_element(self) -> str | None:
+        """The element the explorer is about: Elements' choice (one copy of it,
+        so the Graph, the back stack and the tree never disagree)."""
+        return self.query_one(ElementsView).choice
 
     @property
     def current_view(self) -> str:
@@ -91,10 +97,12 @@ class Navigation(SyncActions):
         if not self.back_stack:
             return
         view, element = self.back_stack.pop()
-        if element is not None and element != self.selected_element:
-            self.selected_element = element
-            if self.snapshot is not None:
-                self.query_one(ViewSwitcher).select_element(self.snapshot, element)
+        if (
+            element is not None
+            and element != self.selected_element
+            and self.snapshot is not None
+        ):
+            self.query_one(ViewSwitcher).select_element(self.snapshot, element)
         self.show_view(view, remember=False)
 
     def action_quit_or_back(self) -> None:
@@ -180,7 +188,6 @@ class Navigation(SyncActions):
         """Show an element in the Elements (or Graph) view."""
         if element_id != self.selected_element or view != self.current_view:
             self._remember()
-        self.selected_element = element_id
         if self.snapshot is not None:
             self.query_one(ViewSwitcher).select_element(self.snapshot, element_id)
         self.show_view(view, remember=False)

@@ -7,10 +7,11 @@ from __future__ import annotations
 import asyncio
 import gc
 from pathlib import Path
+from typing import Any
 
 from builders import ShardWriter, decision, link, upsert, write_store
 from settle import settle
-from textual.widgets import OptionList, Static
+from textual.widgets import OptionList, Static, Tree
 
 from kgai_tui.ui.app import make_app
 from kgai_tui.ui.idle_gc import FULL_EVERY, IdleCollector
@@ -155,3 +156,64 @@ def test_a_full_collection_comes_without_steps_too() -> None:
         assert ticks == [1] * (FULL_EVERY - 1) + [2]
     finally:
         collector.stop()
+
+
+def test_the_element_chosen_comes_back_when_the_slider_returns_to_it(
+    tmp_path: Path,
+) -> None:
+    """Choosing ``service:zeta`` and stepping back to before it existed shows
+    another element (the first listed), without forgetting the choice: stepping
+    forward again shows zeta, with the tree's cursor on it, and the Graph and the
+    back stack follow the same one choice."""
+    app = make_app(_store(tmp_path), live=False)
+
+    def cursor() -> str | None:
+        tree = app.query_one("#element-tree", Tree)
+        node = tree.cursor_node
+        return None if node is None else node.data
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("f", *"zeta", "enter")
+            await settle(pilot)
+            await pilot.press("f", *["backspace"] * 4, "enter")  # the filter cleared
+            await settle(pilot)
+            elements = app.query_one("#elements")
+            assert app.selected_element == elements.selected == cursor()  # type: ignore[attr-defined]
+            zeta = app.selected_element
+            assert zeta is not None and "zeta" in _details(app)
+            await pilot.press("[", "[", "[")  # 11:00: no zeta yet
+            await settle(pilot)
+            assert "11:00" in _banner(app)
+            shown = elements.selected  # type: ignore[attr-defined]
+            assert shown is not None and shown != zeta
+            assert shown == cursor()
+            assert "zeta" not in _details(app)
+            await pilot.press("2")
+            await settle(pilot)
+            graph = app.query_one("#graph")
+            assert "does not exist at this moment" in _graph_text(app)
+            await pilot.press("1", "]", "]", "]")  # now again
+            await settle(pilot)
+            assert app.query_one("TimeSlider").moment is None  # type: ignore[attr-defined]
+            assert elements.selected == zeta == cursor() == app.selected_element  # type: ignore[attr-defined]
+            assert "zeta" in _details(app)
+            await pilot.press("2")
+            await settle(pilot)
+            assert graph.center == zeta  # type: ignore[attr-defined]
+
+    asyncio.run(main())
+
+
+def _details(app: Any) -> str:
+    return str(app.query_one("#element-details", Static).render())
+
+
+def _banner(app: Any) -> str:
+    return str(app.query_one("MomentBanner").render())
+
+
+def _graph_text(app: Any) -> str:
+    graph = app.query_one("#graph")
+    return "\n".join(line.text.plain for line in graph._lines)

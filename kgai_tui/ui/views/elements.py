@@ -163,6 +163,11 @@ class ElementsView(Horizontal):
         """Start empty; the app sends a snapshot."""
         super().__init__(id=id)
         self.snapshot: Snapshot | None = None
+        #: The element the user chose (the tree's cursor, a jump, a walk): kept
+        #: across slider steps, also through moments it does not exist at.
+        self.chosen: str | None = None
+        #: The element shown: the one chosen when it exists at the snapshot's
+        #: moment, else the first one listed.
         self.selected: str | None = None
         self._targets: list[tuple[str, str]] = []
         self._looks: list[_Look] | None = None  # what the links list shows
@@ -250,14 +255,25 @@ class ElementsView(Horizontal):
         if rows != self._rows:  # the same tree keeps its cursor (the whole store
             self._rows = rows  # loaded after the first view, a reload)
             self._fill_tree()
-        if self.selected is None or not snapshot.view.has_element(self.selected):
+        want = self.chosen if self.chosen is not None else self.selected
+        if want is not None and snapshot.view.has_element(want):
+            self.selected = want
+        else:
             self.selected = self._shown[0] if self._shown else rows.first
+        if self.selected is not None:
+            self._cursor_to(self.selected)
         self._show_details()
+
+    @property
+    def choice(self) -> str | None:
+        """The element the explorer is about: the one chosen, else the one shown
+        (the Graph's centre, the place the back stack remembers)."""
+        return self.chosen if self.chosen is not None else self.selected
 
     def select(self, element_id: str) -> None:
         """Show one element, and put the tree's cursor on it (a filter hiding it
         is cleared first: a jump never lands on an element the tree hides)."""
-        self.selected = element_id
+        self.chosen = self.selected = element_id
         if element_id not in self._shown:
             box = self.query_one("#element-filter", Input)
             if box.value:
@@ -269,21 +285,23 @@ class ElementsView(Horizontal):
 
     def _cursor_to(self, element_id: str) -> None:
         tree = self.query_one("#element-tree", ElementTree)
-        for line in range(tree.last_line + 1):
-            node = tree.get_node_at_line(line)
-            if node is not None and node.data == element_id:
-                with tree.prevent(Tree.NodeHighlighted):
+        with tree.prevent(Tree.NodeHighlighted):  # the lines built on the way too
+            for line in range(tree.last_line + 1):
+                node = tree.get_node_at_line(line)
+                if node is not None and node.data == element_id:
                     tree.cursor_line = line
-                tree.scroll_to_line(line)
-                return
+                    tree.scroll_to_line(line)
+                    return
 
     @on(Input.Changed, "#element-filter")
     def _filter(self) -> None:
         self._fill_tree()
         if self.selected not in self._shown:
             # The detail pane follows the filter: the first element still listed.
-            self.selected = self._shown[0] if self._shown else None
+            self.chosen = self.selected = self._shown[0] if self._shown else None
             self._show_details()
+        if self.selected is not None:
+            self._cursor_to(self.selected)  # a tree filled again starts at its top
 
     def _fill_tree(self) -> None:
         if self._rows is None:
@@ -309,13 +327,13 @@ class ElementsView(Horizontal):
     @on(Tree.NodeHighlighted, "#element-tree")
     def _highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
         if event.node.data is not None:
-            self.selected = event.node.data
+            self.chosen = self.selected = event.node.data
             self._show_details()
 
     @on(Tree.NodeSelected, "#element-tree")
     def _selected(self, event: Tree.NodeSelected[str]) -> None:
         if event.node.data is not None:
-            self.selected = event.node.data
+            self.chosen = self.selected = event.node.data
             self._show_details()
             self.query_one("#element-links", OptionList).focus()
 

@@ -62,7 +62,7 @@ class ViewSwitcher(ContentSwitcher):
         """Show a view by id and focus its main widget; the Graph centred on the
         element chosen in Elements (a walk in the Graph chooses there too)."""
         if key == "graph":
-            chosen = self.query_one(ElementsView).selected
+            chosen = self.query_one(ElementsView).choice
             graph = self.query_one(GraphView)
             snapshot = graph.snapshot
             if chosen is not None and chosen != graph.center and snapshot is not None:
@@ -79,29 +79,21 @@ class ViewSwitcher(ContentSwitcher):
         self.query_one(LISTS[self.current]).focus()
         return True
 
-    def present(
-        self, snapshot: Snapshot, rows: ElementRows, selected: str | None
-    ) -> str | None:
-        """Show a snapshot in every view but the timeline; return the element shown.
+    def present(self, snapshot: Snapshot, rows: ElementRows) -> None:
+        """Show a snapshot in every view but the timeline.
 
         ``rows`` is the Elements tree computed off the UI thread; the timeline is
-        left to :meth:`show_timeline`, after this has been painted. The element
-        shown is the one chosen in Elements (the tree's cursor moves without
-        telling the app), else ``selected``.
+        left to :meth:`show_timeline`, after this has been painted. The Graph is
+        centred on Elements' choice, also at a moment it does not exist at.
         """
         elements = self.query_one(ElementsView)
-        if elements.selected is not None:
-            selected = elements.selected
         elements.show(snapshot, rows)
-        if selected is None:
-            selected = elements.selected
-        self.query_one(GraphView).show(snapshot, selected)
+        self.query_one(GraphView).show(snapshot, elements.choice)
         self.query_one(ConflictsView).show(snapshot)
         self.query_one(SearchView).show(snapshot)
         self.query_one(PathsView).show(snapshot)
         self.query_one(PeopleView).show(snapshot)
         self.query_one(QueryView).show(snapshot)
-        return selected
 
     def show_timeline(self, snapshot: Snapshot) -> None:
         """Show a snapshot in the timeline (O(decisions), in its worker)."""

@@ -27,7 +27,13 @@ class ElementTree(Tree[str]):
         self, groups: Sequence[tuple[Text, Sequence[tuple[Text, str]], int]]
     ) -> None:
         """Replace the tree by expanded branches of ``(label, element id)`` leaves,
-        each ending with a line saying how many more it leaves out, if any."""
+        each ending with a line saying how many more it leaves out, if any.
+
+        The cursor is taken off first: Textual would otherwise put it back at the
+        old cursor node's line in the new tree, on whatever element is there now,
+        and announce that element as highlighted (as if the user had chosen it).
+        """
+        self.cursor_line = -1
         self.clear()
         self._bulk = True
         try:
@@ -43,6 +49,7 @@ class ElementTree(Tree[str]):
 
     def say(self, message: Text) -> None:
         """Replace the tree by one line saying why it is empty."""
+        self.cursor_line = -1
         self.clear()
         self.root.add_leaf(message)
 

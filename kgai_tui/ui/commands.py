@@ -72,6 +72,8 @@ class Command:
         bind: ``False`` for a key a widget binds itself (listed, not bound here).
         priority: a priority binding (it acts before the focused widget).
         palette: its palette entry (``None``: none) and ``palette_help`` its line.
+        typing: its key-bar label while a text box has the focus (``""``: not
+            listed then, its key is typed into the box).
     """
 
     id: str
@@ -86,6 +88,7 @@ class Command:
     priority: bool = False
     palette: str | None = None
     palette_help: str = ""
+    typing: str = ""
 
 
 def _view(n: int, key: str, title: str, does: str) -> Command:
@@ -124,7 +127,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "search: the Search view with its box focused", bar=2),
     Command("kgai.app.back", "app", "escape", "go_back", "esc", "back",
         "back one level: leave a text box, then the view or element you came from",
-        bar=6),
+        bar=6, typing="leave box"),
     Command("kgai.app.home", "app", "home,end", "", "Home End", "first/last",
         "first / last row of the focused list", bind=False),
     Command("kgai.app.doctor", "app", "d", "doctor", "d", "doctor",
@@ -186,7 +189,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
     Command("kgai.elements.filter", "elements", "f", "filter", "f", "filter",
         "filter the tree by name, kind or path (enter or esc returns)", bar=50),
     Command("kgai.elements.open", "elements", "enter", "", "⏎", "open",
-        "open: the element, a link to follow, a decision's record", bar=10, bind=False),
+        "open: the element, a link to follow, a decision's record", bar=10, bind=False,
+        typing="to the tree"),
     Command("kgai.elements.story", "elements", "s", "story", "s", "story",
         "the element's story: every decision, oldest first, whole", bar=48),
     Command("kgai.elements.copy", "elements", "y", "copy_id", "y", "copy",
@@ -208,18 +212,21 @@ COMMANDS: Final[tuple[Command, ...]] = (
     Command("kgai.conflicts.open", "conflicts", "enter", "", "⏎", "element",
         "show the contested element in Elements", bar=49, bind=False),
     Command("kgai.search.go", "search", "enter", "", "⏎", "hits/open",
-        "in the box: go to the hits; on a hit: open it", bar=50, bind=False),
+        "in the box: go to the hits; on a hit: open it", bar=50, bind=False,
+        typing="hits"),
     Command("kgai.search.all", "search", "ctrl+t", "toggle_all", "^t", "+superseded",
-        "include superseded decisions and dead ends, or not", bar=49),
+        "include superseded decisions and dead ends, or not", bar=49,
+        typing="+superseded"),
     Command("kgai.paths.open", "paths", "enter", "", "⏎", "element",
-        "in the box: go to the answer; on an element: show it", bar=50, bind=False),
+        "in the box: go to the answer; on an element: show it", bar=50, bind=False,
+        typing="answer"),
     Command("kgai.paths.agent", "paths", "A", "", "A", "agent JSON",
         "the exact JSON an agent receives for the path typed", bar=49, bind=False),
     Command("kgai.people.open", "people", "enter", "", "⏎", "shaped",
         "list the elements the highlighted person shaped", bar=50, bind=False),
     Command("kgai.query.run", "query", "enter", "", "⏎", "run/open",
         "in the box: run the query; on a cell with an id: open it", bar=50,
-        bind=False),
+        bind=False, typing="run"),
     *(
         Command(f"kgai.query.example-{n}", "query", "", f"query_example({n})", "",
             name, f"saved query: {name}", palette=f"query: {name}",
@@ -310,11 +317,18 @@ VIEW_KEYS: Final = BarItem(f"1-{len(VIEWS)}", "views", 8)
 """The bar's one entry for the view keys (each is listed in the help)."""
 
 
-def bar_items(scope: str, *, back: bool = False) -> list[BarItem]:
+def bar_items(scope: str, *, back: bool = False, typing: bool = False) -> list[BarItem]:
     """The key bar of ``scope``: its own commands, then (on the main screen) the
     ones that act everywhere; in display order, ranks deciding what stays.
-    ``back``: there is somewhere to go back to (Escape is listed, ``q`` goes back)."""
+    ``back``: there is somewhere to go back to (Escape is listed, ``q`` goes back).
+    ``typing``: a text box has the focus, so a key that is a character goes into
+    it: only the commands that still act are listed, with their ``typing`` label
+    (the view keys, ``?`` and ``q`` would be typed)."""
     parent = scope.partition("-")[0]  # a dialog's step shares the dialog's keys
+    if typing:
+        acting = [c for c in COMMANDS if c.typing and c.scope in (scope, parent)]
+        acting += [c for c in COMMANDS if c.typing and c.scope == "app"]  # esc last
+        return [BarItem(c.shown, c.typing, 100) for c in acting]
     own = [c for c in COMMANDS if c.scope in (scope, parent) and c.bar]
     items = [BarItem(c.shown, c.label, c.bar) for c in own]
     if scope in dict(VIEWS):

@@ -118,7 +118,11 @@ class Navigation(SyncActions):
 
     def _show_keys(self) -> None:
         """The key bar follows the view in front (and says whether q goes back)."""
-        self.query_one(KeyBar).show_scope(self.current_view, back=bool(self.back_stack))
+        self.query_one(KeyBar).show_scope(
+            self.current_view,
+            back=bool(self.back_stack),
+            typing=isinstance(self.screen.focused, Input),
+        )
 
     def action_slide(self, delta: int) -> None:
         """Step the slider by one recorded moment."""

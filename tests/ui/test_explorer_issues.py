@@ -297,15 +297,22 @@ def test_every_view_shows_its_keys_and_help_and_quit(
     demo_store: Path, size: tuple[int, int]
 ) -> None:
     """The key bar names the view, shows its own keys, and always ? and q; the
-    header keeps its health badge at every width, after a resize too."""
+    header keeps its health badge at every width, after a resize too. A view that
+    opens on its text box (Search, Paths) lists only the keys that act while
+    typing, and Escape to leave the box: its other keys would be typed."""
     app = make_app(demo_store, live=False)
     bars: dict[str, str] = {}
+    typing: dict[str, str] = {}
     headers: list[str] = []
 
     async def steps(pilot: Pilot[None]) -> None:
         for key in "1234567":
             await pilot.press(key)
             await settle(pilot)
+            if app.current_view in ("search", "paths"):
+                typing[app.current_view] = str(app.query_one(KeyBar).render())
+                await pilot.press("escape")  # "key" would go into the box
+                await settle(pilot)
             bars[app.current_view] = str(app.query_one(KeyBar).render())
         headers.append(_text(app, "#header"))
         await pilot.resize_terminal(size[0] - 10, size[1])
@@ -322,10 +329,17 @@ def test_every_view_shows_its_keys_and_help_and_quit(
         "paths": "element",
         "people": "shaped",
     }
+    assert sorted(bars) == sorted(own)  # every view was shown
     for view, bar in bars.items():
         assert "? help" in bar and ("q quit" in bar or "q back" in bar), bar
         assert own[view] in bar, bar
         assert view.capitalize() in bar
+    assert sorted(typing) == ["paths", "search"]
+    for view, bar in typing.items():
+        assert view.capitalize() in bar and "esc leave box" in bar, bar
+        assert "? help" not in bar and "1-8" not in bar and "q " not in bar, bar
+    assert "⏎ hits" in typing["search"] and "^t +superseded" in typing["search"]
+    assert "⏎ answer" in typing["paths"]
     assert all("✓ healthy" in h for h in headers), headers
 
 

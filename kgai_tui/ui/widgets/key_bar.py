@@ -58,16 +58,22 @@ class KeyBar(Static):
         super().__init__(id=id)
         self.scope = scope
         self.back = False
+        self.typing = False
 
-    def show_scope(self, scope: str, *, back: bool = False) -> None:
-        """Show another scope's keys; ``back`` when ``q`` goes back."""
-        if (scope, back) != (self.scope, self.back):
-            self.scope, self.back = scope, back
+    def show_scope(
+        self, scope: str, *, back: bool = False, typing: bool = False
+    ) -> None:
+        """Show another scope's keys; ``back`` when ``q`` goes back, ``typing``
+        while a text box has the focus."""
+        if (scope, back, typing) != (self.scope, self.back, self.typing):
+            self.scope, self.back, self.typing = scope, back, typing
             self.refresh()
 
     def render(self) -> Text:
         """The line, fitted to the width."""
         tag = dict(VIEWS).get(self.scope, "")
         return bar_text(
-            bar_items(self.scope, back=self.back), self.size.width or 80, tag=tag
+            bar_items(self.scope, back=self.back, typing=self.typing),
+            self.size.width or 80,
+            tag=tag,
         )

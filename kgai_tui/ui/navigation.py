@@ -150,10 +150,18 @@ class Navigation(SyncActions):
             self.query_one(TimeSlider).go_to(moment)
 
     def action_agent(self) -> None:
-        """Show the exact recall payload an agent gets for a path or topic."""
+        """Show the exact recall payload an agent gets for a path or topic: the
+        path typed in Paths, else the paths of the element looked at (what an
+        agent editing its files is told)."""
         paths = ""
         if self.current_view == "paths":
             paths = self.query_one("#paths-input", Input).value
+        elif (
+            self.current_view in ("elements", "graph")
+            and self.snapshot is not None
+            and self.selected_element is not None
+        ):
+            paths = ", ".join(self.snapshot.view.paths_of(self.selected_element))
         self.push_screen(AgentScreen(self.root, lambda: self.engine, paths=paths))
 
     def action_mark_moment(self) -> None:

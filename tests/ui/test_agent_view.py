@@ -9,6 +9,7 @@ from pathlib import Path
 
 from settle import settle
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from kgai_tui.ui.app import make_app
 from kgai_tui.ui.views.agent import AgentScreen, equivalent_command
@@ -23,7 +24,7 @@ def test_key_a_shows_the_recall_payload_an_agent_gets(demo_store: Path) -> None:
 
     async def steps(pilot: Pilot[None]) -> None:
         await settle(pilot)
-        await pilot.press("A")
+        await pilot.press("3", "A")  # from the Timeline: no element, empty boxes
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, AgentScreen)
@@ -55,6 +56,38 @@ def test_key_a_shows_the_recall_payload_an_agent_gets(demo_store: Path) -> None:
     assert seen["query"] == cli("--paths", "services/payments/*", "--about", "refunds")
     assert '"items": [' in seen["query"] and "Payments" in seen["query"]
     assert seen["after"] != "AgentScreen"
+
+
+def test_key_a_on_an_element_starts_from_its_paths(demo_store: Path) -> None:
+    """From Elements (or the Graph), ``A`` asks what an agent editing the chosen
+    element's files is told: its ``paths`` prop, split as recall splits it."""
+    app = make_app(demo_store, live=False)
+    seen: dict[str, str] = {}
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("f", *"Refunds", "enter", "2", "A")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, AgentScreen)
+        seen["paths"] = screen.query_one("#agent-paths", Input).value
+        seen["payload"] = screen.payload
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await steps(pilot)
+
+    asyncio.run(main())
+    assert seen["paths"] == "services/payments/refunds/*"
+    argv = [KGAI_TUI, "context", "--store", str(demo_store), "--paths", seen["paths"]]
+    done = subprocess.run(
+        [*argv, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert seen["payload"] == done.stdout
+    assert '"name": "Refunds"' in done.stdout
 
 
 def test_equivalent_command_reproduces_the_payload() -> None:

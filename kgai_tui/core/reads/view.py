@@ -113,6 +113,17 @@ class KgView:
                 out[eid] = stored
         return out
 
+    def paths_of(self, eid: str) -> list[str]:
+        """One element's stored paths, split as recall splits them (none when it
+        has no ``paths`` prop or does not exist)."""
+        from kgai_tui.core.recall.scoring import split_paths
+        from kgai_tui.core.wire.props import parse_props
+
+        found = self.projection.element(eid)
+        return (
+            [] if found is None else split_paths(parse_props(found[2]).get("paths", ""))
+        )
+
     def element(self, eid: str) -> Element | None:
         """One element, or ``None`` when it does not exist."""
         found = self.projection.element(eid)

@@ -134,7 +134,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "integrity report of every shard (what `doctor` finds)",
         palette="store: Doctor", palette_help="Integrity report of every shard"),
     Command("kgai.app.agent", "app", "A", "agent", "A", "agent",
-        "what an agent receives: the exact recall JSON for a path or topic",
+        "what an agent receives: the exact recall JSON for a path or topic (on an "
+        "element: its paths)",
         palette="agent: what an agent sees",
         palette_help="Recall JSON for a path/topic"),
     Command("kgai.app.reload", "app", "", "reload", "", "reload",

@@ -151,10 +151,27 @@ class LazyLinkGraph(LinkGraph):
         if row is None:
             self._absent.add(n)
             return False
+        self._keep(n, row)
+        return True
+
+    def _keep(self, n: str, row: tuple[str, str, str]) -> None:
         kind, name, props = row
         self.stored[n] = row
         dict.__setitem__(self._node, n, {"kind": kind, "name": name, "props": props})
-        return True
+
+    def prefetch(self, rows: dict[str, tuple[str, str, str] | None]) -> None:
+        """Take the stored rows of several elements at once (``None``: not
+        stored), as :meth:`_fetch` would one by one; elements held already, or
+        once the graph is loaded, are left as they are."""
+        if self.complete:
+            return
+        for n, row in rows.items():
+            if dict.__contains__(self._node, n) or n in self._absent:
+                continue
+            if row is None:
+                self._absent.add(n)
+            else:
+                self._keep(n, row)
 
     def load(self) -> None:
         """Load the whole graph and replay this session's additions and removals

@@ -26,6 +26,13 @@ _INT_LISTS: Final = frozenset(
 )
 
 
+def batchable(key: object) -> bool:
+    """Whether ``key`` may be looked up among others in one query (passed through
+    JSON to ``json_each``): a storable string without NUL, which SQLite's text
+    functions would not keep whole. Any other key is looked up on its own."""
+    return isinstance(key, str) and "\x00" not in key and storable(key)
+
+
 def storable(key: str) -> bool:
     """Whether ``key`` can be a stored key (every stored string is valid UTF-8; an
     argument with a lone surrogate, from a non-UTF-8 command line, is not)."""
@@ -167,6 +174,20 @@ class DecRows:
         """One column as a list-like view."""
         return DecColumn(self, DEC_COLUMNS.index(name))
 
+    def find_many(self, dec_ids: Iterable[str]) -> dict[str, int | None]:
+        """:meth:`find` of each id, a block per query (only :func:`batchable`
+        ids: a caller looks the others up on their own)."""
+        wanted = sorted({d for d in dec_ids if batchable(d)})
+        out: dict[str, int | None] = dict.fromkeys(wanted)
+        for at in range(0, len(wanted), _BLOCK):
+            chunk = orjson.dumps(wanted[at : at + _BLOCK])
+            for dec_id, ix in self.db.execute(
+                "SELECT id, ix FROM dec WHERE id IN (SELECT value FROM json_each(?))",
+                (chunk,),
+            ):
+                out[dec_id] = int(ix)
+        return out
+
     def find(self, dec_id: str) -> int | None:
         """The index of a decision id on disk, or ``None``."""
         if not storable(dec_id):
@@ -262,6 +283,18 @@ class ElRows:
         self.rows: dict[str, list[Any] | None] = {}
         self.new: list[str] = []
         self._create = create
+
+    def prefetch(self, eids: Iterable[str]) -> None:
+        """Fetch the stored rows of ``eids`` not held yet, a block per query (as
+        :meth:`get` would one by one; an element not stored is left to it)."""
+        wanted = sorted({e for e in eids if e not in self.rows and batchable(e)})
+        for at in range(0, len(wanted), _BLOCK):
+            for raw in self.db.execute(
+                "SELECT id, seq, kind, name, props, shapes_seq, shapes, heads_seq,"
+                " heads, max_auth FROM el WHERE id IN (SELECT value FROM json_each(?))",
+                (orjson.dumps(wanted[at : at + _BLOCK]),),
+            ):
+                self.rows[raw[0]] = _decode_el(raw[1:])
 
     def get(self, eid: str) -> list[Any] | None:
         """The row of element ``eid`` (fetched once), or ``None``."""

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+import orjson
+
 from kgai_tui.core.gosem.gotext import rfc3339_epoch
 from kgai_tui.core.model.build import (
     INSERT_DEC,
@@ -50,6 +52,7 @@ from kgai_tui.core.model.rows import (
     ElRows,
     MaxAuth,
     ModelCorruptError,
+    batchable,
     field,
 )
 from kgai_tui.core.model.schema import DEC_COLUMNS
@@ -61,6 +64,15 @@ from kgai_tui.core.store.logscan import DECISION_ID_OK, ShardScan, scan_appended
 from kgai_tui.core.store.shard_print import ShardPrint
 
 __all__ = ["OverlayProjection", "Staged", "extend_if_cheaper", "extend_model"]
+
+#: The fields of a mutation that name an element.
+_ELEMENT_KEYS: Final = ("element_id", "from_id", "to_id")
+
+
+def _listed_ids(value: object) -> list[str]:
+    """The strings of a list field of an event (anything else: none)."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
 
 #: An element and its ``(kind, name, props)`` after a replay.
 Changed = tuple[str, tuple[str, str, str]]
@@ -89,6 +101,13 @@ class _Index:
     def __setitem__(self, dec_id: str, idx: int) -> None:
         self._held[dec_id] = idx
 
+    def prefetch(self, dec_ids: Iterable[str]) -> None:
+        """Look up several ids not held yet in one query each block."""
+        held = self._held
+        found = self._rows.find_many(d for d in dec_ids if d not in held)
+        for dec_id, ix in found.items():
+            held.setdefault(dec_id, ix)
+
     def __contains__(self, dec_id: object) -> bool:
         return isinstance(dec_id, str) and self.get(dec_id) is not None
 
@@ -112,7 +131,8 @@ class OverlayProjection(Projection):
         self.applied = set()  # new events all sort after every applied one
         self.applied_count = counts["applied"]
         self.decs = DecRows(db, counts["decisions"])
-        self._dec_index = _Index(self.decs)  # type: ignore[assignment]
+        self._ids = _Index(self.decs)
+        self._dec_index = self._ids  # type: ignore[assignment]
         for name in DEC_COLUMNS:
             setattr(self, "dec_" + name, self.decs.column(name))
         self._node_seq = counts["elements"]
@@ -130,6 +150,38 @@ class OverlayProjection(Projection):
         """Fetch the stored rows of ``indices`` not held yet, a block per query
         (recall's segment merge reads thousands; a query each took 0.7 s at 10M)."""
         self.decs.prefetch(indices)
+
+    def warm(self, events: Iterable[dict[str, Any]]) -> None:
+        """Read what the replay of ``events`` will ask the rows for, a query per
+        kind instead of one per id: whether their decision ids (and those they
+        supersede) are stored, their elements' attributes, the rows of the
+        elements they shape. The answers are the ones the replay would get;
+        an id a query cannot carry (:func:`batchable`) is left to it."""
+        decs: set[str] = set()
+        els: set[str] = set()
+        shaped: set[str] = set()
+        for ev in events:
+            d = ev.get("decision")
+            if not isinstance(d, dict):
+                continue
+            decs.update(_listed_ids([d.get("id")]))
+            decs.update(_listed_ids(d.get("supersedes")))
+            shaped.update(_listed_ids(d.get("shapes")))
+            for m in d.get("mutations") or ():
+                if isinstance(m, dict):
+                    els.update(_listed_ids([m.get(k) for k in _ELEMENT_KEYS]))
+        self._ids.prefetch(d for d in decs if batchable(d))
+        wanted = sorted(e for e in els | shaped if batchable(e))
+        rows: dict[str, tuple[str, str, str] | None] = dict.fromkeys(wanted)
+        for at in range(0, len(wanted), 8192):
+            for eid, kind, name, props in self._db.execute(
+                "SELECT id, kind, name, props FROM el"
+                " WHERE id IN (SELECT value FROM json_each(?))",
+                (orjson.dumps(wanted[at : at + 8192]),),
+            ):
+                rows[eid] = (kind, name, props)
+        self.link_graph.prefetch(rows)
+        self.els.prefetch(shaped)
 
     def _stored_element(self, eid: str) -> tuple[str, str, str] | None:
         hit = self._db.execute(
@@ -356,6 +408,7 @@ def extend_model(
     else:
         overlay = OverlayProjection(db)
         source = LineSource(log_dir, fresh_scans)
+        overlay.warm(source.load(k[2], k[3]) for k in keys)
         apply_in_order(
             overlay,
             fresh_scans,

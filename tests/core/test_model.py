@@ -614,6 +614,46 @@ def test_an_update_reads_the_rows_it_touches_a_query_per_kind(
     assert found == ("service", "Odd", "tier=2")
 
 
+def test_a_read_that_extends_the_model_prints_the_shards_twice(
+    monkeypatch: Any, tmp_path: Path
+) -> None:
+    """Once to see the log grew, once under the lock to extend the model; the
+    read then opens the model holding the log that second print saw (a third
+    print cost 0.03-0.05 s at 300 shards, all appended to)."""
+    from builders import ShardWriter, decision, upsert
+
+    from kgai_tui.core.model import open as model_open
+
+    w = ShardWriter("i-one")
+    w.add(
+        decision("First", [upsert("feature", "A")]),
+        lamport=1,
+        recorded_at="2026-01-01T00:00:00Z",
+    )
+    root, cache = tmp_path / "store", tmp_path / "cache"
+    write_store(root, {"i-one.ndjson": lines(w.events)})
+    open_model(root, cache).close()
+    w.add(
+        decision("Second", [upsert("feature", "B")]),
+        lamport=2,
+        recorded_at="2026-01-01T00:00:00Z",
+    )
+    write_store(root, {"i-one.ndjson": lines(w.events)})
+    printed = []
+    prints = model_open.prints_from_disk
+
+    def counted(*args: Any) -> Any:
+        printed.append(args[1])
+        return prints(*args)
+
+    monkeypatch.setattr(model_open, "prints_from_disk", counted)
+    model = open_model(root, cache)
+    assert model.how == "append"
+    assert len(printed) == 2
+    assert_same(model, root)
+    model.close()
+
+
 def test_people_in_the_model_cover_what_people_counts() -> None:
     """Seeded stores, built then extended in parts: the model's ``people`` bytes equal
     the replay's on every step (:func:`assert_same`), and the stores really hold

@@ -39,7 +39,7 @@ from kgai_tui.core.model.seal import (
 )
 from kgai_tui.core.store.cache_file import remove_legacy
 from kgai_tui.core.store.shard_print import ShardPrint, compare_prints, prints_from_disk
-from kgai_tui.core.store.shards import LineProblem, LogSummary, list_log
+from kgai_tui.core.store.shards import LineProblem, LogListing, LogSummary, list_log
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
@@ -66,15 +66,10 @@ _BUSY: Final = 60.0
 _ROUNDS: Final = 4
 #: Events :meth:`ModelEngine.event_for` keeps (oldest dropped first).
 _EVENTS_KEPT: Final = 256
-_FAILURES: Final = (
-    sqlite3.DatabaseError,
-    ModelCorruptError,
-    ValueError,
-    TypeError,
-    KeyError,
-    IndexError,  # a stored list shorter than its layout
-    EOFError,  # a marshal value cut short
-)
+# What a damaged model raises; IndexError: a stored list shorter than its layout,
+# EOFError: a marshal value cut short.
+_DAMAGE: Final = (sqlite3.DatabaseError, ModelCorruptError, IndexError, EOFError)
+_FAILURES: Final = (*_DAMAGE, ValueError, TypeError, KeyError)
 
 
 class ModelEngine:
@@ -456,14 +451,18 @@ def _open_model(
         raise StoreNotFoundError(f"no kgai store at {root} (no log/ directory)")
     path = model_path(root, cache_base)
     how = "warm"
+    seen: _Seen = []
     for _ in range(_ROUNDS):
-        listing = list_log(log_dir)
-        now = prints_from_disk(log_dir, listing.names, cache_base)
+        if seen:  # the log as the update saw it, under the lock: no third print
+            listing, now = seen.pop()
+        else:
+            listing = list_log(log_dir)
+            now = prints_from_disk(log_dir, listing.names, cache_base)
         read = _read(root, path, listing.refused, now, how, any_thread=any_thread)
         if read is not None:
             return read
         done = _bring_up_to_date(
-            root, path, background, staged, then, replayed=replayed
+            root, path, background, staged, then, replayed=replayed, seen=seen
         )
         if not isinstance(done, str):
             return done  # type: ignore[return-value]  # the replay answers this once
@@ -492,6 +491,10 @@ def _open_model(
     return read
 
 
+#: The log an update left the model holding: its listing and prints.
+_Seen = list[tuple[LogListing, list[ShardPrint]]]
+
+
 def _bring_up_to_date(
     root: Path,
     path: Path,
@@ -501,21 +504,23 @@ def _bring_up_to_date(
     *,
     rebuild: bool = True,
     replayed: Callable[[Engine], object] | None = None,
+    seen: _Seen | None = None,
 ) -> str | Engine:
     """Under the model lock: extend the model if it can be, else rebuild it (or
     return the replay and rebuild it in the background, see :func:`open_model`);
-    without ``rebuild``, "stale" instead of a rebuild."""
+    without ``rebuild``, "stale" instead of a rebuild. ``seen`` gets the log the
+    model then holds, for a read of it that need not print the shards again."""
     from kgai_tui.core.engine.open import replay_log
     from kgai_tui.core.model.update import extend_if_cheaper
 
-    log_dir = root / "log"
+    log_dir, seen = root / "log", [] if seen is None else seen
     with model_lock(path):
         # The log as it is now: another process may have extended the model past
         # the listing taken before the lock (comparing with that one would look like
         # a log that shrank, and rebuild for nothing).
-        names = list_log(log_dir).names
+        listing = list_log(log_dir)
         # The model lives in <cache base>/<store key>/: its prints keep beside it.
-        now = prints_from_disk(log_dir, names, path.parent.parent)
+        now = prints_from_disk(log_dir, listing.names, path.parent.parent)
         remove_stale_temporaries(path)
         if sealed(path):
             db = None
@@ -523,25 +528,26 @@ def _bring_up_to_date(
                 db = _connect(path, write=True)
                 stored = _stored_prints(db, root, path)
                 change = compare_prints(stored, now, log_dir)
-                if change == "same":
-                    return "warm"  # another process did it while we waited
+                if change == "same":  # another process did it while we waited
+                    seen.append((listing, now))
+                    return "warm"
                 if change == "append" and extend_if_cheaper(
                     db, path, log_dir, stored, now, staged
                 ):
                     # Fold the log into the file when no reader holds it back
                     # (never waiting for one); sealed below, as it is then.
                     fold_log(db)
+                    seen.append((listing, now))
                     return "append"
             except _FAILURES:
                 pass
             finally:
                 if db is not None:
                     db.close()
-                    # Sealed when we took the lock, so every byte since is ours:
-                    # even a connection that only read, closing last, folds and
-                    # removes a write-ahead log a reader had held back, and the
-                    # seal it left broken sent the next read to rebuild the model
-                    # (or, after a writer kept appending, to fail).
+                    # Sealed when we took the lock, so every byte since is ours: a
+                    # connection that only read, closing last, folds and removes a
+                    # write-ahead log a reader held back; the seal it broke sent
+                    # the next read to rebuild (or, with a writer appending, fail).
                     with contextlib.suppress(OSError):
                         write_seal(path)
         if not rebuild:

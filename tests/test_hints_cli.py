@@ -168,7 +168,7 @@ def test_the_agent_view_shows_the_did_you_mean_line(
 
     async def steps(pilot: Pilot[None]) -> None:
         await settle(pilot)
-        await pilot.press("A")
+        await pilot.press("3", "A")  # from the Timeline: no element's paths
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, AgentScreen)

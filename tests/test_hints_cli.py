@@ -209,7 +209,7 @@ def test_the_search_view_suggests_names_when_search_finds_little(
         await pilot.press("5")
         await settle(pilot)
         box = app.query_one("#search-input", Input)
-        for query in ("content delivery network", "invoice"):
+        for query in ("content delivery network", "invoice", "postgres"):
             box.value = query
             await asyncio.sleep(0.4)  # past the debounce
             await settle(pilot)
@@ -223,3 +223,8 @@ def test_the_search_view_suggests_names_when_search_finds_little(
     asyncio.run(main())
     assert "did you mean: CDN (infra)" in seen[0]
     assert "did you mean" not in seen[1]
+    # Two hits, the first the element Postgres itself: the line names only
+    # elements the hits do not show.
+    hits, _, names = seen[2].partition("did you mean: ")
+    assert hits.startswith("2 hit(s)") and names, seen[2]
+    assert "Postgres (infra)" not in names and "Orders (service)" in names

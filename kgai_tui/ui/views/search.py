@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -42,9 +43,12 @@ SUGGESTIONS = 5
 _FILTER = re.compile(r"\b\w+:")
 
 
-def did_you_mean(projection: ProjectionView, query: str) -> list[str]:
+def did_you_mean(
+    projection: ProjectionView, query: str, found: AbstractSet[str] = frozenset()
+) -> list[str]:
     """Element names recall knows for the query's words, for a search that found
-    little: recall's own elements for them, then its hints (issue 20).
+    little: recall's own elements for them, then its hints (issue 20); not the
+    elements the search ``found`` already (its hits' ids).
 
     Only where the recall index answers (the store as it is now): the scan of a
     past moment would cost a pass over every decision per keystroke.
@@ -55,8 +59,12 @@ def did_you_mean(projection: ProjectionView, query: str) -> list[str]:
     if not words.strip() or recall_index_for(projection) is None:
         return []
     out = context_obj(projection, paths=[], about=words, limit=SUGGESTIONS)
-    seen = [f"{i['name']} ({i['kind']})" for i in out["items"] if i["name"]]
-    seen += [f"{h['name']} ({h['kind']})" for h in out.get("hints", [])]
+    named = [*out["items"], *out.get("hints", [])]
+    seen = [
+        f"{e['name']} ({e['kind']})"
+        for e in named
+        if e["name"] and e["element_id"] not in found
+    ]
     return list(dict.fromkeys(seen))[:SUGGESTIONS]
 
 
@@ -168,7 +176,8 @@ class SearchView(Vertical):
             return
         names: list[str] = []
         if query.strip() and len(hits) < THIN and snapshot.moment is None:
-            names = did_you_mean(snapshot.projection, query)
+            found = {hit.id for hit in hits if hit.kind == "element"}
+            names = did_you_mean(snapshot.projection, query, found)
         if get_current_worker().is_cancelled:
             return
         self.app.call_from_thread(

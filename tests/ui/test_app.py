@@ -713,3 +713,41 @@ def test_graph_follows_the_element_chosen_in_elements(demo_store: Path) -> None:
     assert centred == chosen
     assert walked != chosen and again == walked
     assert stepped == app_choice == chosen
+
+
+def test_tab_in_the_timeline_goes_through_its_filters_and_back(
+    demo_store: Path,
+) -> None:
+    """The key bar says ``tab filters``: Tab goes from the list to each filter in
+    turn and back to the list, shift+Tab the other way (the default focus chain
+    took the first Tab to the slider, and nothing visible happened); a filter
+    chosen with Enter narrows the list."""
+    app = make_app(demo_store, live=False)
+    seen: list[str | None] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("3")
+        await settle(pilot)
+        seen.append(app.screen.focused.id if app.screen.focused else None)
+        for key in ("tab",) * 5 + ("shift+tab",) * 2:
+            await pilot.press(key)
+            seen.append(app.screen.focused.id if app.screen.focused else None)
+        before = len(app.query_one("#timeline-list", DecisionList).rows)
+        await pilot.press("tab", "enter", "down", "enter")  # status: in force
+        await settle(pilot)
+        seen.append(
+            str(len(app.query_one("#timeline-list", DecisionList).rows) < before)
+        )
+
+    _drive(app, steps)
+    assert seen == [
+        "timeline-list",
+        "filter-writer",
+        "filter-author",
+        "filter-kind",
+        "filter-status",
+        "timeline-list",
+        "filter-status",
+        "filter-kind",
+        "True",
+    ]

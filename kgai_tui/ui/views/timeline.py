@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import pairwise
 from threading import Lock
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Select, Sparkline, Static
 from textual.worker import get_current_worker
@@ -24,6 +26,7 @@ from kgai_tui.core.reads.timeline import (
     timeline_select,
 )
 from kgai_tui.core.reads.view import KgView
+from kgai_tui.ui.commands import bindings
 from kgai_tui.ui.render import DIM, day
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.snapshot import DecisionRequested, Snapshot
@@ -73,6 +76,17 @@ class TimelineView(Vertical):
     not pay for it. Until the first result the caption says it is building.
     """
 
+    BINDINGS: ClassVar[list[BindingType]] = bindings("timeline")
+
+    #: Where Tab goes, in turn: the list, then each filter.
+    _CYCLE = (
+        "#timeline-list",
+        "#filter-writer",
+        "#filter-author",
+        "#filter-kind",
+        "#filter-status",
+    )
+
     def __init__(self, *, id: str | None = None) -> None:
         """Start empty."""
         super().__init__(id=id)
@@ -104,6 +118,21 @@ class TimelineView(Vertical):
         yield Static(id="timeline-caption")
         yield Sparkline([], id="timeline-histogram")
         yield DecisionList(id="timeline-list")
+
+    def action_cycle(self, step: int) -> None:
+        """Tab (``step`` 1) and shift+Tab (-1): the list and the four filters in
+        turn, within the view (the slider below is moved by its own keys)."""
+        order = [self.query_one(selector) for selector in self._CYCLE]
+        focused = self.screen.focused
+        at = next(
+            (
+                n
+                for n, widget in enumerate(order)
+                if focused is not None and widget in focused.ancestors_with_self
+            ),
+            -1 if step > 0 else 0,
+        )
+        order[(at + step) % len(order)].focus()
 
     def show(self, snapshot: Snapshot) -> None:
         """Take a new snapshot; render it now when the view is shown, else when it

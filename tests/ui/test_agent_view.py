@@ -5,16 +5,25 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from settle import settle
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from kgai_tui.ui.app import make_app
+from kgai_tui.ui.app import KgaiApp, make_app
 from kgai_tui.ui.views.agent import AgentScreen, equivalent_command
 
 KGAI_TUI = str(Path(sys.executable).parent / "kgai-tui")
+
+
+def _drive(app: KgaiApp, steps: Callable[[Pilot[None]], Awaitable[None]]) -> None:
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await steps(pilot)
+
+    asyncio.run(main())
 
 
 def test_key_a_shows_the_recall_payload_an_agent_gets(demo_store: Path) -> None:
@@ -37,11 +46,7 @@ def test_key_a_shows_the_recall_payload_an_agent_gets(demo_store: Path) -> None:
         await pilot.pause()
         seen["after"] = type(app.screen).__name__
 
-    async def main() -> None:
-        async with app.run_test(size=(120, 40)) as pilot:
-            await steps(pilot)
-
-    asyncio.run(main())
+    _drive(app, steps)
 
     def cli(*args: str) -> str:
         done = subprocess.run(
@@ -73,11 +78,7 @@ def test_key_a_on_an_element_starts_from_its_paths(demo_store: Path) -> None:
         seen["paths"] = screen.query_one("#agent-paths", Input).value
         seen["payload"] = screen.payload
 
-    async def main() -> None:
-        async with app.run_test(size=(120, 40)) as pilot:
-            await steps(pilot)
-
-    asyncio.run(main())
+    _drive(app, steps)
     assert seen["paths"] == "services/payments/refunds/*"
     argv = [KGAI_TUI, "context", "--store", str(demo_store), "--paths", seen["paths"]]
     done = subprocess.run(

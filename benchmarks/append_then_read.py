@@ -16,6 +16,12 @@ goes first. Each row gives wall time and peak RSS (``ru_maxrss`` of the child).
 Before the first round each tree reads the store once (its cache brought up to
 date) and both must count N. The store grows by ``--append`` per round: pass the
 new count next time.
+
+With ``--taking-turns``, both trees read one cache (the ``--before`` one; their
+model format must be the same): each round appends, then one tree reads, the
+trees alternating. At 10M two caches do not both stay in the page cache, and
+every read would pay for disk; on one cache each read extends the model its
+turn-mate left, with the same pages at hand.
 """
 
 from __future__ import annotations
@@ -60,8 +66,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--before", nargs=2, metavar=("SRC", "CACHE"), required=True)
     ap.add_argument("--after", nargs=2, metavar=("SRC", "CACHE"), required=True)
+    ap.add_argument("--taking-turns", action="store_true")
     args = ap.parse_args()
     trees = [("before", *map(Path, args.before)), ("after", *map(Path, args.after))]
+    if args.taking_turns:  # one cache: the --before one
+        trees = [(name, src, trees[0][2]) for name, src, _ in trees]
     total = args.events
     # Both caches brought up to the store as it is, and the count checked before
     # anything is appended: appending from a wrong count writes events the
@@ -75,6 +84,8 @@ def main() -> None:
         )
         total += args.append
         order = trees if r % 2 == 0 else trees[::-1]
+        if args.taking_turns:
+            order = [trees[r % 2]]
         for name, src, cache in order:
             seconds, peak, events = _status(args.store, src, cache)
             if events != total:

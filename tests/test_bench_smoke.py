@@ -311,3 +311,16 @@ def test_append_then_read_grows_the_store_and_reads_it_with_both_trees(
     )
     assert wrong.returncode != 0
     assert sum(p.stat().st_size for p in (root / "log").iterdir()) == size
+    # Taking turns on one cache: one read per round, the trees alternating.
+    turns = subprocess.run(
+        [*argv, "--events", "2200", "--taking-turns"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert turns.returncode == 0, turns.stderr
+    assert [line.split(":")[0] for line in turns.stdout.splitlines()] == [
+        "round 1 (2300 events) before",
+        "round 2 (2400 events) after",
+        "the store now holds 2400 events",
+    ]

@@ -190,6 +190,37 @@ def test_one_typo_finds_what_the_word_meant_finds(
     assert fixed is not None and fixed.lower() == meant
 
 
+#: (store, a known word with a suffix the store never wrote, the word): the same
+#: hits as the word, and the notes name it.
+SUFFIXED = [
+    ("demo", "postgresql", "postgres"),
+    ("vendors", "stripejs", "stripe"),
+    ("demo", "invoicesdb", "invoices"),
+]
+
+
+@pytest.mark.parametrize(("store", "typed", "meant"), SUFFIXED)
+def test_a_suffix_the_store_never_wrote_finds_the_word_it_follows(
+    stores: dict[str, SearchIndex], store: str, typed: str, meant: str
+) -> None:
+    index = stores[store]
+    expected = _ids(index, meant)
+    assert expected
+    assert _ids(index, typed) == expected
+    notes = index.notes(typed, index.search(typed))
+    assert notes.did_you_mean is not None and notes.did_you_mean.lower() == meant
+    assert any(f"did you mean '{meant}'?" in line for line in notes.lines), notes
+
+
+def test_a_short_head_is_no_suggestion(stores: dict[str, SearchIndex]) -> None:
+    """``cartqz``: ``cart`` is four letters, too short to take for the word."""
+    index = stores["demo"]
+    assert index.search("cartqz") == []
+    notes = index.notes("cartqz", [])
+    assert notes.did_you_mean is None
+    assert any("no decision or element has the word 'cartqz'" in n for n in notes.lines)
+
+
 def test_a_typo_beside_a_known_word_comes_after_every_exact_match(
     stores: dict[str, SearchIndex],
 ) -> None:

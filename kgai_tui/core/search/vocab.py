@@ -39,6 +39,10 @@ _PARTS_MAX: Final = 4
 _NEAREST_MIN: Final = 3
 #: At most this many unknown words of a query get a nearest word.
 _NEAREST_WORDS: Final = 8
+#: With no word one edit away, a known word the typed one starts with, this many
+#: characters shorter (``postgresql`` for ``postgres``, ``stripejs`` for
+#: ``stripe``), and at least :data:`_SPLIT_MIN` long (``nodejs`` is not ``node``).
+_SUFFIXES: Final = (2, 3)
 _ALPHABET: Final = string.ascii_lowercase + string.digits
 _RUN: Final = re.compile(r"[^\W_]+")
 _LEFT_EDGE: Final = r"(?:(?<![^\W_])|(?<=[a-z])(?=[A-Z]))"
@@ -129,7 +133,8 @@ class Vocabulary:
         return best[0]
 
     def nearest(self, word: str) -> str | None:
-        """The known word one edit from ``word`` (which the index lacks), or ``None``.
+        """The known word one edit from ``word`` (which the index lacks), else the
+        known word it starts with two or three characters short, or ``None``.
 
         Ties go to the word in more documents, then the first in code point order.
         """
@@ -145,7 +150,13 @@ class Vocabulary:
             c = self.count(candidate)
             if c and (best is None or (-c, candidate) < (-best[0], best[1])):
                 best = (c, candidate)
-        return None if best is None else best[1]
+        if best is not None:
+            return best[1]
+        for cut in _SUFFIXES:  # the longer head first
+            head = word[:-cut]
+            if len(head) >= _SPLIT_MIN and self.count(head):
+                return head
+        return None
 
 
 def _one_edit(word: str) -> Iterator[str]:

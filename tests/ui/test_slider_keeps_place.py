@@ -193,7 +193,9 @@ def test_the_element_chosen_comes_back_when_the_slider_returns_to_it(
             await pilot.press("2")
             await settle(pilot)
             graph = app.query_one("#graph")
-            assert "does not exist at this moment" in _graph_text(app)
+            assert _graph_text(app) == (
+                "service:zeta does not exist at this moment · first decided 2026-01-01"
+            )
             await pilot.press("1", "]", "]", "]")  # now again
             await settle(pilot)
             assert app.query_one("TimeSlider").moment is None  # type: ignore[attr-defined]

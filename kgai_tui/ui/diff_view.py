@@ -12,7 +12,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
-from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -22,6 +21,7 @@ from textual.widgets import Static
 from kgai_tui.text.diff import render_diff
 from kgai_tui.ui.commands import bindings
 from kgai_tui.ui.safe_text import plain
+from kgai_tui.ui.threads import thread_worker
 from kgai_tui.ui.widgets.key_bar import KeyBar
 from kgai_tui.ui.widgets.time_slider import TimeSlider
 
@@ -111,13 +111,7 @@ class DiffModal(ModalScreen[None]):
         """Compare the two moments, off the UI thread."""
         self._compute()
 
-    @work(
-        thread=True,
-        exclusive=True,
-        group="diff",
-        exit_on_error=False,
-        description="diff",
-    )
+    @thread_worker("diff")
     def _compute(self) -> None:
         """The diff, or the one line saying why there is none."""
         from kgai_tui.core.answers.answer import failure_message

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from textual import on, work
+from textual import on
 from textual.worker import Worker, WorkerState
 
 from kgai_tui.core.store.shards import log_extent
@@ -25,6 +25,7 @@ from kgai_tui.ui.prepare import Prepared, prepare
 from kgai_tui.ui.snapshot import ReloadRequested, Snapshot
 from kgai_tui.ui.sync_actions import read_sync_status
 from kgai_tui.ui.theme import Palette
+from kgai_tui.ui.threads import thread_worker
 from kgai_tui.ui.views.switcher import ViewSwitcher
 from kgai_tui.ui.widgets.header import MomentBanner, StoreHeader
 from kgai_tui.ui.widgets.time_slider import TimeSlider
@@ -69,13 +70,7 @@ class StoreLoading(Navigation):
         self.collector.busy()
         self._load_in_worker(keep_moment, self._history_wanted, self._loads_asked)
 
-    @work(
-        thread=True,
-        exclusive=True,
-        group="open",
-        exit_on_error=False,
-        description="open",
-    )
+    @thread_worker("open")
     def _load_in_worker(self, keep_moment: bool, history: bool, asked: int) -> None:
         from kgai_tui.core.answers.config import pending_path
         from kgai_tui.core.model.read import read_store
@@ -211,13 +206,7 @@ class StoreLoading(Navigation):
         else:
             self._history_in_worker(self.engine)
 
-    @work(
-        thread=True,
-        exclusive=True,
-        group="history",
-        exit_on_error=False,
-        description="history",
-    )
+    @thread_worker("history")
     def _history_in_worker(self, engine: Store) -> None:
         """The history of the store on screen (its time index), without opening
         it again: a reload re-read and re-drew the present first (at 1M, the first
@@ -297,13 +286,7 @@ class StoreLoading(Navigation):
             engine, cursor, moment, previous, self.palette, self._projections_asked
         )
 
-    @work(
-        thread=True,
-        exclusive=True,
-        group="replay",
-        exit_on_error=False,
-        description="replay",
-    )
+    @thread_worker("replay")
     def _project_in_worker(
         self,
         engine: Store,
@@ -384,13 +367,7 @@ class StoreLoading(Navigation):
         if focus is not None and moment is None:
             self._show_new_decision(*focus)
 
-    @work(
-        thread=True,
-        exclusive=True,
-        group="restyle",
-        exit_on_error=False,
-        description="restyle",
-    )
+    @thread_worker("restyle")
     def _restyle(self, snapshot: Snapshot, palette: Palette) -> None:
         prepared = prepare(snapshot.projection, snapshot.delta, palette)
         self.call_from_thread(self._restyled, snapshot, prepared)

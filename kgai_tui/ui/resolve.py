@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -39,6 +39,7 @@ from kgai_tui.ui.commands import bindings
 from kgai_tui.ui.render import DIM, head_card, mutation_lines
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.theme import Palette
+from kgai_tui.ui.threads import thread_worker
 from kgai_tui.ui.widgets.key_bar import KeyBar
 
 if TYPE_CHECKING:
@@ -306,13 +307,7 @@ class ResolveScreen(ModalScreen[str | None]):
                 props[prop.key] = value
         self._plan(None, title, why, props)
 
-    @work(
-        thread=True,
-        exclusive=True,
-        group="resolve-plan",
-        exit_on_error=False,
-        description="resolve-plan",
-    )
+    @thread_worker("resolve-plan")
     def _plan(
         self,
         keep: str | None,

@@ -11,10 +11,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import work
 from textual.app import App
 
 from kgai_tui.ui.safe_text import one_line, visible
+from kgai_tui.ui.threads import thread_worker
 from kgai_tui.ui.widgets.header import StoreHeader
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class SyncActions(App[None]):
         self._syncing = True
         self._sync()
 
-    @work(thread=True, group="sync", exit_on_error=False, description="sync")
+    @thread_worker("sync", exclusive=False)
     def _sync(self) -> None:
         from kgai_tui.core.reads.health import redact
         from kgai_tui.sync.status import effective_url, run_sync

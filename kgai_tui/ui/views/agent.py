@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical
@@ -24,6 +24,7 @@ from textual.widgets import Input, Static, TextArea
 from textual.worker import get_current_worker
 
 from kgai_tui.ui.commands import bindings
+from kgai_tui.ui.threads import thread_worker
 from kgai_tui.ui.widgets.key_bar import KeyBar
 
 if TYPE_CHECKING:
@@ -162,13 +163,7 @@ class AgentScreen(ModalScreen[None]):
         )
         self._compute(paths, topic)
 
-    @work(
-        thread=True,
-        exclusive=True,
-        group="agent-recall",
-        exit_on_error=False,
-        description="agent-recall",
-    )
+    @thread_worker("agent-recall")
     def _compute(self, paths: str, topic: str) -> None:
         engine = self.engine_source()
         if engine is not None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -27,6 +27,7 @@ from kgai_tui.ui.render import DIM
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.snapshot import ElementRequested, Snapshot
 from kgai_tui.ui.theme import Palette
+from kgai_tui.ui.threads import thread_worker
 
 DEBOUNCE_SECONDS = 0.2
 #: At most this many elements in an answer (recall's --max).
@@ -159,13 +160,7 @@ class PathsView(Vertical):
         if self.snapshot is not None:
             self._compute(self.snapshot, self.query_text, generation)
 
-    @work(
-        thread=True,
-        exclusive=True,
-        group="paths",
-        exit_on_error=False,
-        description="paths",
-    )
+    @thread_worker("paths")
     def _compute(self, snapshot: Snapshot, query: str, generation: int) -> None:
         answer = path_answer(snapshot, query)
         if not get_current_worker().is_cancelled:

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
@@ -30,6 +30,7 @@ from kgai_tui.ui.people import (
 )
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.snapshot import Snapshot
+from kgai_tui.ui.threads import thread_worker
 
 STALE_AFTER: Final = 180 * 86400
 """An element is stale when its newest decision in force is older than this."""
@@ -164,13 +165,7 @@ class PeopleView(Horizontal):
         self._stale = False
         self._compute(snapshot, snapshot.moment or now())
 
-    @work(
-        thread=True,
-        exclusive=True,
-        group="people",
-        exit_on_error=False,
-        description="people",
-    )
+    @thread_worker("people")
     def _compute(self, snapshot: Snapshot, at: datetime) -> None:
         data = people_data(snapshot, at)
         if not get_current_worker().is_cancelled:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
@@ -23,6 +23,7 @@ from textual.worker import get_current_worker
 from kgai_tui.ui.render import DIM
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.snapshot import DecisionRequested, ElementRequested, Snapshot
+from kgai_tui.ui.threads import thread_worker
 
 #: At most this many rows in the table (the caption says how many more).
 LIMIT: Final = 500
@@ -151,13 +152,7 @@ class QueryView(Vertical):
         self._moment = (snapshot.revision, memory_graph(snapshot.projection))
         return self._moment[1]
 
-    @work(
-        thread=True,
-        exclusive=True,
-        group="query",
-        exit_on_error=False,
-        description="query",
-    )
+    @thread_worker("query")
     def _compute(self, snapshot: Snapshot, cypher: str, generation: int) -> None:
         if not cypher.strip():
             result = QueryResult(cypher, [], [], 0)

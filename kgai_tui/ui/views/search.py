@@ -19,7 +19,7 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -33,6 +33,7 @@ from kgai_tui.ui.commands import bindings
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.snapshot import DecisionRequested, ElementRequested, Snapshot
 from kgai_tui.ui.theme import ANSI
+from kgai_tui.ui.threads import thread_worker
 
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection_view import ProjectionView
@@ -158,13 +159,7 @@ class SearchView(Vertical):
         include_all = self.query_one("#search-all", Switch).value
         self._search(query, include_all, generation)
 
-    @work(
-        thread=True,
-        exclusive=True,
-        group="search",
-        exit_on_error=False,
-        description="search",
-    )
+    @thread_worker("search")
     def _search(self, query: str, include_all: bool, generation: int) -> None:
         snapshot = self.snapshot
         if snapshot is None:

@@ -11,7 +11,7 @@ from threading import Lock
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
@@ -31,6 +31,7 @@ from kgai_tui.ui.render import DIM, day
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.snapshot import DecisionRequested, Snapshot
 from kgai_tui.ui.theme import Palette
+from kgai_tui.ui.threads import thread_worker
 from kgai_tui.ui.widgets.decision_list import DecisionList
 
 _ALL = "__all__"
@@ -184,13 +185,7 @@ class TimelineView(Vertical):
             base = None
         self._compute(self.snapshot, base, filters)
 
-    @work(
-        thread=True,
-        exclusive=True,
-        group="timeline",
-        exit_on_error=False,
-        description="timeline",
-    )
+    @thread_worker("timeline")
     def _compute(
         self, snapshot: Snapshot, base: TimelineBase | None, filters: Filters
     ) -> None:

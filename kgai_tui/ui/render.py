@@ -35,6 +35,17 @@ def day(d: Decision) -> str:
     return format_epoch(stamp)[:10]
 
 
+def absent_element(now: KgView, eid: str) -> Text:
+    """An element chosen but absent at the slider's moment: its label and the day
+    it was first decided, read from the store ``now``, so the user knows where to
+    slide."""
+    first = now.history(eid)[:1]
+    since = f" · first decided {day(now.decision(first[0]))}" if first else ""
+    return Text.assemble(
+        plain(now.label(eid)), (f" does not exist at this moment{since}", "dim")
+    )
+
+
 def element_details(
     v: KgView,
     eid: str,

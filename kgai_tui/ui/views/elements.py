@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from rich.text import Text
@@ -17,10 +18,10 @@ from textual.widgets.option_list import Option
 from kgai_tui.core.errors import KgaiError
 from kgai_tui.core.reads.legend import MARKS, Status
 from kgai_tui.core.reads.story import element_story
-from kgai_tui.core.reads.view import element_label
+from kgai_tui.core.reads.view import KgView
 from kgai_tui.core.recall.scoring import glob_match
 from kgai_tui.ui.commands import bindings
-from kgai_tui.ui.render import DIM, element_details, story_row
+from kgai_tui.ui.render import DIM, absent_element, element_details, story_row
 from kgai_tui.ui.safe_text import one_line, plain
 from kgai_tui.ui.snapshot import (
     DecisionRequested,
@@ -90,7 +91,6 @@ class ElementRows:
     """
 
     groups: tuple[tuple[str, tuple[ElementRow, ...]], ...]
-    first: str | None  # the element shown when nothing is selected
     palette: Palette
 
     def filtered(self, raw: str, cap: int | None = None) -> list[Branch]:
@@ -128,13 +128,8 @@ def element_rows(
     contested = v.conflicts()
     paths = v.element_paths()
     by_kind: dict[str, list[tuple[str, str, str, str]]] = {}
-    first: tuple[str, str] | None = None
     for eid, kind, name in v.element_names():
         by_kind.setdefault(kind or "(stub)", []).append((name.lower(), eid, kind, name))
-        # The element shown when nothing is selected: the least label, then id.
-        shown = element_label(eid, kind, name)
-        if first is None or (shown, eid) < first:
-            first = (shown, eid)
     groups = []
     for kind in sorted(by_kind):
         members = sorted(by_kind[kind], key=lambda m: (m[0], m[1]))
@@ -151,7 +146,7 @@ def element_rows(
             for lower, eid, real_kind, name in members
         )
         groups.append((kind, rows))
-    return ElementRows(tuple(groups), None if first is None else first[1], palette)
+    return ElementRows(tuple(groups), palette)
 
 
 class ElementsView(Horizontal):
@@ -258,8 +253,8 @@ class ElementsView(Horizontal):
         want = self.chosen if self.chosen is not None else self.selected
         if want is not None and snapshot.view.has_element(want):
             self.selected = want
-        else:
-            self.selected = self._shown[0] if self._shown else rows.first
+        else:  # the first listed; none when the filter hides every element
+            self.selected = self._shown[0] if self._shown else None
         if self.selected is not None:
             self._cursor_to(self.selected)
         self._show_details()
@@ -345,9 +340,10 @@ class ElementsView(Horizontal):
             self._no_links(links)
             return
         v = self.snapshot.view
+        put = partial(self._put, details, self._absent_note(v))
         if self.selected is None:
             if self._rows is not None and not self._rows.groups:
-                details.update(
+                put(
                     Text(
                         "This store has no elements yet"
                         + (" at this moment" if self.snapshot.moment else "")
@@ -356,13 +352,11 @@ class ElementsView(Horizontal):
                     )
                 )
             else:
-                details.update(Text("the filter hides every element", style=DIM))
+                put(Text("the filter hides every element", style=DIM))
             self._no_links(links)
             return
         if not v.has_element(self.selected):
-            details.update(
-                Text("this element does not exist at this moment", style=DIM)
-            )
+            put(Text("this element does not exist at this moment", style=DIM))
             self._no_links(links)
             return
         palette = self.snapshot.palette
@@ -380,10 +374,10 @@ class ElementsView(Horizontal):
             navigation = _navigation(v, self.selected, palette, width)
         except KgaiError as exc:  # a read model damaged behind its seal
             line = one_line(f"{exc}; {exc.advice}" if exc.advice else str(exc), 300)
-            details.update(plain(line, palette.error))
+            put(plain(line, palette.error))
             self._no_links(links)
             return
-        details.update(shown)
+        put(shown)
         self._targets = [target for _, target in navigation]
         looks = [_look(option) for option, _ in navigation]
         if looks != self._looks:
@@ -394,6 +388,18 @@ class ElementsView(Horizontal):
             links.add_options([option for option, _ in navigation])
             self._looks = looks
         links.display = links.option_count > 0
+
+    def _absent_note(self, v: KgView) -> Text | None:
+        """Stepped back to before the element chosen existed: a line saying so,
+        above what is shown instead (it comes back when the slider does)."""
+        chosen = self.chosen
+        if self.snapshot is None or chosen is None or v.has_element(chosen):
+            return None
+        return absent_element(KgView(self.snapshot.engine.projection), chosen)
+
+    @staticmethod
+    def _put(details: Static, note: Text | None, shown: Text) -> None:
+        details.update(shown if note is None else Text.assemble(note, "\n\n", shown))
 
     def _no_links(self, links: OptionList) -> None:
         links.clear_options()

@@ -13,8 +13,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from kgai_tui.core.reads.view import KgView
-from kgai_tui.ui.render import GraphLine, day, neighbourhood
-from kgai_tui.ui.safe_text import plain
+from kgai_tui.ui.render import GraphLine, absent_element, neighbourhood
 from kgai_tui.ui.snapshot import ElementRequested, Snapshot
 
 
@@ -49,18 +48,6 @@ class GraphView(ScrollView, can_focus=True):
             self.selected = 0
         self._layout()
 
-    def _absent(self) -> Text:
-        """Why the centre is not drawn: the element chosen, and when it was first
-        decided (from the store now), so the user knows where to slide."""
-        assert self.snapshot is not None and self.center is not None
-        now = KgView(self.snapshot.engine.projection)
-        label = now.label(self.center)
-        first = now.history(self.center)[:1]
-        since = f" · first decided {day(now.decision(first[0]))}" if first else ""
-        return Text.assemble(
-            plain(label), (f" does not exist at this moment{since}", "dim")
-        )
-
     def _layout(self) -> None:
         if self.snapshot is None or self.center is None:
             self._lines, self._order = (
@@ -68,7 +55,9 @@ class GraphView(ScrollView, can_focus=True):
                 [],
             )
         elif not self.snapshot.view.has_element(self.center):
-            self._lines, self._order = ([GraphLine(self._absent(), None)], [])
+            now = KgView(self.snapshot.engine.projection)
+            absent = absent_element(now, self.center)
+            self._lines, self._order = ([GraphLine(absent, None)], [])
         else:
             width = max(self.size.width, 40)
             self._lines, self._order = neighbourhood(

@@ -223,3 +223,24 @@ def _banner(app: Any) -> str:
 def _graph_text(app: Any) -> str:
     graph = app.query_one("#graph")
     return "\n".join(line.text.plain for line in graph._lines)
+
+
+def test_a_filter_that_hides_every_element_at_a_moment_shows_none(
+    tmp_path: Path,
+) -> None:
+    """``zeta`` filtered, then a step to 11:00, before zeta existed: the tree says
+    nothing matches, and the details say the filter hides every element (below the
+    chosen zeta's absence), not some other element of the store."""
+    app = make_app(_store(tmp_path), live=False)
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("f", *"zeta", "enter", "[", "[", "[")
+            await settle(pilot)
+            assert "11:00" in _banner(app)
+            note, _, rest = _details(app).partition("\n\n")
+            assert note.startswith("service:zeta does not exist at this moment")
+            assert rest == "the filter hides every element"
+
+    asyncio.run(main())

@@ -129,7 +129,8 @@ class DiffModal(ModalScreen[None]):
         from kgai_tui.core.reads.diff import diff_obj
         from kgai_tui.core.reads.store import time_index_of
 
-        return render_diff(diff_obj(time_index_of(self.engine), self.start, self.end))
+        text = render_diff(diff_obj(time_index_of(self.engine), self.start, self.end))
+        return text.partition("\n")[2]  # its first line says what the title does
 
     def _show(self, text: str) -> None:
         self.query_one("#diff-body", Static).update(plain(text, keep_newlines=True))

@@ -20,6 +20,17 @@ def _body(app: KgaiApp) -> str:
     return str(app.screen.query_one("#diff-body", Static).render())
 
 
+def _title(app: KgaiApp) -> str:
+    return str(app.screen.query_one("#diff-title", Static).render())
+
+
+def _below_head(text: str) -> str:
+    """The CLI's diff text without its first line, which the dialog's title says."""
+    head, _, rest = text.partition("\n")
+    assert head.startswith("What changed from ")
+    return rest
+
+
 def test_mark_then_diff_shows_the_cli_diff(demo_store: Path) -> None:
     app = make_app(demo_store, live=False)
     engine = open_engine(demo_store)
@@ -42,9 +53,10 @@ def test_mark_then_diff_shows_the_cli_diff(demo_store: Path) -> None:
             await settle(pilot)
             assert isinstance(app.screen, DiffModal)
             assert (app.screen.start, app.screen.end) == (earlier, later)
-            assert _body(app) == render_diff(
-                diff_obj(engine.time_index, earlier, later)
+            assert _body(app) == _below_head(
+                render_diff(diff_obj(engine.time_index, earlier, later))
             )
+            assert "What changed" not in _body(app)
             await pilot.press("escape")
             await settle(pilot)
             slider.move_to(len(slider.moments))  # now
@@ -52,8 +64,10 @@ def test_mark_then_diff_shows_the_cli_diff(demo_store: Path) -> None:
             await pilot.press("D")
             await settle(pilot)
             assert isinstance(app.screen, DiffModal)
-            assert _body(app) == render_diff(diff_obj(engine.time_index, later, None))
-            assert "to now" in _body(app)
+            assert _body(app) == _below_head(
+                render_diff(diff_obj(engine.time_index, later, None))
+            )
+            assert _title(app).endswith("→ now")
 
     asyncio.run(main())
 
@@ -93,6 +107,6 @@ def test_diff_of_the_last_days_when_the_present_comes_from_the_model(
             assert isinstance(screen, DiffModal)
             assert screen.end is None
             want = render_diff(diff_obj(engine.time_index, screen.start, None))
-            assert _body(app) == want
+            assert _body(app) == _below_head(want)
 
     asyncio.run(main())

@@ -117,11 +117,14 @@ class Navigation(SyncActions):
         self._show_keys()
 
     def _show_keys(self) -> None:
-        """The key bar follows the view in front (and says whether q goes back)."""
-        self.query_one(KeyBar).show_scope(
+        """The key bar follows the view in front (and says whether q goes back,
+        and whether a text box of its own screen has the focus: a dialog's box
+        is the dialog's)."""
+        bar = self.query_one(KeyBar)
+        bar.show_scope(
             self.current_view,
             back=bool(self.back_stack),
-            typing=isinstance(self.screen.focused, Input),
+            typing=isinstance(bar.screen.focused, Input),
         )
 
     def action_slide(self, delta: int) -> None:

@@ -343,6 +343,24 @@ def test_every_view_shows_its_keys_and_help_and_quit(
     assert all("✓ healthy" in h for h in headers), headers
 
 
+def test_a_dialogs_text_box_leaves_the_views_key_bar_as_it_was(
+    demo_store: Path,
+) -> None:
+    """``t`` opens a dialog with its own box; typing there is the dialog's. Back on
+    the view (the tree still focused), its bar lists its keys again, not the
+    typing bar (it kept that, as focus came back without an event)."""
+    app = make_app(demo_store, live=False)
+    bars: list[str] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("t", *"-1m", "enter")
+        await settle(pilot)
+        bars.append(str(app.query_one(KeyBar).render()))
+
+    _drive(app, steps)
+    assert "f filter" in bars[0] and "esc leave box" not in bars[0], bars
+
+
 # 7 ------------------------------------------------------------------ paths
 
 

@@ -178,20 +178,7 @@ ONE_TYPO = [
 ]
 
 
-@pytest.mark.parametrize(("store", "typed", "meant"), ONE_TYPO)
-def test_one_typo_finds_what_the_word_meant_finds(
-    stores: dict[str, SearchIndex], store: str, typed: str, meant: str
-) -> None:
-    index = stores[store]
-    expected = _ids(index, meant)
-    assert expected
-    assert _ids(index, typed) == expected
-    fixed = index.notes(typed, index.search(typed)).did_you_mean
-    assert fixed is not None and fixed.lower() == meant
-
-
-#: (store, a known word with a suffix the store never wrote, the word): the same
-#: hits as the word, and the notes name it.
+#: (store, a known word with a suffix the store never wrote, the word).
 SUFFIXED = [
     ("demo", "postgresql", "postgres"),
     ("vendors", "stripejs", "stripe"),
@@ -199,17 +186,18 @@ SUFFIXED = [
 ]
 
 
-@pytest.mark.parametrize(("store", "typed", "meant"), SUFFIXED)
-def test_a_suffix_the_store_never_wrote_finds_the_word_it_follows(
+@pytest.mark.parametrize(("store", "typed", "meant"), ONE_TYPO + SUFFIXED)
+def test_a_word_the_store_lacks_finds_what_the_word_meant_finds(
     stores: dict[str, SearchIndex], store: str, typed: str, meant: str
 ) -> None:
+    """One typo, or a suffix the store never wrote: the same hits as the word
+    meant, and the notes' corrected query is it."""
     index = stores[store]
     expected = _ids(index, meant)
     assert expected
     assert _ids(index, typed) == expected
     notes = index.notes(typed, index.search(typed))
     assert notes.did_you_mean is not None and notes.did_you_mean.lower() == meant
-    assert any(f"did you mean '{meant}'?" in line for line in notes.lines), notes
 
 
 def test_a_short_head_is_no_suggestion(stores: dict[str, SearchIndex]) -> None:
@@ -269,6 +257,8 @@ NOTES = [
     ("vendors", "stripe webhok", "'webhok'; did you mean 'webhook'?"),
     ("vendors", "sendgird", "did you mean 'sendgrid'?"),
     ("demo", "evnetbus", "did you mean 'eventbus'?"),
+    ("demo", "postgresql", "did you mean 'postgres'?"),
+    ("vendors", "stripejs", "did you mean 'stripe'?"),
     ("demo", "xyzzy", "no decision or element has the word 'xyzzy'"),
     ("demo", "kind:foo invoice", "no element kind 'foo'"),
     ("demo", '"draft invoices', "unclosed quote"),

@@ -164,7 +164,10 @@ class Navigation(SyncActions):
             and self.snapshot is not None
             and self.selected_element is not None
         ):
-            paths = ", ".join(self.snapshot.view.paths_of(self.selected_element))
+            # A path holding control characters is left out: a text box shows
+            # what it holds as it is, and store text never reaches the terminal.
+            stored = self.snapshot.view.paths_of(self.selected_element)
+            paths = ", ".join(p for p in stored if p.isprintable())
         self.push_screen(AgentScreen(self.root, lambda: self.engine, paths=paths))
 
     def action_mark_moment(self) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from settle import settle
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from kgai_tui.ui.app import KgaiApp, make_app
 from kgai_tui.ui.views.agent import AgentScreen, equivalent_command
@@ -97,3 +97,36 @@ def test_equivalent_command_reproduces_the_payload() -> None:
     assert line == (
         "kgai-tui context --store '/s t' --paths 'a.go,b/*' --about 'two words' --json"
     )
+
+
+def test_a_path_holding_control_characters_is_not_put_in_the_box(
+    tmp_path: Path,
+) -> None:
+    """``A`` on an element whose paths prop holds an escape sequence starts from
+    its printable paths only: a text box draws what it holds as it is, and an
+    ``ESC ]0;`` there retitled the terminal. The command line shown is drawn with
+    its controls made visible."""
+    from builders import ShardWriter, decision, upsert, write_store
+
+    w = ShardWriter("i1")
+    evil = upsert("service", "Evil", paths="src/ok/* src/evil/\x1b]0;X\x07/*")
+    w.add(decision("Evil paths", [evil]), lamport=1, recorded_at="2026-01-01T00:00:00Z")
+    root = write_store(tmp_path / "s", {"i1.ndjson": w.to_bytes()})
+    app = make_app(root, live=False)
+    seen: dict[str, str] = {}
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("A")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, AgentScreen)
+        seen["paths"] = screen.query_one("#agent-paths", Input).value
+        box = screen.query_one("#agent-paths", Input)
+        box.value = "src/\x1b]0;Y\x07"
+        await settle(pilot)
+        seen["command"] = str(screen.query_one("#agent-command", Static).render())
+
+    _drive(app, steps)
+    assert seen["paths"] == "src/ok/*"
+    assert "\x1b" not in seen["command"] and "␛]0;Y␇" in seen["command"]

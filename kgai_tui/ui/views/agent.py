@@ -24,6 +24,7 @@ from textual.widgets import Input, Static, TextArea
 from textual.worker import get_current_worker
 
 from kgai_tui.ui.commands import bindings
+from kgai_tui.ui.safe_text import plain
 from kgai_tui.ui.threads import thread_worker
 from kgai_tui.ui.widgets.key_bar import KeyBar
 
@@ -159,7 +160,7 @@ class AgentScreen(ModalScreen[None]):
         paths = self.query_one("#agent-paths", Input).value
         topic = self.query_one("#agent-topic", Input).value
         self.query_one("#agent-command", Static).update(
-            equivalent_command(self.root, paths, topic)
+            plain(equivalent_command(self.root, paths, topic))
         )
         self._compute(paths, topic)
 
@@ -183,7 +184,7 @@ class AgentScreen(ModalScreen[None]):
         self.query_one("#agent-json", TextArea).load_text(payload)
         line = did_you_mean(payload)
         hints = self.query_one("#agent-hints", Static)
-        hints.update(line)
+        hints.update(plain(line))  # element names: store text
         hints.display = bool(line)
         self.hints_line = line
 

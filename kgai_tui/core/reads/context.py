@@ -20,7 +20,7 @@ from kgai_tui.core.recall.scoring import (
     decision_about_score,
     glob_match,
     one_line,
-    split_paths,
+    props_paths,
     tokenize,
 )
 from kgai_tui.core.wire.props import parse_props
@@ -78,7 +78,7 @@ def relevance(
     kind, name, blob = p.element(eid) or ("", "", "")
     score = 0.0
     if paths:
-        stored = split_paths(parse_props(blob).get("paths", ""))
+        stored = props_paths(blob)
         for query in paths:
             if any(glob_match(s, query) for s in stored):
                 score += PATH_WEIGHT

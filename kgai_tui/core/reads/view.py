@@ -103,12 +103,11 @@ class KgView:
     def element_paths(self) -> dict[str, list[str]]:
         """Each element's stored paths (its ``paths`` prop, split as recall splits
         it: spec 6.4), for the elements that have any."""
-        from kgai_tui.core.recall.scoring import split_paths
-        from kgai_tui.core.wire.props import parse_props
+        from kgai_tui.core.recall.scoring import props_paths
 
         out: dict[str, list[str]] = {}
         for eid, blob in self.projection.element_props_with("paths"):
-            stored = split_paths(parse_props(blob).get("paths", ""))
+            stored = props_paths(blob)
             if stored:
                 out[eid] = stored
         return out
@@ -116,13 +115,10 @@ class KgView:
     def paths_of(self, eid: str) -> list[str]:
         """One element's stored paths, split as recall splits them (none when it
         has no ``paths`` prop or does not exist)."""
-        from kgai_tui.core.recall.scoring import split_paths
-        from kgai_tui.core.wire.props import parse_props
+        from kgai_tui.core.recall.scoring import props_paths
 
         found = self.projection.element(eid)
-        return (
-            [] if found is None else split_paths(parse_props(found[2]).get("paths", ""))
-        )
+        return [] if found is None else props_paths(found[2])
 
     def element(self, eid: str) -> Element | None:
         """One element, or ``None`` when it does not exist."""

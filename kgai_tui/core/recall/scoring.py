@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.gosem.gopath import go_path_match
 from kgai_tui.core.gosem.gotext import go_fields, go_lower, go_trim_space
+from kgai_tui.core.wire.props import parse_props
 
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection import Projection
@@ -310,6 +311,12 @@ def glob_match(stored: str, query: str) -> bool:
     a = trim_glob_suffix(stored)
     b = trim_glob_suffix(query)
     return a in b or b in a
+
+
+def props_paths(props: str) -> list[str]:
+    """The stored paths of an element: its props blob's ``paths`` value, split
+    (:func:`split_paths`)."""
+    return split_paths(parse_props(props).get("paths", ""))
 
 
 def split_paths(prop_value: str) -> list[str]:

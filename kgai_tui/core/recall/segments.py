@@ -22,10 +22,9 @@ from kgai_tui.core.recall.mapped import let_go
 from kgai_tui.core.recall.scoring import (
     PATH_WEIGHT,
     glob_match,
-    split_paths,
+    props_paths,
 )
 from kgai_tui.core.recall.tokens import F64, I32, I64
-from kgai_tui.core.wire.props import parse_props
 
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection import Projection
@@ -324,7 +323,7 @@ def stored_paths(
     out: list[tuple[int, list[str]]] = []
     for k, (_, _, blob) in zip(positions, attrs, strict=True):
         if "paths" in blob:
-            stored = split_paths(parse_props(blob).get("paths", ""))
+            stored = props_paths(blob)
             if stored:
                 out.append((k, stored))
     return out

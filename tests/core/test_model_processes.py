@@ -58,6 +58,9 @@ PREAMBLE = f"import sys; sys.path[:0] = [{str(TESTS)!r}, {str(CORE)!r}]\n"
 #: Elements whose history and heads the reader asks for (some exist only later).
 QUERIED = ("feature:F0", "feature:F1", "feature:F3", "service:S0", "feature:F9")
 TEAMMATE = "i-teammate"
+#: One reader's answer as it wrote it down: ``how``, ``shards`` (events per shard),
+#: ``sizes`` (bytes read per shard), ``answer`` and ``as_of``.
+Row = dict[str, Any]
 
 
 def answer_of(engine: Any) -> str:
@@ -189,7 +192,9 @@ with open(out, "w", encoding="utf-8") as fh:
         m = open_model(root, cache)
         try:
             shards = {s["print"][0]: int(s["events"]) for s in m.shard_states}
-            row = {"how": m.how, "shards": shards, "answer": answer_of(m)}
+            sizes = {s["print"][0]: int(s["print"][1]) for s in m.shard_states}
+            row = {"how": m.how, "shards": shards, "sizes": sizes,
+                   "answer": answer_of(m)}
             got = m.as_of_obj(AS_OF_CUT, AS_OF_TEXT)
             row["as_of"] = None if got is None else json.dumps(got, sort_keys=True)
         finally:
@@ -221,16 +226,17 @@ def as_of_replayed(shards: Any) -> str:
     return json.dumps(as_of_obj(project_as_of(shards, cut), cut), sort_keys=True)
 
 
-def prefix_store(root: Path, counts: dict[str, int], at: Path) -> Path:
-    """A copy of the store holding only the first ``counts[shard]`` lines of each."""
+def prefix_store(root: Path, sizes: dict[str, int], at: Path) -> Path:
+    """A copy of the store holding only the first ``sizes[shard]`` bytes of each: the
+    log as a reader read it. That may end inside a line: a write() spanning a page
+    is seen by a concurrent read() page by page, so a reader can find a line torn."""
     shutil.rmtree(at, ignore_errors=True)
     (at / "log").mkdir(parents=True)
     shutil.copy(root / "kg.config.json", at / "kg.config.json")
-    for name, k in counts.items():
+    for name, k in sizes.items():
         data = (root / "log" / name).read_bytes()
-        kept = data.splitlines(keepends=True)[:k]
-        assert len(kept) == k, f"{name} has {len(kept)} lines, an answer saw {k}"
-        (at / "log" / name).write_bytes(b"".join(kept))
+        assert len(data) >= k, f"{name} holds {len(data)} bytes, an answer read {k}"
+        (at / "log" / name).write_bytes(data[:k])
     return at
 
 
@@ -248,13 +254,15 @@ def test_reader_sees_only_prefixes_while_a_writer_appends(tmp_path: Path) -> Non
     finished(reader, "the reader process", 120)
 
     rows = [json.loads(x) for x in answers.read_text("utf-8").splitlines()]
-    distinct: dict[str, dict[str, int]] = {}
-    as_ofs: dict[str, dict[str, int]] = {}
+    # An answer's prefix is the bytes it read of each shard (its event counts alone
+    # cannot tell a torn line from none).
+    distinct: dict[str, Row] = {}
+    as_ofs: dict[str, Row] = {}
     for row in rows:
         if row["as_of"] is not None:
-            as_ofs.setdefault(row["as_of"], row["shards"])
-        seen = distinct.setdefault(row["answer"], row["shards"])
-        assert seen == row["shards"], "one answer, two different prefixes"
+            as_ofs.setdefault(row["as_of"], row)
+        seen = distinct.setdefault(row["answer"], row)
+        assert seen["sizes"] == row["sizes"], "one answer, two different prefixes"
     hows = Counter(row["how"] for row in rows)
     own = [n for n in os.listdir(root / "log") if not n.startswith(TEAMMATE)]
     assert len(own) == 1, own
@@ -266,26 +274,28 @@ def test_reader_sees_only_prefixes_while_a_writer_appends(tmp_path: Path) -> Non
     assert calls < 500, "the writer never recorded a batch"
 
     conflicted = 0
-    for n, (answer, counts) in enumerate(sorted(distinct.items(), key=_events)):
+    for n, (answer, first) in enumerate(sorted(distinct.items(), key=_events)):
+        counts = first["shards"]
         assert set(counts) <= set(full), counts
         assert all(counts[s] <= full[s] for s in counts), (counts, full)
         status = json.loads(answer)["status"]
         assert status["events"] == sum(counts.values()), (status, counts)
         conflicted += status["conflicts"] > 0
-        replay = open_engine(prefix_store(root, counts, tmp_path / "prefix"))
+        replay = open_engine(prefix_store(root, first["sizes"], tmp_path / "prefix"))
         # The prefix store lives elsewhere: only its root differs, and answer_of
         # leaves the root out.
         expected = answer_of(replay)
         assert answer == expected, (
             f"answer {n} (shards {counts}) is not the replay of that prefix"
         )
-    for n, (got, counts) in enumerate(sorted(as_ofs.items(), key=_events)):
-        replay = open_engine(prefix_store(root, counts, tmp_path / "prefix"))
+    for n, (got, first) in enumerate(sorted(as_ofs.items(), key=_events)):
+        counts = first["shards"]
+        replay = open_engine(prefix_store(root, first["sizes"], tmp_path / "prefix"))
         assert got == as_of_replayed(replay.shards), (
             f"as-of answer {n} (shards {counts}) is not the replay of that prefix"
         )
     assert len(rows) >= 20, f"the reader got only {len(rows)} answers ({hows})"
-    prefixes = {tuple(sorted(c.items())) for c in distinct.values()}
+    prefixes = {tuple(sorted(r["sizes"].items())) for r in distinct.values()}
     assert len(prefixes) >= 3, f"the reader saw only {len(prefixes)} prefixes"
     assert conflicted >= 1, "no answer showed a conflict"
     assert len(as_ofs) >= 3, f"the model answered as-of for {len(as_ofs)} prefixes"
@@ -301,8 +311,8 @@ def test_reader_sees_only_prefixes_while_a_writer_appends(tmp_path: Path) -> Non
     assert_same(model, root)
 
 
-def _events(item: tuple[str, dict[str, int]]) -> int:
-    return sum(item[1].values())
+def _events(item: tuple[str, Row]) -> int:
+    return sum(item[1]["sizes"].values())
 
 
 # --------------------------------------------------------- SIGKILL mid-update

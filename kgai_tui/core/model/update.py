@@ -352,8 +352,9 @@ def extend_model(
 
     ``db`` is a writable connection, held under the model's lock; ``now`` the shards'
     fingerprint (already classified as "append"). Returns ``False`` when the model
-    must be rebuilt instead (a torn tail, a replaced file, events that sort before
-    the last applied one); nothing is written then.
+    must be rebuilt instead (a replaced file, a last line read as an event without
+    its newline and extended since, events that sort before the last applied one);
+    nothing is written then. A torn last line, since completed, is read again.
 
     With ``staged`` (a write session's overlay), the appended events are not read
     and applied again when they are exactly the ones the overlay applied on top of
@@ -366,8 +367,6 @@ def extend_model(
     states: list[dict[str, Any]] = []
     for p in now:
         old = stored.pop(p.name, None)
-        if old is not None and old["torn"]:
-            return False  # a torn tail may have been completed: read it whole
         offset = 0 if old is None else int(old["print"][1])
         fresh = scan_appended(
             log_dir, p, offset, None if old is None else old["last_hash"]
@@ -376,6 +375,9 @@ def extend_model(
             return False
         fresh_scans.append(fresh)
         newlines = 0 if old is None else int(old["newlines"])
+        problems = [] if old is None else old["problems"]
+        if fresh.start < offset:  # the torn last line, read again whole
+            problems = [x for x in problems if int(x[0]) <= newlines]
         states.append(
             {
                 "print": p.to_list(),
@@ -388,8 +390,7 @@ def extend_model(
                 if len(fresh)
                 else (0 if old is None else old["last_lamport"]),
                 "torn": bool(fresh.torn_tail),
-                "problems": ([] if old is None else old["problems"])
-                + _problems(fresh, newlines),
+                "problems": problems + _problems(fresh, newlines),
                 "breaks": ([] if old is None else old["breaks"])
                 + chain_breaks(fresh, newlines),
                 "digest": extend_digest(

@@ -21,6 +21,7 @@ from kgai_tui.core.store.shard_print import EDGE_BYTES, ShardPrint, appended_byt
 from kgai_tui.core.store.shards import (
     LineProblem,
     read_shard_file,
+    tail_is_event,
     walk_line,
     walk_tail,
 )
@@ -45,6 +46,8 @@ class ShardScan:
     size: int
     newline_count: int
     tail_sha: str = ""
+    # The file offset the scanned bytes start at (a tail's; 0 for a whole file).
+    start: int = 0
     # The rest of the file's fingerprint (shard_print), taken before it was read.
     head_sha: str = ""
     inode: int = 0
@@ -102,7 +105,9 @@ def scan_bytes(
     across the join. With ``fields``, each event's decision fields are kept too
     (:mod:`decision_fields`).
     """
-    scan = ShardScan(name=name, size=len(data), newline_count=data.count(b"\n"))
+    scan = ShardScan(
+        name=name, size=len(data), newline_count=data.count(b"\n"), start=start
+    )
     scan.tail_sha = hashlib.sha256(data[-TAIL_BYTES:]).hexdigest()
     if not start:
         scan.head_sha = hashlib.sha256(data[:EDGE_BYTES]).hexdigest()
@@ -210,15 +215,50 @@ def scan_appended(
     log_dir: Path, now: ShardPrint, offset: int, prev_hash: str | None = None
 ) -> ShardScan | None:
     """The lines appended to the shard ``now`` describes after its first ``offset``
-    bytes, scanned (``prev_hash``: as :func:`scan_bytes`). ``None`` when the file
-    was replaced since it was fingerprinted, or ``offset`` does not end a line: the
-    one way every cache reads what was appended since it was written."""
-    start = max(offset - 1, 0)
-    data = appended_bytes(log_dir, now, start)
-    if data is None or (offset and data[:1] != b"\n"):
+    bytes, scanned (``prev_hash``: as :func:`scan_bytes`): the one way every cache
+    reads what was appended since it was written.
+
+    When ``offset`` ends inside a line that was torn then (read as no event: a
+    write in flight, which a concurrent ``read()`` can see half done), that line is
+    read again from its start, and the scan's ``start`` says so. ``None`` when the
+    file was replaced since it was fingerprinted, or ``offset`` ends inside a line
+    that was read as an event (a last line without its newline, since extended).
+    """
+    begin = max(offset - 1, 0)
+    data = appended_bytes(log_dir, now, begin)
+    if data is None:
         return None
-    tail = data[offset - start :] if offset else data
+    if offset and data[:1] != b"\n":
+        torn = _from_torn_line(log_dir, now, offset)
+        if torn is None:
+            return None
+        begin, data = torn
+        return scan_bytes(now.name, data, start=begin, prev_hash=prev_hash)
+    tail = data[offset - begin :] if offset else data
     return scan_bytes(now.name, tail, start=offset, prev_hash=prev_hash)
+
+
+def _from_torn_line(
+    log_dir: Path, now: ShardPrint, offset: int
+) -> tuple[int, bytes] | None:
+    """Where the line ``offset`` ends inside starts, and the bytes from there to
+    ``now``'s size; ``None`` if its first ``offset`` bytes read as an event (or the
+    line is longer than any line read as one, or the file was replaced)."""
+    window = TAIL_BYTES
+    while True:
+        low = max(offset - window, 0)
+        data = appended_bytes(log_dir, now, low)
+        if data is None:
+            return None
+        cut = data.rfind(b"\n", 0, offset - low)
+        if cut >= 0 or not low:
+            at = cut + 1
+            if tail_is_event(data[at : offset - low], check_line):
+                return None
+            return low + at, data[at:]
+        if window > MAX_LINE_BYTES:
+            return None
+        window *= 4
 
 
 def scan_file(path: Path, *, fields: bool = False) -> ShardScan:

@@ -271,6 +271,18 @@ def walk_line(
         )
 
 
+def tail_is_event(last: bytes, decode: Callable[[bytes], object]) -> bool:
+    """Whether a last line without a newline is read as an event (kg reads it whole
+    when it decodes); else it is torn, and a reader counts it as no event."""
+    if not trim_go_space(last) or len(last) >= MAX_LINE_BYTES:
+        return False
+    try:
+        decode(trim_go_space(last))
+    except LineError:
+        return False
+    return True
+
+
 def walk_tail(
     name: str,
     number: int,
@@ -287,13 +299,7 @@ def walk_tail(
     """
     if not trim_go_space(last):
         return b""
-    complete = len(last) < MAX_LINE_BYTES
-    if complete:
-        try:
-            decode(trim_go_space(last))
-        except LineError:
-            complete = False
-    if not complete:
+    if not tail_is_event(last, decode):
         problems.append(
             LineProblem(name, number, "torn last line (no trailing newline)")
         )

@@ -298,7 +298,8 @@ def test_an_append_is_read_from_the_end_of_a_line_of_the_same_file(
     tmp_path: Path,
 ) -> None:
     """Every cache reads what was appended through ``scan_appended``: from where a
-    line ends, in the file it fingerprinted; anything else is no append."""
+    line ends (or a torn line starts), in the file it fingerprinted; anything else
+    is no append."""
     from builders import ShardWriter, decision
 
     from kgai_tui.core.store.logscan import scan_appended, scan_file
@@ -317,7 +318,12 @@ def test_an_append_is_read_from_the_end_of_a_line_of_the_same_file(
     assert tail is not None and tail.hashes == [e.hash for e in w.events[1:]]
     assert list(tail.offsets) == [first, data.index(b"\n", first) + 1]
     assert not tail.chain_breaks
-    assert scan_appended(log, now, first - 3) is None  # inside a line
+    # Inside a line that was torn then: that line is read again from its start.
+    torn = scan_appended(log, now, first - 3)
+    assert torn is not None and torn.start == 0
+    assert torn.hashes == [e.hash for e in w.events]
+    # Inside a line that was an event then (all of it but its newline): no append.
+    assert scan_appended(log, now, first - 1) is None
     assert scan_appended(log, now, 0) is not None
     other = log / "other.tmp"
     other.write_bytes(data)

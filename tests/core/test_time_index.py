@@ -634,16 +634,61 @@ def test_a_dump_loads_from_a_mapped_file_and_a_damaged_one_is_refused(
         for stamp in _cuts(index, random.Random(6), 10):
             assert state(loaded.at(_at(stamp))) == state(index.at(_at(stamp)))
         del loaded
+    # Only read (the slider's index): the prop lines stay where they lie, each
+    # read when asked for; the answers and a dump of it are the same.
+    read = TimeIndex.loads(memoryview(dumped), mapped=True)
+    held = [h[2] for keys in read.props.values() for h in keys.values()]
+    built = [h[2] for keys in index.props.values() for h in keys.values()]
+    assert held and not any(isinstance(lines, list) for lines in held)
+    assert [list(x) for x in held] == built
+    assert [x[-1] for x in held] == [x[-1] for x in built]
+    assert _parts(read.dumps()) == _parts(dumped)
+    for stamp in _cuts(index, random.Random(7), 10):
+        assert state(read.at(_at(stamp))) == state(index.at(_at(stamp)))
     containers, arrays = _parts(dumped)
     containers = list(containers)
     containers[4] = [(len(arrays) - 8, 16), *containers[4][1:]]
     moved = marshal.dumps(tuple(containers))
+    # A history whose lines run past the text's end.
+    props = {e: dict(keys) for e, keys in containers[10].items()}
+    keys = next(iter(props.values()))
+    key, hist = next(iter(keys.items()))
+    keys[key] = [hist[0], hist[1], (hist[2][0], 10**6), hist[3]]
+    past = marshal.dumps(tuple([*containers[:10], props, *containers[11:]]))
     bad = [
         struct.pack("<Q", len(moved)) + moved + arrays,
+        struct.pack("<Q", len(past)) + past + arrays,
         dumped[: len(dumped) - 8],
         dumped[:5],
-        marshal.dumps((4, *containers[1:])),
+        marshal.dumps((5, *containers[1:])),
     ]
     for data in bad:
         with pytest.raises(ValueError):
             TimeIndex.loads(data)
+
+
+def test_prop_lines_of_any_text_read_back_in_place(tmp_path: Path) -> None:
+    """Prop values in several scripts, with separators other than a newline (NEL,
+    U+2028) and a value that was a newline: each line read in place is the line."""
+    from kgai_tui.core.store.shards import read_log
+
+    w = ShardWriter("i01", actor="ann")
+    values = ["é", "日本語", "", "a\u0085b", "x\u2028y", "🚀", "two\nlines", "  pad  "]
+    for n, value in enumerate(values):
+        w.add(
+            decision(f"d{n}", [upsert("svc", "api", note=value, step=str(n))]),
+            lamport=n + 1,
+            recorded_at=f"2026-01-01T00:00:{n:02d}Z",
+        )
+    write_store(tmp_path, {"i01.ndjson": w.to_bytes()})
+    index = _build(_objs(read_log(tmp_path / "log")))
+    read = TimeIndex.loads(memoryview(index.dumps()), mapped=True)
+    keys = read.props[element_id("svc", "api")]
+    assert [list(h[2]) for h in keys.values()] == [
+        list(h[2]) for h in index.props[element_id("svc", "api")].values()
+    ]
+    notes = list(keys["note"][2])
+    assert len(notes) == len(values) and notes[1] == "note=日本語"
+    for n in range(len(values)):
+        cut = _at(BASE + n)
+        assert state(read.at(cut)) == state(index.at(cut))

@@ -46,8 +46,11 @@ class CutCounts:
         """One pass over the index's decisions (their installs and existence)."""
         self._ix = ix
         n = len(ix.d_exist)
-        start = np.frombuffer(ix.d_exist, dtype=np.int64, count=n).copy()
-        if ix.exceptions:
+        # A mapped index's column is read in place (8 MB at 1M); an array is
+        # copied, since a view of it would keep the fold from growing it.
+        start = np.frombuffer(ix.d_exist, dtype=np.int64, count=n)
+        if ix.exceptions or not isinstance(ix.d_exist, memoryview):
+            start = start.copy()
             exc = np.array(ix.exceptions, dtype=np.int64)
             stable = np.frombuffer(ix.d_stable, dtype=np.int64, count=n)
             start[exc] = np.maximum(start[exc], stable[exc])

@@ -13,7 +13,9 @@ from __future__ import annotations
 import marshal
 import struct
 from array import array
-from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
+from collections.abc import Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast, overload
 
 from kgai_tui.core.store.regular_file import RELEASE_STEP, release_view
 from kgai_tui.core.timeindex.tables import IndexTables
@@ -24,9 +26,15 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound=IndexTables)
 
 # 3: recorded times read with ASCII digits only (Go's); 4: the events behind
-# props and touches (prop_start, touch_pos); 5: arrays after the containers.
-_FORMAT: Final = 5
+# props and touches (prop_start, touch_pos); 5: arrays after the containers;
+# 6: the prop lines as one text after them (read in place, not unmarshalled).
+_FORMAT: Final = 6
 _HEAD: Final = struct.Struct("<Q")  # the marshalled containers' length
+_NL: Final = ord("\n")
+#: Bytes of an array a mapped index copies instead of viewing in place: at 1M
+#: decisions, 60k per-element histories of a few entries each, whose views
+#: cost ~10 MB of objects.
+_SMALL: Final = 256
 
 
 class _Arrays:
@@ -37,11 +45,74 @@ class _Arrays:
         self.parts: list[array[int]] = []
         self.size = 0
 
-    def put(self, a: array[int]) -> tuple[int, int]:
-        n = len(a) * a.itemsize
-        self.parts.append(a)
+    def put(self, a: array[int] | bytes) -> tuple[int, int]:
+        n = memoryview(a).nbytes
+        self.parts.append(a)  # type: ignore[arg-type]
         self.size += n
         return (self.size - n, n)
+
+
+class _Lines:
+    """Every prop line of a dump, in the order written, as one text: each history
+    stands as ``(first, count)``, its lines' numbers in it."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def put(self, lines: Sequence[str]) -> tuple[int, int]:
+        first = len(self.lines)
+        self.lines.extend(lines)
+        return (first, len(lines))
+
+    def close(self, arrays: _Arrays) -> tuple[tuple[int, int], tuple[int, int]]:
+        """Put the text (padded to 8 bytes) and where each line starts (one more
+        entry: the end) into ``arrays``."""
+        import numpy as np
+
+        # A prop line holds no newline (the fold replaces them): it separates.
+        text = "\n".join(self.lines).encode("utf-8", "surrogatepass")
+        ends = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == _NL)
+        starts = array("q", [0] if self.lines else [])
+        starts.frombytes((ends + 1).astype(np.int64).tobytes())
+        starts.append(len(text) + 1)
+        if len(starts) != len(self.lines) + 1:
+            raise ValueError("a prop line holds a newline")
+        where = arrays.put(starts), arrays.put(text + bytes(-len(text) % 8))
+        return where[0], (where[1][0], len(text))
+
+
+class LinesView(Sequence[str]):
+    """One history's prop lines, read from the mapped text on each access: at 1M
+    decisions the lines are 27 MB of strings, of which a slider session reads the
+    few its elements show."""
+
+    __slots__ = ("_count", "_first", "_starts", "_text")
+
+    def __init__(
+        self, text: memoryview, starts: array[int], first: int, count: int
+    ) -> None:
+        """Lines ``first`` to ``first + count`` of ``text`` (``starts``: where each
+        line starts)."""
+        self._text, self._starts = text, starts
+        self._first, self._count = first, count
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self._count))]
+        if i < 0:
+            i += self._count
+        if not 0 <= i < self._count:
+            raise IndexError(i)
+        at = self._first + i
+        piece = self._text[self._starts[at] : self._starts[at + 1] - 1]
+        return bytes(piece).decode("utf-8", "surrogatepass")
 
 
 class _Taken:
@@ -54,15 +125,25 @@ class _Taken:
         self.unreleased = 0
         self.mapped = mapped
 
+    def text(self, where: tuple[int, int]) -> memoryview:
+        """The text stored at ``where`` (its unpadded length), in place."""
+        offset, n = where
+        at = self.start + offset
+        if offset < 0 or n < 0 or at + n > len(self.data):
+            raise ValueError("a text lies outside the time index")
+        return self.data[at : at + n]
+
     def take(self, where: tuple[int, int]) -> array[int]:
         offset, n = where
         at = self.start + offset
         if offset < 0 or n < 0 or at + n > len(self.data) or n % 8:
             raise ValueError("an array lies outside the time index")
-        if self.mapped:
+        if self.mapped and n > _SMALL:
             # Read-only int64 views: indexing, slicing, bisection and NumPy read
             # them as they read arrays; an append or a store raises.
             return cast("array[int]", self.data[at : at + n].cast("q"))
+        if self.mapped:  # a copy costs less than a view (~200 bytes each)
+            return _frombytes(self.data[at : at + n])
         out = _frombytes(self.data[at : at + n])
         self.unreleased += n
         if self.unreleased >= RELEASE_STEP:
@@ -78,6 +159,7 @@ def dump_index(self: IndexTables, writers: dict[str, int] | None = None) -> byte
     last (a reader of an index saved without it computes it)."""
     blobs = _Arrays()
     put = blobs.put
+    texts = _Lines()
     shared = self.shared is not None
     dec: Any = None
     if not shared:
@@ -133,9 +215,9 @@ def dump_index(self: IndexTables, writers: dict[str, int] | None = None) -> byte
         {k: put(v) for k, v in self.pairs.items()},
         self.pair_more,
         self.touch,
-        {  # key -> [times, seqs, lines, sufmin]
+        {  # key -> [times, seqs, (first line, count), sufmin]
             e: {
-                k: [put(t), put(q), lines, None if m is None else put(m)]
+                k: [put(t), put(q), texts.put(lines), None if m is None else put(m)]
                 for k, (t, q, lines, m) in keys.items()
             }
             for e, keys in self.props.items()
@@ -148,6 +230,7 @@ def dump_index(self: IndexTables, writers: dict[str, int] | None = None) -> byte
         self.vmulti,
         self.touch_pos,
         writers,
+        texts.close(blobs),
     )
     head = marshal.dumps(state)
     return b"".join([_HEAD.pack(len(head)), head, *blobs.parts])
@@ -210,8 +293,21 @@ def load_index(
     ix.pairs = pairs
     ix.pair_more, ix.touch = state[8], state[9]
     props: dict[str, dict[str, Any]] = state[10]
+    starts_at, text_at = state[19]
+    in_place = _Taken(view, _HEAD.size + head, True)
+    starts, text = in_place.take(starts_at), in_place.text(text_at)
+    if len(starts) < 1 or starts[-1] != len(text) + 1:
+        raise ValueError("the prop lines do not agree with their text")
+    lines_of: Any = (
+        partial(LinesView, text, starts)
+        if mapped
+        else _lists(bytes(text).decode("utf-8", "surrogatepass").split("\n"))
+    )
     for keys in props.values():
-        for k, (t, s, lines, m) in keys.items():
+        for k, (t, s, (first, count), m) in keys.items():
+            if not (first >= 0 and first + count < len(starts)):
+                raise ValueError("prop lines lie outside their text")
+            lines = lines_of(first, count)
             keys[k] = [take(t), take(s), lines, None if m is None else take(m)]
     ix.props = props
     ix.raw_lines, ix.links, ix.unknown, ix.exceptions = state[11:15]
@@ -225,6 +321,16 @@ def load_index(
         ix.saved_writers = (ix.version, writers)
     release_view(view)
     return ix
+
+
+def _lists(lines: list[str]) -> Any:
+    """``(first, count) -> list``: the lines of a history, as lists the fold can
+    append to."""
+
+    def lines_of(first: int, count: int) -> list[str]:
+        return lines[first : first + count]
+
+    return lines_of
 
 
 def _frombytes(data: bytes | memoryview) -> array[int]:

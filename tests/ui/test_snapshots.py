@@ -71,6 +71,9 @@ def _before(key: str, extra: tuple[str, ...] = ()) -> Callable[[Pilot[None]], An
         await pilot.pause(0.4)  # past the search and path boxes' debounce timers
         await settle(pilot)
         _steady_cursors(pilot)
+        # A toast lasts a few seconds of wall time: on a loaded machine it was
+        # gone before the picture (the diff dialog's "Marked now"), so none is.
+        pilot.app.clear_notifications()
         await pilot.pause()
 
     return run_before

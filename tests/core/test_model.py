@@ -458,14 +458,18 @@ def test_rewritten_shard_rebuilds(tmp_path: Path) -> None:
 
 
 def test_recall_segments_and_merges_stay_exact(monkeypatch: Any) -> None:
-    """Small thresholds force segment files and merges on every few appends."""
+    """Small thresholds force segment files and merges on every few appends, and
+    element deltas into the delta file, or the element file written again."""
+    from test_element_delta import graph_elements, scored_elements
     from test_replay_properties import generate
 
-    from kgai_tui.core.model import recall_store
+    from kgai_tui.core.model import recall_delta, recall_store
 
     monkeypatch.setattr(recall_store, "SEGMENT_EVERY", 3)
     monkeypatch.setattr(recall_store, "SEGMENTS_MAX", 2)
-    segmented = extended = 0
+    monkeypatch.setattr(recall_delta, "ELEMENT_DELTA_MAX", 2)
+    monkeypatch.setattr(recall_store, "DELTA_FILE_SHARE", 1)
+    segmented = extended = filed = 0
     for seed in range(12):
         c = Chooser(rnd=random.Random(seed))
         gen = generate(c, min_decisions=20, max_decisions=40)
@@ -480,12 +484,16 @@ def test_recall_segments_and_merges_stay_exact(monkeypatch: Any) -> None:
                 model = open_model(root, cache)
                 from kgai_tui.core.model.disk import read_meta
 
-                segmented += len(read_meta(model.db, "recall")["segments"]) > 1
+                recall = read_meta(model.db, "recall")
+                segmented += len(recall["segments"]) > 1
+                filed += "delta_file" in recall
                 extended += model.how == "append"
                 assert_same(model, root)
+                assert scored_elements(root, cache) == graph_elements(root)
     # The thresholds were really crossed, and updates really happened in place.
     assert segmented >= 5, segmented
     assert extended >= 5, extended
+    assert filed >= 3, filed
 
 
 def test_a_segment_merge_reads_its_stored_rows_a_block_per_query(

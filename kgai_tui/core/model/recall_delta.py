@@ -15,7 +15,10 @@ from typing import TYPE_CHECKING, Any, Final
 from kgai_tui.core.model.rows import ModelCorruptError
 
 if TYPE_CHECKING:
-    from kgai_tui.core.recall.segments import ElementPart, Elements
+    from collections.abc import Sequence
+
+    from kgai_tui.core.recall.fields import Fields
+    from kgai_tui.core.recall.segments import Elements
 
 __all__ = ["ELEMENT_DELTA_MAX", "ElementDelta", "stored_delta"]
 
@@ -59,20 +62,29 @@ class ElementDelta:
         except (TypeError, ValueError, IndexError, AttributeError) as exc:
             raise ValueError("not an element delta") from exc
 
-    def elements(self, part: ElementPart) -> Elements:
-        """``part`` answering with this delta.
+    def ordered_attrs(self, ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        """The attributes of the stale elements (``ids``: every id before the
+        delta's new ones, by position), then of the new ones: the order the
+        delta's fields are made in.
 
         Raises:
-            ValueError: the delta does not fit ``part``.
+            ValueError: the delta does not fit ``ids``.
         """
         try:
-            ids = [*(part.ids[k] for k in self.stale), *self.new]
-            attrs = [self.attrs[e] for e in ids]
+            return [self.attrs[e] for e in (*(ids[k] for k in self.stale), *self.new)]
         except (IndexError, KeyError) as exc:
             raise ValueError("the element delta does not fit its part") from exc
+
+    def elements(self, base: Elements, fields: Fields | None = None) -> Elements:
+        """``base`` answering with this delta (``fields``: its own, stored).
+
+        Raises:
+            ValueError: the delta does not fit ``base``.
+        """
         from kgai_tui.core.recall.element_delta import DeltaElements
 
-        return DeltaElements(part, self.stale, self.new, attrs)
+        attrs = self.ordered_attrs(base.ids)
+        return DeltaElements(base, self.stale, self.new, attrs, fields)
 
 
 def stored_delta(db: sqlite3.Connection) -> ElementDelta:

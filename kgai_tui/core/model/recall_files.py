@@ -32,7 +32,7 @@ def file_identity(path: Path) -> list[int]:
 
 def check_recall(model: Path, recall: dict[str, Any]) -> None:
     """Every recall file is there and unchanged (stat only: no bytes read)."""
-    for entry in [recall["elements"], *recall["segments"]]:
+    for entry in _entries(recall):
         try:
             same = (
                 file_identity(recall_dir(model) / str(entry["file"]))
@@ -48,7 +48,18 @@ def check_recall(model: Path, recall: dict[str, Any]) -> None:
 
 def listed(recall: dict[str, Any]) -> set[str]:
     """The file names a ``recall`` entry uses."""
-    return {str(e["file"]) for e in [recall["elements"], *recall["segments"]]}
+    return {str(e["file"]) for e in _entries(recall)}
+
+
+def _entries(recall: dict[str, Any]) -> list[dict[str, Any]]:
+    """The meta entries of a ``recall`` entry's files: the element file, its delta
+    file (when there is one) and the segments."""
+    delta = recall.get("delta_file")
+    return [
+        recall["elements"],
+        *([] if delta is None else [delta]),
+        *recall["segments"],
+    ]
 
 
 def remove_unlisted(model: Path, keep: Sequence[str]) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import secrets
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -48,6 +49,9 @@ __all__ = [
 SEGMENT_EVERY: Final = 512
 #: Segment files beyond the first before they are merged into one.
 SEGMENTS_MAX: Final = 6
+#: The element delta file holds at most this share (1/n) of the elements; past
+#: it, the element file is written again.
+DELTA_FILE_SHARE: Final = 4
 
 
 def _fields_out(prefix: str, f: Fields, arrays: dict[str, npt.NDArray[Any]]) -> Any:
@@ -108,6 +112,25 @@ def write_element_file(model: Path, part: ElementPart) -> dict[str, Any]:
     return _write(model, "el", vals, arrays)
 
 
+def write_delta_file(
+    model: Path, delta: ElementDelta, base_ids: Sequence[str]
+) -> dict[str, Any]:
+    """Write an element delta file (the elements changed or added since the
+    element file ``base_ids`` are of, with their fields); return its meta entry."""
+    from kgai_tui.core.recall.segments import element_fields
+
+    attrs = delta.ordered_attrs(base_ids)
+    arrays: dict[str, npt.NDArray[Any]] = {}
+    vals = {
+        "stale": delta.stale,
+        "ids": [*(base_ids[k] for k in delta.stale), *delta.new],
+        "new": delta.new,
+        "attrs": attrs,
+        "fields": _fields_out("d", element_fields(attrs), arrays),
+    }
+    return _write(model, "eld", vals, arrays)
+
+
 def write_segment_file(model: Path, part: SegmentPart) -> dict[str, Any]:
     """Write a segment file; return its meta entry (name, identity, decisions)."""
     arrays: dict[str, npt.NDArray[Any]] = {
@@ -142,7 +165,15 @@ def _write(model: Path, kind: str, vals: Any, arrays: dict[str, Any]) -> dict[st
 
 
 def _stored_ids(model: Path, recall: dict[str, Any]) -> list[str]:
-    """The element file's ids (its values only: no array mapped, no NumPy)."""
+    """Every stored element id in the order segments number them: the element
+    file's, then those its delta file adds (values only: no array, no NumPy)."""
+    stored = _base_ids(model, recall)
+    filed = _filed_delta(model, recall)
+    return stored if filed is None else [*stored, *filed.new]
+
+
+def _base_ids(model: Path, recall: dict[str, Any]) -> list[str]:
+    """The element file's ids."""
     from kgai_tui.core.model.arrays import read_values
 
     values = _checked(model, recall["elements"], read_values)
@@ -152,6 +183,21 @@ def _stored_ids(model: Path, recall: dict[str, Any]) -> list[str]:
         raise ModelCorruptError(
             f"recall file {recall['elements']['file']}: {exc}"
         ) from exc
+
+
+def _filed_delta(model: Path, recall: dict[str, Any]) -> ElementDelta | None:
+    """The element delta file's delta (``None``: the model has none)."""
+    from kgai_tui.core.model.arrays import read_values
+
+    entry = recall.get("delta_file")
+    if entry is None:
+        return None
+    values = _checked(model, entry, read_values)
+    try:
+        attrs = dict(zip(values["ids"], values["attrs"], strict=True))
+        return ElementDelta.from_value((values["stale"], values["new"], attrs))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelCorruptError(f"recall file {entry['file']}: {exc}") from exc
 
 
 def _read(model: Path, entry: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -214,16 +260,50 @@ def _element_part(model: Path, recall: dict[str, Any]) -> ElementPart:
 
 def _elements(model: Path, recall: dict[str, Any], delta: ElementDelta) -> Elements:
     """The element part, with the elements changed or added since it was written
-    scored from their attributes now."""
+    scored from the delta file's fields, then those changed since scored from
+    their attributes now."""
     from kgai_tui.core.recall.segments import Elements
 
-    part = _element_part(model, recall)
-    if not delta:
-        return Elements.from_part(part)
+    elements = Elements.from_part(_element_part(model, recall))
     try:
-        return delta.elements(part)
+        entry = recall.get("delta_file")
+        if entry is not None:
+            filed = _filed_delta(model, recall)
+            assert filed is not None
+            vals, arrays = _read(model, entry)
+            fields = _fields_in("d", vals["fields"], arrays)
+            elements = filed.elements(elements, fields)
+        return delta.elements(elements) if delta else elements
     except ValueError as exc:
         raise ModelCorruptError(str(exc)) from exc
+
+
+def _spill(
+    model: Path, recall: dict[str, Any], delta: ElementDelta, total: int
+) -> dict[str, Any] | None:
+    """Write the delta file again with ``delta`` (positions among the element
+    file's ids, then the delta file's new ones) folded into it; its meta entry,
+    or ``None`` when the delta file would hold more than
+    1/:data:`DELTA_FILE_SHARE` of the ``total`` elements (the element file is
+    written again instead).
+
+    Writing the element file again tokenizes every element and first loads the
+    whole graph (100k elements at 10M decisions: ~2.4 s); the delta file holds
+    only the elements changed since, each known with its attributes."""
+    base = _base_ids(model, recall)
+    n = len(base)
+    filed = _filed_delta(model, recall) or ElementDelta()
+    stale = set(filed.stale)
+    for k in delta.stale:
+        if k < n:
+            stale.add(k)
+        elif k - n >= len(filed.new):  # else one the delta file adds: in its new
+            raise ModelCorruptError("the element delta does not fit its files")
+    new = [*filed.new, *delta.new]
+    if (len(stale) + len(new)) * DELTA_FILE_SHARE > total:
+        return None
+    attrs = {**filed.attrs, **delta.attrs}
+    return write_delta_file(model, ElementDelta(sorted(stale), new, attrs), base)
 
 
 def _count(value: object) -> int | None:
@@ -309,14 +389,21 @@ def update_recall(
     delta = stored_delta(db)
     if changed:
         grown = _grown(model, p, recall, delta, changed, added)
-        if grown is None:
+        stored = grown is not None
+        if grown is not None:
+            ids, delta = grown
+            if len(delta.stale) + len(delta.new) > recall_delta.ELEMENT_DELTA_MAX:
+                filed = _spill(model, recall, delta, len(ids))
+                stored = filed is not None
+                if filed is not None:
+                    out["delta_file"], delta = filed, ElementDelta()
+        if not stored:
             from kgai_tui.core.recall.index import element_part
 
             elements = element_part(p)
             out["elements"] = write_element_file(model, elements)
+            out.pop("delta_file", None)
             ids, delta = elements.ids, ElementDelta()
-        else:
-            ids, delta = grown
     if n - covered < SEGMENT_EVERY:
         return out, delta
     import numpy as np
@@ -347,11 +434,12 @@ def _grown(
     added: Sequence[str] | None,
 ) -> tuple[list[str], ElementDelta] | None:
     """Every element id in order, and the element delta with ``changed`` in it;
-    ``None`` when the element file must be written again instead (the delta would
-    be too long, or the elements added are not known in order)."""
-    if added is None:
-        return None
+    ``None`` when the element file must be written again instead (a changed
+    element is neither stored nor added). ``added`` ``None``: the graph is
+    loaded whole, and its order is the stored ids', then those added."""
     stored = _stored_ids(model, recall)
+    if added is None:
+        added = list(islice(p.graph.nodes, len(stored), None))
     at = {e: k for k, e in enumerate(stored)}
     new, attrs = list(delta.new), dict(delta.attrs)
     known = set(new)
@@ -367,8 +455,6 @@ def _grown(
         elif eid not in known:
             return None
         attrs[eid] = now
-    if len(stale) + len(new) > recall_delta.ELEMENT_DELTA_MAX:
-        return None
     if len(stored) + len(new) != p.graph.number_of_nodes():
         raise ModelCorruptError("the recall elements and the graph differ")
     return [*stored, *new], ElementDelta(sorted(stale), new, attrs)

@@ -18,8 +18,10 @@ FORMAT: Final = (
     # 9: each shard's broken hash chains (``breaks`` in the shard states);
     # 10: heads and links at a cut from checkpointed change logs (at_block, at_state);
     # 11: each shard's line digest (``digest`` in the shard states, for doctor);
-    # 12: the graph's log of operations since its state (``graph_op``)
-    12
+    # 12: the graph's log of operations since its state (``graph_op``);
+    # 13: the recall element delta file (``recall`` ``delta_file``), which an
+    # earlier release would not read
+    13
 )
 
 # One row per decision index: the projection's decision columns. Lists are JSON

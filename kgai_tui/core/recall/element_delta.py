@@ -18,8 +18,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kgai_tui.core.recall.fields import Fields
 from kgai_tui.core.recall.segments import (
-    ElementPart,
     Elements,
     element_fields,
     stored_paths,
@@ -30,39 +30,45 @@ __all__ = ["DeltaElements"]
 
 
 class DeltaElements(Elements):
-    """Element fields answering from a stored part and a delta of elements,
+    """Element fields answering from stored ones and a delta of elements,
     position for position what :class:`Elements` of the current graph answers."""
 
     def __init__(
         self,
-        part: ElementPart,
+        base: Elements,
         stale: Sequence[int],
         new_ids: Sequence[str],
         attrs: Sequence[tuple[str, str, str]],
+        fields: Fields | None = None,
     ) -> None:
-        """``stale`` positions of ``part`` and ``new_ids`` (after ``part``'s, in
-        graph order) hold ``attrs`` now, stale ones first in ascending order."""
-        base = len(part.ids)
-        positions = [*sorted(set(stale)), *range(base, base + len(new_ids))]
-        if len(attrs) != len(positions) or any(k >= base for k in stale):
+        """``stale`` positions of ``base`` and ``new_ids`` (after ``base``'s, in
+        graph order) hold ``attrs`` now, stale ones first in ascending order;
+        ``fields``: theirs, when stored (else made from ``attrs``). ``base`` may
+        be a delta itself: a stored one under the one an update keeps."""
+        n = len(base.ids)
+        positions = [*sorted(set(stale)), *range(n, n + len(new_ids))]
+        if len(attrs) != len(positions) or any(k >= n for k in stale):
             raise ValueError("the element delta does not fit its part")
-        self.ids = [*part.ids, *new_ids]
+        self.ids = [*base.ids, *new_ids]
         n_stale = len(positions) - len(new_ids)
-        self.attrs = [*part.attrs, *attrs[n_stale:]]
+        self.attrs = [*base.attrs, *attrs[n_stale:]]
         for k, a in zip(positions[:n_stale], attrs[:n_stale], strict=True):
             self.attrs[k] = a
-        self.fields = part.fields  # the stored rows; the delta's are below
-        self._base = base
+        self.fields = base.fields  # the stored rows; the delta's are below
+        self._base_elements = base
+        self._base = n
         self._at = np.asarray(positions, dtype=np.int64)
-        self._stale = np.zeros(base, dtype=np.bool_)
-        self._stale[self._at[self._at < base]] = True
-        self._delta = element_fields(attrs)
-        kept = [(k, p) for k, p in part.paths if not self._stale[k]]
+        self._stale = np.zeros(n, dtype=np.bool_)
+        self._stale[self._at[self._at < n]] = True
+        self._delta = element_fields(attrs) if fields is None else fields
+        if self._delta.n != len(positions):
+            raise ValueError("the element delta's fields do not fit it")
+        kept = [(k, p) for k, p in base.paths if not self._stale[k]]
         self.paths = sorted(kept + stored_paths(attrs, positions))
 
     def about(self, q_toks: Sequence[str]) -> F64 | None:
         """As :meth:`Elements.about` of the current elements."""
-        stored = self.fields.score(q_toks)
+        stored = self._base_elements.about(q_toks)
         delta = self._delta.score(q_toks)
         if stored is None and delta is None:
             return None
@@ -74,7 +80,7 @@ class DeltaElements(Elements):
 
     def named(self, qb: bytes) -> I32:
         """As :meth:`Elements.named` of the current elements."""
-        stored = self.fields.rows_with(qb, 0)
+        stored = self._base_elements.named(qb)
         stored = stored[~self._stale[stored]]
         delta = self._at[self._delta.rows_with(qb, 0)]
         return np.sort(np.concatenate([stored, delta.astype(np.int32)]))

@@ -46,6 +46,10 @@ props_st = st.one_of(
 attrs_st = st.tuples(
     st.sampled_from(["service", "feature", "billing"]), text_st, props_st
 )
+query_st = st.lists(st.sampled_from([*WORDS, "paymnt", "zzz"]), min_size=1, max_size=3)
+query_paths_st = st.lists(
+    st.sampled_from(["src/billing/a.py", "docs/x", "src/auth/x.py"])
+)
 
 
 def _elements(attrs: list[tuple[str, str, str]]) -> Elements:
@@ -66,8 +70,8 @@ def _same(a: Any, b: Any, n: int) -> bool:
     before=st.lists(attrs_st, min_size=1, max_size=12),
     changes=st.lists(st.tuples(st.integers(0, 11), attrs_st), max_size=6),
     added=st.lists(attrs_st, max_size=4),
-    query=st.lists(st.sampled_from([*WORDS, "paymnt", "zzz"]), min_size=1, max_size=3),
-    paths=st.lists(st.sampled_from(["src/billing/a.py", "docs/x", "src/auth/x.py"])),
+    query=query_st,
+    paths=query_paths_st,
 )
 def test_delta_answers_as_the_part_written_again(
     before: list[tuple[str, str, str]],
@@ -109,8 +113,8 @@ def _answers_as(
     filed_added=st.lists(attrs_st, max_size=3),
     live=st.lists(st.tuples(st.integers(0, 12), attrs_st), max_size=5),
     live_added=st.lists(attrs_st, max_size=3),
-    query=st.lists(st.sampled_from([*WORDS, "paymnt", "zzz"]), min_size=1, max_size=3),
-    paths=st.lists(st.sampled_from(["src/billing/a.py", "docs/x", "src/auth/x.py"])),
+    query=query_st,
+    paths=query_paths_st,
 )
 def test_a_live_delta_over_a_filed_one_answers_as_the_part_written_again(
     before: list[tuple[str, str, str]],

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Final
 
 
 def _screen(session: str) -> str:
@@ -93,6 +94,11 @@ def _banner(session: str) -> str:
     return "\n".join(_screen(session).splitlines()[:2])
 
 
+#: How long the user is still after the moves before the memory is read again (the
+#: explorer collects its garbage once idle, :mod:`kgai_tui.ui.idle_gc`).
+STILL_SECONDS: Final = 3.0
+
+
 def _moves(session: str, count: int, timeout_s: float) -> list[float]:
     """Seconds from each key of :data:`MOVES` (cycled) until the header or the
     banner changes."""
@@ -152,6 +158,13 @@ def _run_once(
                     f" median {statistics.median(took):.2f} s, max {max(took):.2f} s;"
                     f" then {rss:.0f} MB resident ({mapped:.0f} MB of it mapped"
                     f" files), {peak:.0f} MB peak",
+                    flush=True,
+                )
+                time.sleep(STILL_SECONDS)
+                rss, peak, mapped = _memory_mb(session)
+                print(
+                    f"  still for {STILL_SECONDS:.0f} s: {rss:.0f} MB resident"
+                    f" ({mapped:.0f} MB of it mapped files)",
                     flush=True,
                 )
         return seconds

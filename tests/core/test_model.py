@@ -466,32 +466,45 @@ def test_recall_segments_and_merges_stay_exact(monkeypatch: Any) -> None:
     from kgai_tui.core.model import recall_delta, recall_store
 
     monkeypatch.setattr(recall_store, "SEGMENT_EVERY", 3)
-    monkeypatch.setattr(recall_store, "SEGMENTS_MAX", 2)
     monkeypatch.setattr(recall_delta, "ELEMENT_DELTA_MAX", 2)
     monkeypatch.setattr(recall_store, "DELTA_FILE_SHARE", 1)
-    segmented = extended = filed = 0
+    from kgai_tui.core.model.disk import read_meta
+
+    segmented = merged = extended = filed = 0
     for seed in range(12):
         c = Chooser(rnd=random.Random(seed))
         gen = generate(c, min_decisions=20, max_decisions=40)
         first, later = split(gen, c)
         with scratch() as (root, cache):
             write_store(root, first)
-            open_model(root, cache).close()
+            built = open_model(root, cache)
+            counts = [
+                int(s["count"]) for s in read_meta(built.db, "recall")["segments"]
+            ]
+            built.close()
             for part in later:
                 if not part:
                     continue
                 append_files(root, part)
                 model = open_model(root, cache)
-                from kgai_tui.core.model.disk import read_meta
-
                 recall = read_meta(model.db, "recall")
-                segmented += len(recall["segments"]) > 1
+                before, counts = counts, [int(s["count"]) for s in recall["segments"]]
+                # Every segment outweighs the newer ones together (tiers.py).
+                assert all(
+                    counts[i] > sum(counts[i + 1 :]) for i in range(len(counts) - 1)
+                )
+                if sum(counts) > sum(before):  # a segment was written
+                    if len(counts) > len(before):
+                        segmented += 1
+                    else:
+                        merged += 1
                 filed += "delta_file" in recall
                 extended += model.how == "append"
                 assert_same(model, root)
                 assert scored_elements(root, cache) == graph_elements(root)
     # The thresholds were really crossed, and updates really happened in place.
-    assert segmented >= 5, segmented
+    assert segmented >= 3, segmented
+    assert merged >= 10, merged
     assert extended >= 5, extended
     assert filed >= 3, filed
 
@@ -499,10 +512,11 @@ def test_recall_segments_and_merges_stay_exact(monkeypatch: Any) -> None:
 def test_a_segment_merge_reads_its_stored_rows_a_block_per_query(
     monkeypatch: Any, tmp_path: Path
 ) -> None:
-    """A merge indexes again every decision since the first segment, most of them
+    """A merge indexes again the decisions of the segments it merges, most of them
     stored rows. Read one query each, a merge took 0.7 s of a 1,000-event append
     at 10M (py-spy): the update's projection took its ``prefetch`` for one over
-    rows in memory, which has nothing to fetch."""
+    rows in memory, which has nothing to fetch. The build's segment, larger than
+    the appended ones together, stays as it is."""
     from builders import ShardWriter, decision, upsert
 
     from kgai_tui.core.model import recall_store
@@ -510,7 +524,6 @@ def test_a_segment_merge_reads_its_stored_rows_a_block_per_query(
     from kgai_tui.core.model.rows import DecRows
 
     monkeypatch.setattr(recall_store, "SEGMENT_EVERY", 4)
-    monkeypatch.setattr(recall_store, "SEGMENTS_MAX", 1)
     root, cache = tmp_path / "store", tmp_path / "cache"
     w = ShardWriter("i-one")
 
@@ -523,7 +536,7 @@ def test_a_segment_merge_reads_its_stored_rows_a_block_per_query(
                 recorded_at=f"2026-01-01T00:00:{n:02d}Z",
             )
 
-    add(8)
+    add(20)
     write_store(root, {"i-one.ndjson": lines(w.events)})
     open_model(root, cache).close()
     add(5)  # a second segment
@@ -541,12 +554,12 @@ def test_a_segment_merge_reads_its_stored_rows_a_block_per_query(
         return row(self, i)
 
     monkeypatch.setattr(DecRows, "row", counted)
-    add(5)  # past SEGMENTS_MAX: the second segment and these merged
+    add(5)  # as many as the second segment: the two merged, the first kept
     write_store(root, {"i-one.ndjson": lines(w.events)})
     model = open_model(root, cache)
     assert model.how == "append"
     segments = read_meta(model.db, "recall")["segments"]
-    assert [int(s["count"]) for s in segments] == [8, 10]
+    assert [int(s["count"]) for s in segments] == [20, 10]
     assert alone == []
     assert_same(model, root)
     model.close()

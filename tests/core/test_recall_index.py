@@ -305,7 +305,6 @@ def test_appends_placeholders_and_new_shapes_are_seen(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(recall_index, "DELTA_MAX", 3)
-    monkeypatch.setattr(recall_index, "SEGMENTS_MAX", 2)
     p = make_projection(
         [
             ("decision alpha", "bench", "", [0]),
@@ -334,7 +333,10 @@ def test_appends_placeholders_and_new_shapes_are_seen(
             p.graph.nodes["e1"]["props"] = f"paths=src/b\nrev={n}"
         for q in queries:
             assert_exact(ix, p, q, ["src/b"])
-    assert len(ix._segments) <= 3
+    # Merged: every segment outweighs the newer ones together.
+    sizes = [len(seg.decs) for seg in ix._segments]
+    assert all(sizes[i] > sum(sizes[i + 1 :]) for i in range(len(sizes) - 1)), sizes
+    assert len(sizes) < 6, sizes  # 23 decisions, five segments made
 
 
 # --------------------------------------------------------------------------- stores

@@ -47,8 +47,6 @@ __all__ = [
 
 #: Appended decisions scored directly before they get a segment file.
 SEGMENT_EVERY: Final = 512
-#: Segment files beyond the first before they are merged into one.
-SEGMENTS_MAX: Final = 6
 #: The element delta file holds at most this share (1/n) of the elements; past
 #: it, the element file is written again.
 DELTA_FILE_SHARE: Final = 4
@@ -376,8 +374,8 @@ def update_recall(
     did). Changed elements join the element delta, or, past
     :data:`~kgai_tui.core.model.recall_delta.ELEMENT_DELTA_MAX`, a new element
     file is written; a segment over the decisions appended since the last one once
-    there are :data:`SEGMENT_EVERY`; segments past :data:`SEGMENTS_MAX` merged
-    (all but the first).
+    there are :data:`SEGMENT_EVERY`, the newest stored segments merged into it as
+    :func:`~kgai_tui.core.recall.tiers.merged_tail` says.
     """
     out = dict(recall)
     out["stale"] = sorted(set(recall["stale"]) | set(stale))
@@ -409,16 +407,17 @@ def update_recall(
     import numpy as np
 
     from kgai_tui.core.recall.index import segment_part
+    from kgai_tui.core.recall.tiers import merged_tail
 
     if ids is None:
         ids = [*_stored_ids(model, recall), *delta.new]
     segments = list(recall["segments"])
-    if len(segments) > SEGMENTS_MAX:
-        first = int(segments[0]["count"])
-        segments = segments[:1]
-        decs = np.arange(first, n, dtype=np.int64)
-    else:
-        decs = np.arange(covered, n, dtype=np.int64)
+    counts = [int(s["count"]) for s in segments]
+    merged = merged_tail([*counts, n - covered]) - 1  # stored segments merged in
+    if merged:
+        del segments[-merged:]
+    start = covered - sum(counts[len(counts) - merged :])
+    decs = np.arange(start, n, dtype=np.int64)
     p.prefetch(decs.tolist())
     segments.append(write_segment_file(model, segment_part(p, decs, ids)))
     out["segments"] = segments

@@ -29,6 +29,7 @@ from kgai_tui.core.recall.segments import (
     element_part,
     segment_part,
 )
+from kgai_tui.core.recall.tiers import merged_tail
 from kgai_tui.core.recall.tokens import F64, utf8
 
 if TYPE_CHECKING:
@@ -46,8 +47,6 @@ __all__ = [
 #: Decisions appended since the last segment are scored by the reference function
 #: until there are this many; then they become a segment of their own.
 DELTA_MAX: Final = 512
-#: Beyond this many segments, all but the largest are merged into one.
-SEGMENTS_MAX: Final = 6
 
 
 # --------------------------------------------------------------------------- index
@@ -191,8 +190,7 @@ class RecallIndex:
             decs = np.asarray(sorted(set(self._delta)), dtype=np.int64)
             self._delta = []
             self._segments.append(Segment(p, decs, self._el_of))
-            if len(self._segments) > SEGMENTS_MAX:
-                self._merge()
+            self._merge()
 
     def _evict_changed(self) -> None:
         """Move segment decisions whose text or shapes changed to the delta."""
@@ -231,11 +229,14 @@ class RecallIndex:
                     self._delta.append(int(seg.decs[k]))
 
     def _merge(self) -> None:
-        """Merge every segment but the largest into one."""
-        self._segments.sort(key=lambda s: len(s.decs), reverse=True)
-        keep, rest = self._segments[0], self._segments[1:]
+        """Merge the newest segments into one as
+        :func:`~kgai_tui.core.recall.tiers.merged_tail` says."""
+        k = merged_tail([len(s.decs) for s in self._segments])
+        if k == 1:
+            return
+        rest = self._segments[-k:]
         decs = np.sort(np.concatenate([s.live() for s in rest]))
-        self._segments = [keep, Segment(self._p, decs, self._el_of)]
+        self._segments[-k:] = [Segment(self._p, decs, self._el_of)]
 
     # ------------------------------------------------------------------ queries
 

@@ -68,10 +68,23 @@ class StoreLoading(Navigation):
         for this log; the slider's history comes with it once it is wanted."""
         self._loads_asked += 1
         self.collector.busy()
-        self._load_in_worker(keep_moment, self._history_wanted, self._loads_asked)
+        # A reload while the present is shown (a teammate's events arrived, a
+        # write) shows the new present first: bringing the history up to date
+        # folds the appended lines into it and saves it (at 1M decisions, ~4 s
+        # for 1,000 events), and the present never waited for it before either.
+        present_first = (
+            keep_moment
+            and self.cursor is not None
+            and self.query_one(TimeSlider).at_now
+        )
+        self._load_in_worker(
+            keep_moment, self._history_wanted, self._loads_asked, present_first
+        )
 
     @thread_worker("open")
-    def _load_in_worker(self, keep_moment: bool, history: bool, asked: int) -> None:
+    def _load_in_worker(
+        self, keep_moment: bool, history: bool, asked: int, present_first: bool
+    ) -> None:
         from kgai_tui.core.answers.config import pending_path
         from kgai_tui.core.model.read import read_store
         from kgai_tui.core.reads.moments import TimeCursor
@@ -97,6 +110,15 @@ class StoreLoading(Navigation):
         if replay is not None and kept is not None and history:
             self._save_history(replay, kept.model_path, then=False)
             replay = None  # saved from it before the first view: a small log
+        if history and present_first:
+            self._show(opened, None, keep_moment, asked)
+            try:
+                history_now = TimeCursor.of_store(opened)
+            except BaseException:
+                self.call_from_thread(self._history_failed, opened)
+                raise
+            self.call_from_thread(self._cursor_ready, opened, history_now, keep_moment)
+            return
         try:
             cursor = TimeCursor.of_store(opened) if history else None
             self._show(opened, cursor, keep_moment, asked)
@@ -231,6 +253,16 @@ class StoreLoading(Navigation):
         header.opened()
         if self.snapshot is None:
             header.show_failure(str(worker.error), self.palette)
+
+    def _history_failed(self, engine: Store) -> None:
+        """The history could not be read after the present was shown: the slider
+        stops saying it is on its way (the next move asks for it again)."""
+        if engine is not self.engine:
+            return
+        self._history_wanted = False
+        slider = self.query_one(TimeSlider)
+        slider.loading = False
+        slider.on_demand = True
 
     def _cursor_ready(
         self, engine: Store, cursor: TimeCursor, keep_moment: bool

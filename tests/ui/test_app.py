@@ -334,6 +334,94 @@ def test_two_model_reads_in_flight_keep_the_one_after_the_write(
     )
 
 
+def test_a_reload_at_now_shows_the_new_present_before_the_history(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Events arrive while the present is shown: the new present is on screen
+    while the history (the time index, folding the appended lines and saved
+    again: seconds at 1M) is still being brought up to date; the slider says
+    so, then gets every moment, the new one included, and stays at now."""
+    payload = json.dumps(
+        {
+            "decision": {
+                "title": "Shown before the history",
+                "mutations": [
+                    {"op": "upsert_element", "kind": "feature", "name": "Early"}
+                ],
+            }
+        }
+    )
+    of_store = TimeCursor.of_store.__func__  # type: ignore[attr-defined]
+    asked, gate = threading.Event(), threading.Event()
+
+    def held(cls: type[TimeCursor], store: Any) -> TimeCursor:
+        asked.set()
+        gate.wait(10)
+        return of_store(cls, store)  # type: ignore[no-any-return]
+
+    app = make_app(demo_store, live=False)
+
+    async def steps(pilot: Pilot[None]) -> None:
+        slider = app.query_one(TimeSlider)
+        assert slider.moments and slider.at_now
+        last = max(slider.moments)
+        monkeypatch.setattr(TimeCursor, "of_store", classmethod(held))
+        try:
+            _record_in_another_process(demo_store, payload)
+            app.action_reload()
+            await asyncio.to_thread(asked.wait, 10)
+            shown = False
+            for _ in range(100):
+                await pilot.pause(0.05)
+                snap = app.snapshot
+                if snap is not None and "Shown before the history" in list(
+                    snap.projection.dec_title
+                ):
+                    shown = True
+                    break
+            assert shown, "the new present waited for the history"
+            assert not gate.is_set()
+            assert slider.loading and not slider.moments
+            assert "reading the history" in str(slider.render())
+        finally:
+            gate.set()
+        await settle(pilot)
+        assert not slider.loading and slider.at_now
+        assert max(slider.moments) > last  # the recorded moment is there
+        assert app.cursor is not None
+
+    _drive(app, steps)
+
+
+def test_a_history_that_fails_after_the_present_leaves_the_slider_usable(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The history fails to come after a reload showed the present: the slider
+    stops saying it is on its way, and the next step asks for it again."""
+    of_store = TimeCursor.of_store
+
+    def broken(store: Any) -> TimeCursor:
+        raise OSError("the cache directory went away")
+
+    app = make_app(demo_store, live=False)
+
+    async def steps(pilot: Pilot[None]) -> None:
+        slider = app.query_one(TimeSlider)
+        assert slider.moments and slider.at_now
+        monkeypatch.setattr(TimeCursor, "of_store", broken)
+        app.action_reload()
+        await settle(pilot)
+        assert not slider.loading and not slider.moments and slider.on_demand
+        assert app.snapshot is not None and app.snapshot.moment is None
+        monkeypatch.setattr(TimeCursor, "of_store", of_store)
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert slider.moments and not slider.at_now  # one step back, as asked
+        assert app.snapshot is not None and app.snapshot.moment is not None
+
+    _drive(app, steps)
+
+
 def test_live_pickup_of_an_event_recorded_by_another_process(demo_store: Path) -> None:
     """A decision recorded by `kgai-tui record` in another process shows within 2 s."""
     app = make_app(demo_store, live=True)

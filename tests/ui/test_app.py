@@ -340,7 +340,8 @@ def test_a_reload_at_now_shows_the_new_present_before_the_history(
     """Events arrive while the present is shown: the new present is on screen
     while the history (the time index, folding the appended lines and saved
     again: seconds at 1M) is still being brought up to date; the slider says
-    so, then gets every moment, the new one included, and stays at now."""
+    so, keeps a step asked for meanwhile, then gets every moment, the new one
+    included, and takes the step."""
     payload = json.dumps(
         {
             "decision": {
@@ -383,12 +384,14 @@ def test_a_reload_at_now_shows_the_new_present_before_the_history(
             assert not gate.is_set()
             assert slider.loading and not slider.moments
             assert "reading the history" in str(slider.render())
+            await pilot.press("left_square_bracket")  # kept until it comes
         finally:
             gate.set()
         await settle(pilot)
-        assert not slider.loading and slider.at_now
+        assert not slider.loading
         assert max(slider.moments) > last  # the recorded moment is there
-        assert app.cursor is not None
+        assert slider.moment == max(slider.moments)  # and the step back taken
+        assert app.snapshot is not None and app.snapshot.moment == slider.moment
 
     _drive(app, steps)
 

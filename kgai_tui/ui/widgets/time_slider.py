@@ -92,8 +92,10 @@ class TimeSlider(Widget, can_focus=True):
         self.refresh()
 
     def _wants_history(self, then: str | datetime) -> bool:
-        """Ask for the history instead of moving, when there is none yet to move in."""
-        if self.moments or not self._on_demand or self._loading:
+        """Ask for the history instead of moving, when there is none yet to move in
+        (while it is being read, the app keeps the last such move for when it
+        comes)."""
+        if self.moments or not self._on_demand:
             return False
         self.post_message(self.HistoryWanted(then))
         return True

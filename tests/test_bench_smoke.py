@@ -324,3 +324,40 @@ def test_append_then_read_grows_the_store_and_reads_it_with_both_trees(
         "round 2 (2400 events) after",
         "the store now holds 2400 events",
     ]
+
+
+def test_live_reload_times_the_new_present_and_the_history(tmp_path: Path) -> None:
+    """``benchmarks/live_reload.py``: the explorer in tmux picks up each round's
+    appended events (the header's count changes, the slider gets its moments);
+    a wrong ``--events`` is refused before anything is appended."""
+    import re
+    import subprocess
+    import sys
+
+    repo = Path(__file__).parent.parent
+    root = tmp_path / "kg2k"
+    write_store(root, GenParams(2_000, 3, 50))
+    script = repo / "benchmarks" / "live_reload.py"
+    argv = [sys.executable, str(script), str(root), "--writers", "3"]
+    argv += ["--elements", "50", "--append", "100", "--rounds", "1"]
+    argv += ["--src", str(repo), "--cache-dir", str(tmp_path / "cache")]
+    argv += ["--timeout", "60"]
+    size = sum(p.stat().st_size for p in (root / "log").iterdir())
+    wrong = subprocess.run(
+        [*argv, "--events", "1999"], capture_output=True, text=True, timeout=300
+    )
+    assert wrong.returncode != 0
+    assert "holds 2000 events" in wrong.stderr
+    assert sum(p.stat().st_size for p in (root / "log").iterdir()) == size
+    done = subprocess.run(
+        [*argv, "--events", "2000"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert re.fullmatch(r"opened in \d+\.\d\d s", out[0]), out
+    assert re.fullmatch(
+        r"round 1 \(2100 events\): the new present \d+\.\d\d s,"
+        r" the history \d+\.\d\d s",
+        out[1],
+    ), out
+    assert out[2] == "the store now holds 2100 events"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from array import array
 from bisect import insort
-from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Final, Self
 
 from kgai_tui.core.gosem.gotext import go_trim_space
@@ -30,6 +29,31 @@ if TYPE_CHECKING:
     from kgai_tui.core.replay.projection import Projection
 
 ZERO_TIME: Final = -62135596800  # Go's time.Time{}
+
+
+def _order_columns(
+    exist: array[int], stable: array[int]
+) -> tuple[array[int], array[int], list[int]]:
+    """The running maximum of ``exist`` from the start, its running minimum from
+    the end, and the decisions whose fields reach their final values only after
+    they exist (``exist < stable``).
+
+    Over every decision on every refresh, so in NumPy: in Python these three took
+    0.6 s of bringing a 1M-decision index up to date after an append, whatever
+    its size (py-spy). The arrays are read through views released before return
+    (an array with a view cannot grow)."""
+    import numpy as np  # loaded already wherever an index is built or read
+
+    n = len(exist)
+    if len(stable) != n:
+        raise ValueError("the decision columns differ in length")
+    ex = np.frombuffer(exist, dtype=np.int64, count=n) if n else np.zeros(0, np.int64)
+    st = np.frombuffer(stable, dtype=np.int64, count=n) if n else np.zeros(0, np.int64)
+    prefmax = array("q", np.maximum.accumulate(ex).tobytes())
+    sufmin = array("q", np.minimum.accumulate(ex[::-1])[::-1].tobytes())
+    late: list[int] = np.flatnonzero(ex < st).tolist()
+    del ex, st
+    return prefmax, sufmin, late
 
 
 class IndexFold(IndexTables):
@@ -486,14 +510,8 @@ class IndexFold(IndexTables):
         self._materialize()
         if not self._stale:
             return
-        exist = self.d_exist
-        self.prefmax = array("q", accumulate(exist, max))
-        self.sufmin = array("q", reversed(list(accumulate(reversed(exist), min))))
-        stable, carry = self.d_stable, self.d_carry
-        self.exceptions = sorted(
-            {g for g, (e, s) in enumerate(zip(exist, stable, strict=True)) if e < s}
-            | set(carry)
-        )
+        self.prefmax, self.sufmin, late = _order_columns(self.d_exist, self.d_stable)
+        self.exceptions = sorted(set(late) | set(self.d_carry))
         dirty = self._dirty
         if dirty is None:
             self.vmulti = []

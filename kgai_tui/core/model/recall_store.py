@@ -190,7 +190,11 @@ def _filed_delta(model: Path, recall: dict[str, Any]) -> ElementDelta | None:
     entry = recall.get("delta_file")
     if entry is None:
         return None
-    values = _checked(model, entry, read_values)
+    return _delta_of(entry, _checked(model, entry, read_values))
+
+
+def _delta_of(entry: dict[str, Any], values: Any) -> ElementDelta:
+    """The delta an element delta file's values hold."""
     try:
         attrs = dict(zip(values["ids"], values["attrs"], strict=True))
         return ElementDelta.from_value((values["stale"], values["new"], attrs))
@@ -265,12 +269,10 @@ def _elements(model: Path, recall: dict[str, Any], delta: ElementDelta) -> Eleme
     elements = Elements.from_part(_element_part(model, recall))
     try:
         entry = recall.get("delta_file")
-        if entry is not None:
-            filed = _filed_delta(model, recall)
-            assert filed is not None
+        if entry is not None:  # its values and arrays, read once
             vals, arrays = _read(model, entry)
             fields = _fields_in("d", vals["fields"], arrays)
-            elements = filed.elements(elements, fields)
+            elements = _delta_of(entry, vals).elements(elements, fields)
         return delta.elements(elements) if delta else elements
     except ValueError as exc:
         raise ModelCorruptError(str(exc)) from exc

@@ -99,6 +99,15 @@ def _banner(session: str) -> str:
 STILL_SECONDS: Final = 3.0
 
 
+def _memory(session: str) -> str:
+    """The app's memory now, as the rows print it."""
+    rss, peak, mapped = _memory_mb(session)
+    return (
+        f"{rss:.0f} MB resident ({mapped:.0f} MB of it mapped files),"
+        f" {peak:.0f} MB peak"
+    )
+
+
 def _moves(session: str, count: int, timeout_s: float) -> list[float]:
     """Seconds from each key of :data:`MOVES` (cycled) until the header or the
     banner changes."""
@@ -137,35 +146,20 @@ def _run_once(
             time.sleep(0.1)
         if resident_after is not None and seconds == seconds:
             time.sleep(resident_after)
-            rss, peak, mapped = _memory_mb(session)
-            print(
-                f"  after {resident_after:.0f} s: {rss:.0f} MB resident "
-                f"({mapped:.0f} MB of it mapped files), {peak:.0f} MB peak",
-                flush=True,
-            )
+            print(f"  after {resident_after:.0f} s: {_memory(session)}", flush=True)
             back = _history(session, timeout_s)
-            rss, peak, mapped = _memory_mb(session)
-            print(
-                f"  [ -> as of: {back:.2f} s; then {rss:.0f} MB resident "
-                f"({mapped:.0f} MB of it mapped files), {peak:.0f} MB peak",
-                flush=True,
-            )
+            print(f"  [ -> as of: {back:.2f} s; then {_memory(session)}", flush=True)
             if moves:
                 took = _moves(session, moves, timeout_s)
-                rss, peak, mapped = _memory_mb(session)
                 print(
                     f"  {moves} moves: {' '.join(f'{t:.2f}' for t in took)} s;"
                     f" median {statistics.median(took):.2f} s, max {max(took):.2f} s;"
-                    f" then {rss:.0f} MB resident ({mapped:.0f} MB of it mapped"
-                    f" files), {peak:.0f} MB peak",
+                    f" then {_memory(session)}",
                     flush=True,
                 )
                 time.sleep(STILL_SECONDS)
-                rss, peak, mapped = _memory_mb(session)
                 print(
-                    f"  still for {STILL_SECONDS:.0f} s: {rss:.0f} MB resident"
-                    f" ({mapped:.0f} MB of it mapped files)",
-                    flush=True,
+                    f"  still for {STILL_SECONDS:.0f} s: {_memory(session)}", flush=True
                 )
         return seconds
     finally:

@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.genlog import GenParams, append_store
 
 
-def _status(store: Path, src: Path, cache: Path) -> tuple[float, int, int]:
+def first_status(store: Path, src: Path, cache: Path) -> tuple[float, int, int]:
     """One first read: seconds, peak RSS in MB, events the answer counts."""
     env = {**os.environ, "PYTHONPATH": str(src), "KGAI_TUI_CACHE_DIR": str(cache)}
     argv = [sys.executable, "-m", "kgai_tui", "status", "--json", "--store", str(store)]
@@ -76,7 +76,7 @@ def main() -> None:
     # anything is appended: appending from a wrong count writes events the
     # generator would not have (wrong parents and clocks).
     for name, src, cache in trees:
-        if _status(args.store, src, cache)[2] != total:
+        if first_status(args.store, src, cache)[2] != total:
             raise SystemExit(f"{name}: the store does not hold {total} events")
     for r in range(args.rounds):
         append_store(
@@ -87,7 +87,7 @@ def main() -> None:
         if args.taking_turns:
             order = [trees[r % 2]]
         for name, src, cache in order:
-            seconds, peak, events = _status(args.store, src, cache)
+            seconds, peak, events = first_status(args.store, src, cache)
             if events != total:
                 raise SystemExit(f"{name} read {events} events, not {total}")
             print(

@@ -18,7 +18,6 @@ next time (printed last).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shlex
@@ -32,6 +31,7 @@ from typing import Final
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.append_then_read import first_status
 from benchmarks.genlog import GenParams, append_store
 
 #: How long one wait may take (``--timeout``, seconds).
@@ -86,21 +86,6 @@ def _wait(session: str, done: Callable[[list[str]], bool], since: float) -> floa
     sys.exit("not in time; the screen:\n" + "\n".join(_screen(session)))
 
 
-def _events(store: Path, src: Path, cache: Path) -> int:
-    """The events the store holds, as ``status --json`` of the tree counts them
-    (the read brings the tree's cache up to date before the explorer opens)."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(src.resolve()),
-        "KGAI_TUI_CACHE_DIR": str(cache),
-    }
-    argv = [sys.executable, "-m", "kgai_tui", "status", "--store", str(store), "--json"]
-    done = subprocess.run(
-        argv, cwd=src, env=env, capture_output=True, text=True, check=True
-    )
-    return int(json.loads(done.stdout)["events"])
-
-
 def main() -> None:
     """Open the explorer, then append and time the pick-up, round by round."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -115,7 +100,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=300.0)
     args = parser.parse_args()
     _TIMEOUT[0] = args.timeout
-    counted = _events(args.store, args.src, args.cache_dir)
+    counted = first_status(args.store, args.src.resolve(), args.cache_dir)[2]
     if counted != args.events:
         # Appending the wrong generated events would put lamports in the past.
         sys.exit(f"the store holds {counted} events, not --events {args.events}")

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.gosem.gotext import recorded_epoch
+from kgai_tui.core.replay.columns import TextColumn, TimeColumn
 from kgai_tui.core.replay.projection_view import (
     GraphReads,
     column_fields,
@@ -69,13 +70,14 @@ class Projection(GraphReads):
         # Decision plane, one slot per decision index.
         self._dec_index: dict[str, int] | None = {}
         self.dec_id: list[str] = []
-        self.dec_title: list[str] = []
-        self.dec_rationale: list[str] = []
+        # A cold open's text, times and lamports are compact (see fill_deferred).
+        self.dec_title: list[str] | TextColumn = []
+        self.dec_rationale: list[str] | TextColumn = []
         self.dec_author: list[str] = []
-        self.dec_refs: list[str] = []
-        self.dec_summary: list[str] = []
-        self.dec_time: list[int | None] = []
-        self.dec_lamport: list[int] = []
+        self.dec_refs: list[str] | TextColumn = []
+        self.dec_summary: list[str] | TextColumn = []
+        self.dec_time: list[int | None] | TimeColumn = []
+        self.dec_lamport: list[int] | array[int] = []
         self.dec_install: list[str] = []
         self.dec_hash: list[str] = []
         self.dec_shapes: list[list[str]] = []
@@ -194,7 +196,7 @@ class Projection(GraphReads):
         # of the projection (a write session's model overlay: ~0.2 s per record).
         import numpy as np
 
-        from kgai_tui.core.store.decision_fields import ZERO_TIME, Coded
+        from kgai_tui.core.store.decision_fields import ZERO_TIME, Coded, Lines
 
         fill = self._fill_at
         assert fill is not None, "fill_deferred without defer_fields"
@@ -202,32 +204,37 @@ class Projection(GraphReads):
         at = np.frombuffer(fill, dtype=np.int64)
         intern = self._intern.setdefault
 
-        def pick(values: Joined, shared: bool = False) -> list[str]:
+        def take(values: Sequence[str]) -> list[str]:
+            column = np.empty(len(values) + 1, dtype=object)
+            column[:-1] = values
+            column[-1] = ""
+            return column[at].tolist()  # type: ignore[no-any-return]
+
+        def pick(values: Joined, shared: bool = False) -> list[str] | TextColumn:
             if values is None:
                 return [""] * len(at)
+            if isinstance(values, Lines):
+                if not shared:
+                    return TextColumn(values.blob, values.starts, fill)
+                values = values.values()
             if isinstance(values, Coded):
                 table = [intern(v, v) for v in values.table] if shared else values.table
                 column = np.array([*table, ""], dtype=object)
                 return column[np.append(values.codes, len(table))[at]].tolist()  # type: ignore[no-any-return]
-            column = np.empty(len(values) + 1, dtype=object)
-            column[:-1] = values
-            column[-1] = ""
-            picked: list[str] = column[at].tolist()
+            picked = take(values)
             return [intern(v, v) for v in picked] if shared else picked
 
         titles, rationales, authors, refs, summaries, installs = text
         self.dec_title = pick(titles)
         self.dec_rationale = pick(rationales)
-        self.dec_author = pick(authors, shared=True)
+        self.dec_author = pick(authors, shared=True)  # type: ignore[assignment]
         self.dec_refs = pick(refs)
         self.dec_summary = pick(summaries)
-        self.dec_install = pick(installs, shared=True)
-        self.dec_hash = pick(hashes)
-        self.dec_lamport = np.append(lamports, 0)[at].tolist()
+        self.dec_install = pick(installs, shared=True)  # type: ignore[assignment]
+        self.dec_hash = take(hashes)
+        self.dec_lamport = array("q", np.append(lamports, 0)[at].tobytes())
         stamps = np.append(times, ZERO_TIME)[at]
-        column = stamps.astype(object)
-        column[stamps == ZERO_TIME] = None
-        self.dec_time = column.tolist()
+        self.dec_time = TimeColumn(array("q", stamps.tobytes()), ZERO_TIME)
 
     def apply_new(self, ev: dict[str, Any], at: int = -1) -> None:
         """:meth:`apply_obj` for an event known not to be applied yet.

@@ -11,6 +11,7 @@ end, one pass each (:meth:`Projection.fill_deferred`).
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -41,11 +42,29 @@ class Coded:
     codes: npt.NDArray[np.int32]
 
 
+@dataclass(frozen=True, slots=True)
+class Lines:
+    """A column of many distinct values (titles, rationales) joined across shards
+    as it was sent: one ``"\n"``-joined UTF-8 blob, value ``k`` ending one byte
+    before ``starts[k + 1]``. The projection reads values out of it when asked
+    (:class:`~kgai_tui.core.replay.columns.TextColumn`) instead of holding a
+    ``str`` per decision."""
+
+    blob: bytes
+    starts: array[int]
+
+    def values(self) -> list[str]:
+        """Every value, in order (no value holds a newline)."""
+        if len(self.starts) < 2:
+            return []
+        return self.blob.decode("utf-8", "surrogatepass").split("\n")
+
+
 # A column as sent: coded, "\n"-joined UTF-8, or (a value holds a newline) strs.
 Column = bytes | list[str] | Coded
 PackedFields = tuple[tuple[Column, ...], bytes]
 # A column joined across shards; ``None`` when every value is empty.
-Joined = list[str] | Coded | None
+Joined = list[str] | Coded | Lines | None
 
 
 def epoch_or_zero(recorded_at: str) -> int:
@@ -162,6 +181,42 @@ def unpack_column(col: Column, count: int) -> list[str]:
     return col.decode("utf-8", "surrogatepass").split("\n")
 
 
+def _join_lines(cols: list[Column], counts: list[int]) -> Lines | None:
+    """Shards' columns as one :class:`Lines`; ``None`` when a value holds a
+    newline (its shard sent strs). A shard of few distinct values sent them coded:
+    they are joined as the others were.
+
+    Raises:
+        ValueError: the values do not number ``counts``.
+    """
+    import numpy as np
+
+    total = sum(counts)
+    if not total:
+        return None
+    parts: list[bytes] = []
+    for col, count in zip(cols, counts, strict=True):
+        if not count:
+            continue
+        if isinstance(col, Coded):
+            values = [v.encode("utf-8", "surrogatepass") for v in col.table]
+            if any(b"\n" in v for v in values):
+                return None
+            col = b"\n".join(values[c] for c in col.codes.tolist())
+        if not isinstance(col, bytes):
+            return None
+        parts.append(col)
+    blob = b"\n".join(parts)
+    ends = np.flatnonzero(np.frombuffer(blob, dtype=np.uint8) == 0x0A)
+    if len(ends) != max(total - 1, 0):
+        raise ValueError("a packed column does not match its shard")
+    starts = np.empty(total + 1, dtype=np.int64)
+    starts[0] = 0
+    starts[1:-1] = ends + 1
+    starts[-1] = len(blob) + 1
+    return Lines(blob, array("q", starts.tobytes()))
+
+
 def unpack_times(blob: bytes) -> npt.NDArray[np.int64]:
     """A packed time column."""
     import numpy as np
@@ -203,6 +258,10 @@ def concat_fields(
         if all(isinstance(c, Coded) for c in cols):
             coded = _join_coded([c for c in cols if isinstance(c, Coded)])
             text.append(None if coded.table in ([], [""]) else coded)
+            continue
+        lines = _join_lines(cols, counts)
+        if lines is not None:
+            text.append(lines)
             continue
         values: list[str] = []
         for col, count in zip(cols, counts, strict=True):

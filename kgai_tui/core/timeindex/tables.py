@@ -269,7 +269,7 @@ class IndexTables:
         self.d_refs = p.dec_refs[:n]
         self.d_summary = p.dec_summary[:n]
         self.d_time = p.dec_time[:n]
-        self.d_lamport = p.dec_lamport[:n]
+        self.d_lamport = list(p.dec_lamport[:n])
         self.d_install = p.dec_install[:n]
         self.d_hash = p.dec_hash[:n]
         self.d_shapes = [list(s) for s in p.dec_shapes[:n]]

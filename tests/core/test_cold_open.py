@@ -36,8 +36,10 @@ from kgai_tui.core.wire.codec import decision_id
 
 @pytest.fixture
 def parallel(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Take the worker-process path even on a small store; record the verdict."""
+    """Take the worker-process path even on a small store; record the verdict.
+    The replay order is made a few lines at a time, so chunks end everywhere."""
     monkeypatch.setattr(cold_open, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(cold_open, "_ORDER_CHUNK", 7)
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
     seen: list[str] = []
     real_agrees = cold_open._agrees

@@ -443,7 +443,9 @@ def _replay_order(
     numpy sorts by lamport and the hash's first 16 hex digits; hashes that tie on
     those are compared whole (equal ones are the same event, kept adjacent), and any
     real tie sends the open down the exact path rather than guess. The tuples are
-    made as the replay reads them: a million of them at once cost more than the sort.
+    made as the replay reads them, a chunk at a time: a million of them at once
+    cost more than the sort. The shards' own offset and prefix arrays are let go
+    once the order is known.
     """
     if not any(k.hashes for k in keys):
         return iter(())
@@ -458,18 +460,41 @@ def _replay_order(
     order = np.lexsort((prefix, lam))
     lam_o, prefix_o = lam[order], prefix[order]
     tie = (lam_o[1:] == lam_o[:-1]) & (prefix_o[1:] == prefix_o[:-1])
-    perm = order.tolist()
     for at in np.flatnonzero(tie).tolist():
-        if hashes[perm[at]] != hashes[perm[at + 1]]:
+        if hashes[order[at]] != hashes[order[at + 1]]:
             return None
-    return zip(
-        shard[order].tolist(),
-        starts[order].tolist(),
-        ends[order].tolist(),
-        map(hashes.__getitem__, perm),
-        perm,
-        strict=True,
-    )
+    for k in keys:  # ordered: what the replay reads is in the arrays below
+        k.starts = k.ends = _NO_OFFSETS
+        k.prefix = _NO_PREFIX
+    return _in_order(shard[order], starts[order], ends[order], order, hashes)
+
+
+_NO_OFFSETS: Final = np.zeros(0, dtype=np.int64)
+_NO_PREFIX: Final = np.zeros(0, dtype=np.uint64)
+#: Lines made into tuples at a time: a million at once held ~140 MB of ints
+#: through the whole replay.
+_ORDER_CHUNK: Final = 1 << 16
+
+
+def _in_order(
+    shard: npt.NDArray[np.int64],
+    starts: npt.NDArray[np.int64],
+    ends: npt.NDArray[np.int64],
+    order: npt.NDArray[np.int64],
+    hashes: list[str],
+) -> Iterator[tuple[int, int, int, str, int]]:
+    """The tuples of :func:`_replay_order`, made a chunk at a time."""
+    for a in range(0, len(order), _ORDER_CHUNK):
+        b = a + _ORDER_CHUNK
+        perm = order[a:b].tolist()
+        yield from zip(
+            shard[a:b].tolist(),
+            starts[a:b].tolist(),
+            ends[a:b].tolist(),
+            map(hashes.__getitem__, perm),
+            perm,
+            strict=True,
+        )
 
 
 def _fill(
@@ -486,7 +511,8 @@ def _fill(
     except ValueError:
         return False
     for s in scans:
-        s.fields = None  # the columns hold them now
+        s.fields = None  # the columns hold them now (the shards' parts go)
+    packs.clear()
     lamports = np.concatenate(
         [np.frombuffer(k.lamports, dtype=np.int64) for k in keys]
         or [np.zeros(0, dtype=np.int64)]

@@ -232,9 +232,11 @@ class Projection(GraphReads):
         self.dec_summary = pick(summaries)
         self.dec_install = pick(installs, shared=True)  # type: ignore[assignment]
         self.dec_hash = take(hashes)
-        self.dec_lamport = array("q", np.append(lamports, 0)[at].tobytes())
-        stamps = np.append(times, ZERO_TIME)[at]
-        self.dec_time = TimeColumn(array("q", stamps.tobytes()), ZERO_TIME)
+        self.dec_lamport = array("q")
+        self.dec_lamport.frombytes(np.append(lamports, 0)[at].view(np.uint8).data)
+        stamps = array("q")
+        stamps.frombytes(np.append(times, ZERO_TIME)[at].view(np.uint8).data)
+        self.dec_time = TimeColumn(stamps, ZERO_TIME)
 
     def apply_new(self, ev: dict[str, Any], at: int = -1) -> None:
         """:meth:`apply_obj` for an event known not to be applied yet.

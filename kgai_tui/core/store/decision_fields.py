@@ -195,6 +195,8 @@ def _join_lines(cols: list[Column], counts: list[int]) -> Lines | None:
     if not total:
         return None
     parts: list[bytes] = []
+    ends: list[npt.NDArray[np.int64]] = []
+    at = 0
     for col, count in zip(cols, counts, strict=True):
         if not count:
             continue
@@ -205,16 +207,20 @@ def _join_lines(cols: list[Column], counts: list[int]) -> Lines | None:
             col = b"\n".join(values[c] for c in col.codes.tolist())
         if not isinstance(col, bytes):
             return None
+        # Each part's newlines, and the one that joins it to the next: a mask of
+        # one shard's bytes at a time, not of the whole column.
+        ends.append(np.flatnonzero(np.frombuffer(col, dtype=np.uint8) == 0x0A) + at)
+        at += len(col) + 1
+        ends.append(np.array([at - 1], dtype=np.int64))
         parts.append(col)
     blob = b"\n".join(parts)
-    ends = np.flatnonzero(np.frombuffer(blob, dtype=np.uint8) == 0x0A)
-    if len(ends) != max(total - 1, 0):
+    starts = array("q", [0])
+    for part in ends[:-1]:
+        starts.frombytes((part + 1).tobytes())
+    if len(starts) != total:
         raise ValueError("a packed column does not match its shard")
-    starts = np.empty(total + 1, dtype=np.int64)
-    starts[0] = 0
-    starts[1:-1] = ends + 1
-    starts[-1] = len(blob) + 1
-    return Lines(blob, array("q", starts.tobytes()))
+    starts.append(len(blob) + 1)
+    return Lines(blob, starts)
 
 
 def unpack_times(blob: bytes) -> npt.NDArray[np.int64]:

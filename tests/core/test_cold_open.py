@@ -201,28 +201,39 @@ def test_titles_and_rationales_stay_in_the_bytes_they_came_in(
     stub = got.dec_index["d_000000000000000000000000"]
     assert (got.dec_title[stub], got.dec_time[stub]) == ("", None)
 
-    more = decision("Appended after the fill", rationale="why")
-    got.apply_new(
-        {
-            "hash": "sha256:" + "e" * 64,
-            "lamport": 99,
+    # A live reload's events after the fill (new decisions superseding old ones,
+    # one with no time) leave what the sequential replay leaves.
+    old = next(i for i, by in enumerate(reference.dec_superseded_by) if by)
+    element = reference.dec_shapes[old][0]
+    for n, (title, time) in enumerate(
+        (("Appended after the fill", "2026-04-01T00:00:00Z"), ("And again", ""))
+    ):
+        event = {
+            "hash": f"sha256:{n:064x}",
+            "lamport": 99 + n,
             "install_id": "iaaa",
-            "recorded_at": "2026-04-01T00:00:00Z",
+            "recorded_at": time,
             "decision": {
-                "id": more.id,
-                "title": more.title,
-                "rationale": more.rationale,
+                "id": f"d_{'f' * 23}{n}",
+                "title": title,
+                "rationale": "why",
                 "mutations": [],
+                "shapes": [element],
+                "targets": [element],
+                "supersedes": [reference.dec_id[old], reference.dec_id[0]],
             },
         }
-    )
-    j = got.dec_index[more.id]
-    assert (got.dec_title[j], got.dec_rationale[j]) == (more.title, "why")
-    assert (got.dec_title[-1], got.dec_time[j], got.dec_lamport[j]) == (
-        more.title,
+        for p in (got, reference):
+            p.apply_new(event)
+    assert _state(got) == _state(reference)
+    j = got.dec_index["d_" + "f" * 23 + "0"]
+    assert (got.dec_title[j], got.dec_time[j], got.dec_lamport[j]) == (
+        "Appended after the fill",
         1775001600,
         99,
     )
+    assert list(got.dec_superseded_by[old])[-2:] == [j, j + 1]
+    assert {j, j + 1} <= set(got.heads_of(element))
 
 
 def test_the_parallel_open_lets_go_of_the_log_s_pages_as_it_reads_them(

@@ -18,6 +18,7 @@ from kgai_tui.core.reads import context
 from kgai_tui.core.reads.context import context_obj, decision_boost, relevance
 from kgai_tui.core.recall import index as recall_index
 from kgai_tui.core.recall import segments
+from kgai_tui.core.recall import tokens as recall_tokens
 from kgai_tui.core.recall.index import RecallIndex
 from kgai_tui.core.recall.scoring import split_paths, strength, tokenize
 from kgai_tui.core.recall.tokens import tokenize_many
@@ -86,6 +87,32 @@ def test_tokenize_many_equals_tokenize(
     assert owner.tolist() == sorted(owner.tolist())
     want = [{t.encode("utf-8", "surrogatepass") for t in tokenize(s)} for s in texts]
     assert got == want
+
+
+@PROPS
+@given(
+    texts=TEXTS,
+    ascii_words=st.lists(
+        st.from_regex(r"[A-Za-z0-9 ]{0,20}", fullmatch=True), max_size=12
+    ),
+    chunk=st.integers(1, 4),
+)
+def test_tokenize_many_in_chunks_gives_the_same_arrays_and_ids(
+    texts: list[str], ascii_words: list[str], chunk: int
+) -> None:
+    """Texts are split into runs a chunk at a time (a model's first build held a
+    million titles' runs at once): the owners, the token ids and the vocabulary
+    are exactly those of one pass over them all, camelCase in some chunks only,
+    non-ASCII texts and repeated texts among them."""
+    texts = ascii_words + texts + ascii_words[:3]
+    whole: dict[bytes, int] = {}
+    want = tokenize_many(texts, whole)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(recall_tokens, "TOKENIZE_CHUNK", chunk)
+        parts: dict[bytes, int] = {}
+        got = tokenize_many(texts, parts)
+    assert [a.tolist() for a in got] == [a.tolist() for a in want]
+    assert list(parts.items()) == list(whole.items())
 
 
 def test_tokenize_many_camel_case_and_stopwords() -> None:

@@ -32,7 +32,7 @@ from kgai_tui.core.answers.answer import encode
 from kgai_tui.core.answers.kg import export_answer
 from kgai_tui.core.answers.people import people_answer
 from kgai_tui.core.engine.open import open_engine
-from kgai_tui.core.model import graph_log
+from kgai_tui.core.model import build, graph_log
 from kgai_tui.core.model.disk import DiskProjection
 from kgai_tui.core.model.open import ModelEngine, open_model
 from kgai_tui.core.model.people_rows import (
@@ -278,7 +278,8 @@ def split(
 @SETTINGS
 @given(gen=stores())
 def test_cold_build_equals_replay(gen: Generated) -> None:
-    with scratch() as (root, cache):
+    with scratch() as (root, cache), pytest.MonkeyPatch.context() as mp:
+        mp.setattr(build, "_ROWS_BLOCK", 3)  # the rows written a few at a time
         write_store(root, gen.files())
         model = open_model(root, cache)
         assert model.how == "cold"

@@ -7,7 +7,7 @@ vocabulary token; :meth:`Fields.score` gives per row the same float as
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -79,12 +79,14 @@ class Csr:
 class Fields:
     """Weighted token fields over ``n`` rows (decisions or elements), one vocabulary."""
 
-    def __init__(self, texts: Sequence[tuple[float, Sequence[str]]], n: int) -> None:
-        """Tokenize every field; ``texts`` are ``(weight, per-row text)`` pairs."""
+    def __init__(self, texts: Iterable[tuple[float, Sequence[str]]], n: int) -> None:
+        """Tokenize every field; ``texts`` are ``(weight, per-row text)`` pairs,
+        each let go once tokenized (a generator makes the next one then)."""
         vocab: dict[bytes, int] = {}
         raw: list[tuple[float, I64, I64]] = []
         for weight, column in texts:
             owner, tid = tokenize_many(column, vocab)
+            del column
             raw.append((weight, owner, tid))
         self.vocab = Vocab(vocab)
         self.n = n

@@ -56,18 +56,30 @@ def _run(
     return seconds, usage.ru_maxrss // 1024, digest.hexdigest()
 
 
-def _busy(cache: Path) -> bool:
-    """Whether a process started with this cache directory still runs."""
+def _builders(cache: Path) -> list[Path]:
+    """The ``/proc`` entries of the processes started with this cache directory."""
     mark = f"KGAI_TUI_CACHE_DIR={cache}\0".encode()
+    found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             if mark in (entry / "environ").read_bytes():
-                return True
+                found.append(entry)
         except OSError:
             continue
-    return False
+    return found
+
+
+def _peak_kb(entry: Path) -> int:
+    """A process's peak resident memory so far (``VmHWM``), 0 once it is gone."""
+    try:
+        for line in (entry / "status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def _side(
@@ -77,9 +89,11 @@ def _side(
     cache = Path(tempfile.mkdtemp(prefix="kgai-after-first-"))
     rows = [_run(store, src, cache, ("status", "--json"))]
     start = time.perf_counter()
-    while _busy(cache):
-        time.sleep(0.5)
-    rows.append((time.perf_counter() - start, 0, ""))
+    peak = 0  # the detached build's: no one waits for it, so it is read meanwhile
+    while busy := _builders(cache):
+        peak = max(peak, *map(_peak_kb, busy))
+        time.sleep(0.2)
+    rows.append((time.perf_counter() - start, peak // 1024, ""))
     rows += [_run(store, src, cache, read) for read in reads]
     files = sorted(p.name for d in cache.iterdir() for p in d.iterdir())
     return rows, files
@@ -105,7 +119,7 @@ def main() -> None:
     print("|---|---|---|---|")
     for name, b, a in zip(names, before, after, strict=True):
         if not b[2]:
-            print(f"| {name} | {b[0]:.2f} s | {a[0]:.2f} s | - |")
+            print(f"| {name} | {b[0]:.2f} s, {b[1]} MB | {a[0]:.2f} s, {a[1]} MB | - |")
             continue
         same = "yes" if b[2] == a[2] else "NO"
         print(

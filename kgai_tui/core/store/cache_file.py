@@ -11,12 +11,16 @@ import hashlib
 import os
 import sys
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
 from kgai_tui import __version__
 from kgai_tui.core.store.regular_file import RELEASE_STEP, open_regular, release_view
+
+if TYPE_CHECKING:
+    from array import array
+    from collections.abc import Sequence
 
 # 2: el_shapes packed as arrays; 3: the whole shard fingerprint; 4: recorded times
 # read with ASCII digits only (Go's time.Parse)
@@ -146,23 +150,33 @@ def time_index_in(store_dir: Path) -> Path:
     return store_dir / "engine.time.bin"
 
 
-def write_cache_file(path: Path, header: dict[str, Any], payload: bytes) -> None:
+def write_cache_file(
+    path: Path, header: dict[str, Any], payload: bytes | Sequence[bytes | array[int]]
+) -> None:
     """Write header and payload to a temporary file, then rename it into place.
 
-    The header gets the payload's size and SHA-256. A failure (a full disk, a
-    read-only cache directory) only costs the next open its time.
+    The payload may come in pieces, written one after another (a large one is
+    never joined in memory). The header gets its size and SHA-256. A failure (a
+    full disk, a read-only cache directory) only costs the next open its time.
     """
     import tempfile  # a write only: reads do not pay its imports (shutil, random)
 
-    header["digest"] = hashlib.sha256(payload).hexdigest()
-    header["size"] = len(payload)
+    pieces = [payload] if isinstance(payload, bytes) else payload
+    digest = hashlib.sha256()
+    size = 0
+    for piece in pieces:
+        digest.update(piece)
+        size += memoryview(piece).nbytes
+    header["digest"] = digest.hexdigest()
+    header["size"] = size
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(_MAGIC + orjson.dumps(header) + b"\n")
-                fh.write(payload)
+                for piece in pieces:
+                    fh.write(piece)
             os.replace(tmp, path)
         except BaseException:
             os.unlink(tmp)

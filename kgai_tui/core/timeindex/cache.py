@@ -121,7 +121,7 @@ def saved_time_index(
             index.refresh()
             fresh = cache_header(root)
             fresh["shards"] = shards
-            write_cache_file(path, fresh, index.dumps())
+            write_cache_file(path, fresh, index.dump_parts())
     if index is not None:
         settle_heap(index.events)  # kept for the session: no collection walks it
     return index
@@ -188,7 +188,7 @@ def _save_time_index(engine: ScannedLog, index: TimeIndex, path: Path) -> None:
     assert engine.root is not None
     header = cache_header(engine.root)
     header["shards"] = _scan_prints(engine.scans)
-    write_cache_file(path, header, index.dumps())
+    write_cache_file(path, header, index.dump_parts())
 
 
 def _load_time_index(engine: ScannedLog, path: Path) -> TimeIndex | None:

@@ -14,6 +14,7 @@ from kgai_tui.core.gosem.gotext import rfc3339_epoch
 from kgai_tui.core.timeindex.fold import IndexFold
 
 if TYPE_CHECKING:
+    from array import array
     from collections.abc import Iterable
     from datetime import datetime
 
@@ -59,10 +60,14 @@ class TimeIndex(IndexFold):
 
     def dumps(self) -> bytes:
         """Serialise the index (see :mod:`kgai_tui.core.timeindex.io`)."""
-        from kgai_tui.core.timeindex.io import dump_index
+        return b"".join(self.dump_parts())
+
+    def dump_parts(self) -> list[bytes | array[int]]:
+        """:meth:`dumps` as the pieces a save writes one after another."""
+        from kgai_tui.core.timeindex.io import dump_index_parts
 
         self.refresh()
-        return dump_index(self, self.cut_counts().writers_from)
+        return dump_index_parts(self, self.cut_counts().writers_from)
 
     @classmethod
     def loads(

@@ -32,6 +32,7 @@ from kgai_tui.core.replay.columns import TextColumn, TimeColumn
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.logscan import scan_file
 from kgai_tui.core.wire.codec import decision_id
+from kgai_tui.core.wire.model import Decision
 
 
 @pytest.fixture
@@ -53,6 +54,12 @@ def parallel(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
+def _with_refs(d: Decision, refs: str) -> Decision:
+    """``d`` with ``refs`` (the builders set none), its id made again."""
+    d = replace(d, refs=refs)
+    return replace(d, id=decision_id(d))
+
+
 def _unusual_shards() -> dict[str, bytes]:
     a, b = ShardWriter("iaaa"), ShardWriter("ibbb", actor="bob")
     first = decision(
@@ -62,8 +69,7 @@ def _unusual_shards() -> dict[str, bytes]:
         author="  Alice   Smith ",
         summary="naïve café 日本",
     )
-    first = replace(first, refs="ADR-7\ttab")
-    first = replace(first, id=decision_id(first))
+    first = _with_refs(first, "ADR-7\ttab")
     a.add(first, lamport=1, recorded_at="2026-03-01T10:00:00Z")
     a.add(None, lamport=2, recorded_at="2026-03-01T10:00:01Z")
     later = decision(
@@ -157,8 +163,7 @@ def _wide_shards() -> dict[str, bytes]:
         [upsert("feature", "Invoice", owner="ops")],
         rationale="Plain & <simple> \t tab",
     )
-    first = replace(first, refs="ADR-9")
-    first = replace(first, id=decision_id(first))
+    first = _with_refs(first, "ADR-9")
     a.add(first, lamport=2, recorded_at="2026-03-01T10:00:00Z")
     a.add(None, lamport=3, recorded_at="2026-03-01T10:00:01Z")
     later = decision(

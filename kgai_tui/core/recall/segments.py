@@ -10,7 +10,7 @@ combines them into exact relevance scores.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -84,17 +84,14 @@ class Segment:
         self.decs = decs
         idx = decs.tolist()
         title, rat, summ = p.dec_title, p.dec_rationale, p.dec_summary
-        # Each field's texts made when it is tokenized and let go after: at a
-        # model's first build at 1M both at once were ~190 MB of its peak.
 
-        def texts(field: int) -> list[str]:
-            if field == 0:
-                return [title[i] for i in idx]
-            return [rat[i] + " " + summ[i] for i in idx]
+        def texts() -> Iterator[tuple[float, list[str]]]:
+            # Each field's texts made when it is tokenized and let go after: at
+            # a model's first build at 1M both at once were ~190 MB of its peak.
+            yield 3.0, [title[i] for i in idx]
+            yield 1.0, [rat[i] + " " + summ[i] for i in idx]
 
-        self.fields = Fields(
-            ((w, texts(f)) for f, w in enumerate((3.0, 1.0))), len(idx)
-        )
+        self.fields = Fields(texts(), len(idx))
         shapes = p.dec_shapes
         lens = np.fromiter(
             (len(shapes[i]) for i in idx), dtype=np.int64, count=len(idx)

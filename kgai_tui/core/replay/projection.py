@@ -204,34 +204,44 @@ class Projection(GraphReads):
         at = np.frombuffer(fill, dtype=np.int64)
         intern = self._intern.setdefault
 
-        def take(values: Sequence[str]) -> list[str]:
+        def gather(values: Coded | Sequence[str] | None) -> list[str]:
+            """Each decision's value, by the line its fields are at (-1: empty)."""
+            if values is None:
+                return [""] * len(at)
+            if isinstance(values, Coded):
+                table = np.array([*values.table, ""], dtype=object)
+                coded: list[str] = table[
+                    np.append(values.codes, len(table) - 1)[at]
+                ].tolist()
+                return coded
             column = np.empty(len(values) + 1, dtype=object)
             column[:-1] = values
             column[-1] = ""
-            return column[at].tolist()  # type: ignore[no-any-return]
+            picked: list[str] = column[at].tolist()
+            return picked
 
-        def pick(values: Joined, shared: bool = False) -> list[str] | TextColumn:
-            if values is None:
-                return [""] * len(at)
+        def pick(values: Joined) -> list[str] | TextColumn:
+            if isinstance(values, Lines):  # many distinct values: kept as bytes
+                return TextColumn(values.blob, values.starts, fill)
+            return gather(values)
+
+        def shared(values: Joined) -> list[str]:
+            """:func:`gather` with one str object per distinct value (authors,
+            installs)."""
             if isinstance(values, Lines):
-                if not shared:
-                    return TextColumn(values.blob, values.starts, fill)
                 values = values.values()
             if isinstance(values, Coded):
-                table = [intern(v, v) for v in values.table] if shared else values.table
-                column = np.array([*table, ""], dtype=object)
-                return column[np.append(values.codes, len(table))[at]].tolist()  # type: ignore[no-any-return]
-            picked = take(values)
-            return [intern(v, v) for v in picked] if shared else picked
+                return gather(Coded([intern(v, v) for v in values.table], values.codes))
+            return [intern(v, v) for v in gather(values)]
 
         titles, rationales, authors, refs, summaries, installs = text
         self.dec_title = pick(titles)
         self.dec_rationale = pick(rationales)
-        self.dec_author = pick(authors, shared=True)  # type: ignore[assignment]
+        self.dec_author = shared(authors)
         self.dec_refs = pick(refs)
         self.dec_summary = pick(summaries)
-        self.dec_install = pick(installs, shared=True)  # type: ignore[assignment]
-        self.dec_hash = take(hashes)
+        self.dec_install = shared(installs)
+        self.dec_hash = gather(hashes)
         self.dec_lamport = array("q")
         self.dec_lamport.frombytes(np.append(lamports, 0)[at].view(np.uint8).data)
         stamps = array("q")

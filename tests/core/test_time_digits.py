@@ -11,10 +11,13 @@ import json
 import os
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 from builders import ShardWriter, decision, upsert, write_store
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from kgai_tui.core.gosem.gotext import (
     parse_rfc3339,
@@ -94,3 +97,72 @@ def test_as_of_leaves_out_a_decision_stamped_with_other_digits(tmp_path: Path) -
     assert obj["elements"] == ["A"]
     history = json.loads(_run(root, tmp_path / "cache-on", "history", "feature:B"))
     assert [d["when"] for d in history["decisions"]] == [""]
+
+
+def _by_datetime(text: str) -> int | None:
+    """An independent reading of the ``YYYY-MM-DDTHH:MM:SSZ`` shape: ASCII digits
+    where digits go, then the calendar's own check."""
+    from datetime import UTC
+
+    digits = text[:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16] + text[17:19]
+    if (
+        len(text) != 20
+        or (text[4], text[7], text[10], text[13], text[16], text[19])
+        != ("-", "-", "T", ":", ":", "Z")
+        or not (digits.isascii() and digits.isdigit())
+    ):
+        return None
+    try:
+        when = datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    return int(when.timestamp())
+
+
+_ALPHABET = "0123456789-T:Z+ z.\u0662"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-01-02T24:00:00Z",
+        "2026-01-02T23:60:00Z",
+        "2026-01-02T23:59:60Z",
+        "2026-02-29T00:00:00Z",
+        "2024-02-29T23:59:59Z",
+        "2026-13-01T00:00:00Z",
+        "2026-00-10T00:00:00Z",
+        "2026-01-00T00:00:00Z",
+        "2026/01/02T00:00:00Z",
+        "1999-12-31T23:59:59Z",
+    ],
+)
+def test_edge_stamps_read_as_the_calendar_says(text: str) -> None:
+    """Twice: the second reading takes the date from the cache."""
+    assert rfc3339_epoch(text) == _by_datetime(text)
+    assert rfc3339_epoch(text) == _by_datetime(text)
+
+
+@given(
+    st.datetimes(
+        min_value=datetime(1000, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59)
+    ),
+    st.lists(st.tuples(st.integers(0, 19), st.sampled_from(_ALPHABET)), max_size=3),
+)
+@settings(max_examples=400, deadline=None)
+def test_a_writers_stamp_reads_as_the_calendar_says(
+    when: datetime, edits: list[tuple[int, str]]
+) -> None:
+    """The cached-date path every writer's stamp takes agrees with the calendar on
+    valid stamps and on stamps with characters changed (an hour 24, a date 02-30,
+    a foreign digit, a mark moved), and both readers agree with each other."""
+    chars = list(when.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    for at, ch in edits:
+        chars[at] = ch
+    text = "".join(chars)
+    assume(not text.startswith("0000"))  # Go's year 0: no datetime to compare with
+    expected = _by_datetime(text)
+    assert rfc3339_epoch(text) == expected
+    assert recorded_epoch(text) == expected or expected is None
+    if expected is not None:
+        assert epochs([text.encode()]).tolist() == [expected]

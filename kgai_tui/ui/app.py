@@ -22,6 +22,7 @@ from textual.theme import Theme
 from kgai_tui.ui.commands import bindings, system_commands
 from kgai_tui.ui.diff_view import DiffMark
 from kgai_tui.ui.idle_gc import TICK_SECONDS, IdleCollector
+from kgai_tui.ui.key_order import OrderedKeys
 from kgai_tui.ui.live import LIVE_POLL_SECONDS, LiveReload
 from kgai_tui.ui.loading import StoreLoading
 from kgai_tui.ui.palette import JumpProvider
@@ -41,8 +42,9 @@ if TYPE_CHECKING:
     from kgai_tui.sync.status import SyncStatus
 
 
-class KgaiApp(StoreLoading):
-    """Browse, search, time-travel and resolve a kgai store."""
+class KgaiApp(OrderedKeys, StoreLoading):
+    """Browse, search, time-travel and resolve a kgai store (its keys read in the
+    order typed, :mod:`kgai_tui.ui.key_order`)."""
 
     CSS_PATH = "styles/app.tcss"
     TITLE = "kgai-tui"

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from textual import on
+from textual.css.query import NoMatches
 from textual.events import DescendantFocus
 from textual.widgets import Input
 
@@ -119,8 +120,11 @@ class Navigation(SyncActions):
     def _show_keys(self) -> None:
         """The key bar follows the view in front (and says whether q goes back,
         and whether a text box of its own screen has the focus: a dialog's box
-        is the dialog's)."""
-        bar = self.query_one(KeyBar)
+        is the dialog's). None while the app closes (a focus landing late)."""
+        try:
+            bar = self.query_one(KeyBar)
+        except NoMatches:
+            return
         bar.show_scope(
             self.current_view,
             back=bool(self.back_stack),

@@ -12,6 +12,12 @@
 
 Escape goes one step back, and from the first step closes without writing.
 The screen returns the ingest result's decision id, or ``None``.
+
+Keys reach the app one at a time (:mod:`kgai_tui.ui.key_order`); a step change
+also moves the focus before the next key is read: the choice keys and Enter on a
+choice are priority bindings that show the next step at once, and a step takes
+the focus with ``set_focus`` (``focus()`` waits for the app's queue), so a title
+typed right after ``n`` lands in the title.
 """
 
 from __future__ import annotations
@@ -93,11 +99,12 @@ class ResolveScreen(ModalScreen[str | None]):
         *bindings("resolve"),
         Binding("a", "append", "Append", show=False),
         Binding("ctrl+n", "preview", "Preview", show=False),
-        Binding("n", "pick('new')", "New decision", show=False),
+        Binding("n", "pick('new')", "New decision", show=False, priority=True),
         *(
-            Binding(str(n), f"pick('{n}')", f"Keep {n}", show=False)
+            Binding(str(n), f"pick('{n}')", f"Keep {n}", show=False, priority=True)
             for n in range(1, 10)
         ),
+        Binding("enter", "pick('highlighted')", "Choose", show=False, priority=True),
     ]
 
     def __init__(
@@ -125,6 +132,7 @@ class ResolveScreen(ModalScreen[str | None]):
         self.plan: ResolutionPlan | None = None
         self._keep: str | None = None
         self._placed: Widget | None = None  # a step's first focus (not scrolled to)
+        self._first: Widget | None = None  # the same, kept while the step shows
 
     # ------------------------------------------------------------------ layout
 
@@ -238,11 +246,18 @@ class ResolveScreen(ModalScreen[str | None]):
             "write": "#resolve-title",
             "confirm": "#confirm-back",
         }[step]
-        self._placed = self.query_one(focus)
-        self._placed.focus(scroll_visible=False)
-        self.call_after_refresh(
-            self.query_one("#resolve-step", VerticalScroll).scroll_home, animate=False
-        )
+        self._placed = self._first = self.query_one(focus)
+        self.set_focus(self._placed, scroll_visible=False)
+        self.call_after_refresh(self._step_in_view)
+
+    def _step_in_view(self) -> None:
+        """Once the step is laid out: its top, or the field the focus has reached
+        meanwhile (keys typed ahead of the screen)."""
+        focused = self.focused
+        if focused is None or focused is self._first:
+            self.query_one("#resolve-step", VerticalScroll).scroll_home(animate=False)
+        else:
+            focused.scroll_visible(animate=False)
 
     @on(DescendantFocus)
     def _keep_in_view(self, event: DescendantFocus) -> None:
@@ -257,7 +272,12 @@ class ResolveScreen(ModalScreen[str | None]):
 
     @on(OptionList.OptionSelected, "#resolve-choice")
     def _chosen(self, event: OptionList.OptionSelected) -> None:
-        choice = event.option.id or ""
+        """A choice clicked (keys choose through :meth:`action_pick`)."""
+        if self.step == "choose":
+            self._take(event.option.id or "")
+
+    def _take(self, choice: str) -> None:
+        """Go on with ``choice``: an option's id (``new``, ``keep:<id>``)."""
         if choice == "new":
             self._keep = None
             self._show("write")
@@ -291,14 +311,14 @@ class ResolveScreen(ModalScreen[str | None]):
         why = self.query_one("#resolve-rationale", TextArea).text.strip()
         if not title:
             self.notify("The new decision needs a title.", severity="error")
-            self.query_one("#resolve-title").focus()
+            self.set_focus(self.query_one("#resolve-title"))
             return
         if not why:
             self.notify(
                 "Say why: a resolution without a reason cannot be reviewed later.",
                 severity="error",
             )
-            self.query_one("#resolve-rationale").focus()
+            self.set_focus(self.query_one("#resolve-rationale"))
             return
         props: dict[str, str] = {}
         for n, prop in enumerate(self.props):
@@ -343,18 +363,24 @@ class ResolveScreen(ModalScreen[str | None]):
         self._show("confirm")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The choice keys act only in the first step (later they are typed)."""
+        """The choice keys act only in the first step (later they are typed, and
+        Enter is the focused widget's)."""
         if action == "pick":
             return self.step == "choose"
         return True
 
     def action_pick(self, choice: str) -> None:
-        """``1``…``9`` keep that side; ``n`` writes a new decision."""
+        """``1``…``9`` keep that side; ``n`` writes a new decision; Enter takes the
+        highlighted way. At once, so the keys typed next reach the next step."""
         choices = self.query_one("#resolve-choice", OptionList)
-        index = len(self.heads) if choice == "new" else int(choice) - 1
-        if 0 <= index < choices.option_count:
-            choices.highlighted = index
-            choices.action_select()
+        if choice == "highlighted":
+            index = choices.highlighted
+        else:
+            index = len(self.heads) if choice == "new" else int(choice) - 1
+        if index is None or not 0 <= index < choices.option_count:
+            return
+        choices.highlighted = index
+        self._take(choices.get_option_at_index(index).id or "")
 
     def action_cancel(self) -> None:
         """One step back; from the first step, close without writing."""

@@ -35,11 +35,15 @@ class MomentScreen(ModalScreen[datetime | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = bindings("moment")
 
-    def __init__(self, now: datetime, first: datetime | None) -> None:
-        """``now`` anchors relative moments; ``first`` is the first decision's time."""
+    def __init__(
+        self, now: datetime, first: datetime | None, last: datetime | None = None
+    ) -> None:
+        """``now`` anchors relative moments; ``first`` and ``last`` are the first
+        and the last recorded moments (``None``: not known yet)."""
         super().__init__()
         self.now = now
         self.first = first
+        self.last = last
 
     def compose(self) -> ComposeResult:
         """The box and the line that explains it."""
@@ -69,6 +73,11 @@ class MomentScreen(ModalScreen[datetime | None]):
             line.append(" · before the first decision: the store was empty", DIM)
         elif moment >= self.now:
             line.append(" · that is now", DIM)
+        elif self.last is not None and moment >= self.last:
+            line.append(
+                f" · nothing recorded since {stamp(self.last)}: the store as it is now",
+                DIM,
+            )
         return line
 
     @on(Input.Changed, "#moment-input")

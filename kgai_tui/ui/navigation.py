@@ -149,8 +149,9 @@ class Navigation(SyncActions):
         from kgai_tui.ui.moment import MomentScreen
 
         slider = self.query_one(TimeSlider)
-        first = slider.moments[0] if slider.moments else None
-        self.push_screen(MomentScreen(now(), first), self._moment_chosen)
+        moments = slider.moments
+        first, last = (moments[0], moments[-1]) if moments else (None, None)
+        self.push_screen(MomentScreen(now(), first, last), self._moment_chosen)
 
     def _moment_chosen(self, moment: datetime | None) -> None:
         if moment is not None:

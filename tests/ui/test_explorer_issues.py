@@ -507,6 +507,36 @@ def test_time_travel_by_a_typed_moment_and_home_stays_in_the_list(
     assert not any("whole store" in str(n) for n in seen["notes"])  # type: ignore[attr-defined]
 
 
+def test_a_moment_after_the_last_decision_says_it_is_the_store_now(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo's last decision is months before this clock: -3m is after it, so
+    the slider lands on now, and the line under the box says so before Enter."""
+    monkeypatch.setenv("KGAI_TUI_NOW", "2026-12-07T00:00:00Z")
+    app = make_app(demo_store, live=False)
+    seen: dict[str, object] = {}
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("left_square_bracket")  # the history: the moments known
+        await settle(pilot)
+        seen["last"] = app.query_one(TimeSlider).moments[-1]
+        await pilot.press("t", *"-3m")
+        await pilot.pause()
+        seen["meaning"] = _text(app, "#moment-meaning")
+        await pilot.press("enter")
+        await settle(pilot)
+        seen["moment"] = app.query_one(TimeSlider).moment
+
+    _drive(app, steps)
+    last = seen["last"]
+    assert isinstance(last, datetime) and last < datetime(2026, 9, 7, tzinfo=UTC)
+    assert str(seen["meaning"]) == (
+        "2026-09-07 00:00 UTC · 3 months ago · nothing recorded since "
+        f"{last:%Y-%m-%d %H:%M} UTC: the store as it is now"
+    )
+    assert seen["moment"] is None  # now
+
+
 # 10 ----------------------------------------------------------------- people
 
 

@@ -10,7 +10,7 @@ then Backspace took it); Ctrl+U then a value left the box empty; a view key then
 ``r`` sent ``r`` to the view being left; Tab then the next field's text typed it
 into the field being left.
 
-:class:`KeyOrder` hands out one key at a time. The next waits until the one before
+:class:`KeyOrder` hands out one key (or one paste) at a time. The next waits until the one before
 has stopped at a widget (it was handled there) or come back to the app (its
 bindings ran), and then until the app is idle, so what its handling queued (a
 focus moved with ``focus()``, a dialog mounted) has happened. A key that never
@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 __all__ = ["HOLD_LIMIT", "KeyOrder", "OrderedKeys"]
 
+#: What is handed out in order: keys, and text pasted between them.
+_Typed = events.Key | events.Paste
+
 #: Seconds a key waits at most for the one before it to be handled.
 HOLD_LIMIT: Final = 0.5
 
@@ -46,8 +49,8 @@ class KeyOrder:
         """Order the keys ``app`` reads (it calls :meth:`waits`, :meth:`watch` and
         :meth:`read` for each)."""
         self._app = app
-        self._held: deque[events.Key] = deque()
-        self._flying: events.Key | None = None
+        self._held: deque[_Typed] = deque()
+        self._flying: _Typed | None = None
         self._watched: list[MessagePump] = []
         self._timer: Timer | None = None
         self._settling = False
@@ -64,7 +67,7 @@ class KeyOrder:
         """How many keys wait for their turn."""
         return len(self._held)
 
-    def waits(self, key: events.Key) -> bool:
+    def waits(self, key: _Typed) -> bool:
         """Whether ``key``, just read, waits for the keys before it (then it is
         kept, and read again in its turn)."""
         if key is self._flying:
@@ -75,7 +78,7 @@ class KeyOrder:
         self._flying = key
         return False
 
-    def watch(self, key: events.Key, target: DOMNode) -> None:
+    def watch(self, key: _Typed, target: DOMNode) -> None:
         """Before the app reads ``key`` (its turn): follow it from ``target``, the
         widget it is handed to unless a priority binding takes it, back up."""
         for node in target.ancestors_with_self:
@@ -85,7 +88,7 @@ class KeyOrder:
             self._watched.append(node)
         self._timer = self._app.set_timer(HOLD_LIMIT, self._done, name="key-order")
 
-    def read(self, key: events.Key) -> None:
+    def read(self, key: _Typed) -> None:
         """The app has read ``key``: handled there (a priority binding, never handed
         to a widget) it is done; else it is done once back up (:meth:`watch`)."""
         if key.is_forwarded:
@@ -93,7 +96,7 @@ class KeyOrder:
         else:
             self._done()
 
-    def _seen_by(self, node: MessagePump, key: events.Key) -> Callable[[Message], None]:
+    def _seen_by(self, node: MessagePump, key: _Typed) -> Callable[[Message], None]:
         """What ``node`` calls with each message it has handled."""
         app = self._app
 
@@ -140,8 +143,9 @@ class OrderedKeys(App[None]):
         self.key_order = KeyOrder(self)
 
     async def on_event(self, event: events.Event) -> None:
-        """Keys one at a time, in the order typed; other events as Textual has them."""
-        if not isinstance(event, events.Key) or event.is_forwarded:
+        """Keys and pastes one at a time, in the order typed; other events as Textual
+        has them."""
+        if not isinstance(event, events.Key | events.Paste) or event.is_forwarded:
             await super().on_event(event)
             return
         if self.key_order.waits(event):

@@ -140,6 +140,27 @@ def test_a_resolution_typed_in_one_burst(demo_store: Path) -> None:
     )
 
 
+def test_text_pasted_right_after_tab_lands_in_the_next_field(
+    demo_store: Path,
+) -> None:
+    """A paste is handed out in its turn too: after Tab, in the field Tab reached."""
+
+    async def body(app: Any, pilot: Any) -> tuple[str, str]:
+        _burst(app, "4", "r")
+        await _settle(pilot, lambda: isinstance(app.screen, ResolveScreen))
+        _burst(app, "n", "Title", "tab")
+        app.post_message(events.Paste("pasted why"))
+        await _settle(pilot, lambda: not app.key_order.busy)
+        await pilot.pause(0.2)
+        screen = app.screen
+        return (
+            screen.query_one("#resolve-title", Input).value,
+            screen.query_one("#resolve-rationale", TextArea).text,
+        )
+
+    assert _run(demo_store, body) == ("Title", "pasted why")
+
+
 def test_without_the_order_the_same_burst_goes_astray(demo_store: Path) -> None:
     """The control: Textual's own order loses the Backspace's place (this is what
     the tests above guard against, on this machine, with this Textual)."""

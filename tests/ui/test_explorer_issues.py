@@ -463,6 +463,19 @@ def test_the_elements_view_follows_the_filter_jumps_and_goes_back(
 # 9 ------------------------------------------------------------------ time travel
 
 
+async def _go_to(
+    app: KgaiApp, pilot: Pilot[None], text: str, seen: dict[str, object]
+) -> None:
+    """``t``, then ``text``: the line under the box (``meaning``), then Enter: the
+    slider's moment (``moment``; ``None`` is now)."""
+    await pilot.press("t", *text)
+    await pilot.pause()
+    seen["meaning"] = _text(app, "#moment-meaning")
+    await pilot.press("enter")
+    await settle(pilot)
+    seen["moment"] = app.query_one(TimeSlider).moment
+
+
 def test_time_travel_by_a_typed_moment_and_home_stays_in_the_list(
     demo_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -479,12 +492,7 @@ def test_time_travel_by_a_typed_moment_and_home_stays_in_the_list(
         await settle(pilot)
         seen["tree"] = tree.cursor_line
         seen["slider"] = app.query_one(TimeSlider).moment
-        await pilot.press("t", *"-3m")
-        await pilot.pause()
-        seen["meaning"] = _text(app, "#moment-meaning")
-        await pilot.press("enter")
-        await settle(pilot)
-        seen["moment"] = app.query_one(TimeSlider).moment
+        await _go_to(app, pilot, "-3m", seen)
         seen["banner"] = _text(app, "#banner")
         seen["notes"] = [n.message for n in app._notifications]
 
@@ -520,12 +528,7 @@ def test_a_moment_after_the_last_decision_says_it_is_the_store_now(
         await pilot.press("left_square_bracket")  # the history: the moments known
         await settle(pilot)
         seen["last"] = app.query_one(TimeSlider).moments[-1]
-        await pilot.press("t", *"-3m")
-        await pilot.pause()
-        seen["meaning"] = _text(app, "#moment-meaning")
-        await pilot.press("enter")
-        await settle(pilot)
-        seen["moment"] = app.query_one(TimeSlider).moment
+        await _go_to(app, pilot, "-3m", seen)
 
     _drive(app, steps)
     last = seen["last"]

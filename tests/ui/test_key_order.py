@@ -72,6 +72,18 @@ def _run(root: Path, body: Any) -> Any:
     return asyncio.run(main())
 
 
+async def _fields(app: Any, pilot: Any) -> tuple[str, str, str]:
+    """Once every key is handled: the resolve dialog's title, why and first prop."""
+    await _settle(pilot, lambda: not app.key_order.busy)
+    await pilot.pause(0.2)
+    screen = app.screen
+    return (
+        screen.query_one("#resolve-title", Input).value,
+        screen.query_one("#resolve-rationale", TextArea).text,
+        screen.query_one("#prop-0", Input).value,
+    )
+
+
 @contextlib.contextmanager
 def _unordered() -> Iterator[None]:
     """Textual's own order (for the control runs that show the failure)."""
@@ -124,14 +136,7 @@ def test_a_resolution_typed_in_one_burst(demo_store: Path) -> None:
             "ctrl+u",
             "first 30 days, marked",
         )
-        await _settle(pilot, lambda: not app.key_order.busy)
-        await pilot.pause(0.2)
-        screen = app.screen
-        return (
-            screen.query_one("#resolve-title", Input).value,
-            screen.query_one("#resolve-rationale", TextArea).text,
-            screen.query_one("#prop-0", Input).value,
-        )
+        return await _fields(app, pilot)
 
     assert _run(demo_store, body) == (
         "Keep them a month",
@@ -145,20 +150,14 @@ def test_text_pasted_right_after_tab_lands_in_the_next_field(
 ) -> None:
     """A paste is handed out in its turn too: after Tab, in the field Tab reached."""
 
-    async def body(app: Any, pilot: Any) -> tuple[str, str]:
+    async def body(app: Any, pilot: Any) -> tuple[str, str, str]:
         _burst(app, "4", "r")
         await _settle(pilot, lambda: isinstance(app.screen, ResolveScreen))
         _burst(app, "n", "Title", "tab")
         app.post_message(events.Paste("pasted why"))
-        await _settle(pilot, lambda: not app.key_order.busy)
-        await pilot.pause(0.2)
-        screen = app.screen
-        return (
-            screen.query_one("#resolve-title", Input).value,
-            screen.query_one("#resolve-rationale", TextArea).text,
-        )
+        return await _fields(app, pilot)
 
-    assert _run(demo_store, body) == ("Title", "pasted why")
+    assert _run(demo_store, body) == ("Title", "pasted why", "always, marked")
 
 
 def test_without_the_order_the_same_burst_goes_astray(demo_store: Path) -> None:

@@ -20,6 +20,7 @@ comes back (its widget went away) holds the next for :data:`HOLD_LIMIT` at most.
 from __future__ import annotations
 
 from collections import deque
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 from textual import events
@@ -54,6 +55,9 @@ class KeyOrder:
         self._watched: list[MessagePump] = []
         self._timer: Timer | None = None
         self._settling = False
+        self._turn = (
+            0  # one more per key done: a late call for an earlier turn is let be
+        )
         # The app reports a key it has read once before the key is back up: skipped.
         self._skip_app = False
 
@@ -122,11 +126,19 @@ class KeyOrder:
             self._timer = None
         self._flying = None
         self._settling = True
-        self._app.call_after_refresh(self._next)
+        self._turn += 1
+        self._app.call_after_refresh(self._next, self._turn)
+        # The refresh may never come for it (the screen it went to was closed by
+        # this very key): the next key then waits no longer than a stuck one.
+        self._app.set_timer(
+            HOLD_LIMIT, partial(self._next, self._turn), name="key-order-settle"
+        )
 
-    def _next(self) -> None:
+    def _next(self, turn: int) -> None:
         """Once the app is idle after a key: read the first key held again (it goes
         through :meth:`waits` at once)."""
+        if turn != self._turn or not self._settling:
+            return
         self._settling = False
         if self._flying is not None or not self._held:
             return

@@ -24,7 +24,7 @@ from textual.app import ComposeResult
 from textual.widgets import Input, Static, TextArea
 
 from kgai_tui.ui.app import KgaiApp
-from kgai_tui.ui.key_order import HOLD_LIMIT, OrderedKeys
+from kgai_tui.ui.key_order import HOLD_LIMIT, KeyOrder, OrderedKeys
 from kgai_tui.ui.resolve import ResolveScreen
 
 SIZE = (80, 24)
@@ -214,3 +214,34 @@ def test_a_key_stuck_in_a_widget_holds_the_next_one_only_so_long() -> None:
     let_go, seen = asyncio.run(main())
     assert let_go == ["s begins"], "x was let go while s was still being handled"
     assert seen == ["s begins", "s ends"]
+
+
+class _Box(OrderedKeys):
+    def compose(self) -> ComposeResult:
+        yield Input(id="box")
+
+
+def test_a_turn_whose_refresh_never_comes_holds_the_next_key_only_so_long() -> None:
+    """A key that closes the screen its settling waits on (the refresh never
+    comes): the keys after it still arrive, in order, each within
+    :data:`HOLD_LIMIT` (here every such refresh is dropped)."""
+    app = _Box()
+
+    def dropping(callback: Any, *args: Any, **kwargs: Any) -> bool:
+        if getattr(callback, "__func__", None) is KeyOrder._next:
+            return True  # "scheduled", never run
+        return original(callback, *args, **kwargs)
+
+    async def main() -> str:
+        async with app.run_test() as pilot:
+            await pilot.pause(0.1)
+            _burst(app, "abc")
+            await _poll(
+                lambda: app.query_one(Input).value == "abc" and not app.key_order.busy,
+                HOLD_LIMIT * 20,
+            )
+            return str(app.query_one(Input).value)
+
+    original = app.call_after_refresh
+    app.call_after_refresh = dropping  # type: ignore[method-assign]
+    assert asyncio.run(main()) == "abc"

@@ -10,11 +10,12 @@ then Backspace took it); Ctrl+U then a value left the box empty; a view key then
 ``r`` sent ``r`` to the view being left; Tab then the next field's text typed it
 into the field being left.
 
-:class:`KeyOrder` hands out one key (or one paste) at a time. The next waits until the one before
-has stopped at a widget (it was handled there) or come back to the app (its
-bindings ran), and then until the app is idle, so what its handling queued (a
-focus moved with ``focus()``, a dialog mounted) has happened. A key that never
-comes back (its widget went away) holds the next for :data:`HOLD_LIMIT` at most.
+:class:`KeyOrder` hands out one key (or one paste) at a time. The next waits until
+the one before has stopped at a widget (it was handled there) or come back to the
+app (its bindings ran), and then until the app is idle, so what its handling
+queued (a focus moved with ``focus()``, a dialog mounted) has happened. A key that
+never comes back (its widget went away) holds the next for :data:`HOLD_LIMIT` at
+most, and so does a wait for an idle app that never comes.
 """
 
 from __future__ import annotations
@@ -55,9 +56,8 @@ class KeyOrder:
         self._watched: list[MessagePump] = []
         self._timer: Timer | None = None
         self._settling = False
-        self._turn = (
-            0  # one more per key done: a late call for an earlier turn is let be
-        )
+        # One more per key done: a late call for an earlier turn is let be.
+        self._turn = 0
         # The app reports a key it has read once before the key is back up: skipped.
         self._skip_app = False
 
@@ -157,7 +157,7 @@ class OrderedKeys(App[None]):
     async def on_event(self, event: events.Event) -> None:
         """Keys and pastes one at a time, in the order typed; other events as Textual
         has them."""
-        if not isinstance(event, events.Key | events.Paste) or event.is_forwarded:
+        if not isinstance(event, _Typed) or event.is_forwarded:
             await super().on_event(event)
             return
         if self.key_order.waits(event):

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from rich.console import Group
 from rich.table import Table
@@ -92,6 +92,14 @@ def contested_props(
     return sorted(props, key=lambda p: (not p.differs, p.key))
 
 
+#: Where each step puts the focus first.
+_FIRST_FOCUS: Final = {
+    "choose": "#resolve-choice",
+    "write": "#resolve-title",
+    "confirm": "#confirm-back",
+}
+
+
 class ResolveScreen(ModalScreen[str | None]):
     """Choose, write, confirm; returns the appended decision's id, or ``None``."""
 
@@ -132,7 +140,6 @@ class ResolveScreen(ModalScreen[str | None]):
         self.plan: ResolutionPlan | None = None
         self._keep: str | None = None
         self._placed: Widget | None = None  # a step's first focus (not scrolled to)
-        self._first: Widget | None = None  # the same, kept while the step shows
 
     # ------------------------------------------------------------------ layout
 
@@ -241,12 +248,7 @@ class ResolveScreen(ModalScreen[str | None]):
         for name in ("choose", "write", "confirm"):
             for widget in self.query(f".{name}-part"):
                 widget.display = name == step
-        focus = {
-            "choose": "#resolve-choice",
-            "write": "#resolve-title",
-            "confirm": "#confirm-back",
-        }[step]
-        self._placed = self._first = self.query_one(focus)
+        self._placed = self.query_one(_FIRST_FOCUS[step])
         self.set_focus(self._placed, scroll_visible=False)
         self.call_after_refresh(self._step_in_view)
 
@@ -254,7 +256,7 @@ class ResolveScreen(ModalScreen[str | None]):
         """Once the step is laid out: its top, or the field the focus has reached
         meanwhile (keys typed ahead of the screen)."""
         focused = self.focused
-        if focused is None or focused is self._first:
+        if focused is None or focused is self.query_one(_FIRST_FOCUS[self.step]):
             self.query_one("#resolve-step", VerticalScroll).scroll_home(animate=False)
         else:
             focused.scroll_visible(animate=False)

@@ -152,11 +152,6 @@ class _Taken:
         return out
 
 
-def dump_index(self: IndexTables, writers: dict[str, int] | None = None) -> bytes:
-    """:func:`dump_index_parts` joined (what a test compares or loads)."""
-    return b"".join(dump_index_parts(self, writers))
-
-
 def dump_index_parts(
     self: IndexTables, writers: dict[str, int] | None = None
 ) -> list[bytes | array[int]]:
@@ -252,7 +247,8 @@ def load_index(
     grown: bool = False,
     mapped: bool = False,
 ) -> T:
-    """Fill the empty, unpacked ``ix`` from :func:`dump_index` (``projection`` when shared).
+    """Fill the empty, unpacked ``ix`` from what :func:`dump_index_parts` wrote
+    (``projection`` when shared).
 
     ``data`` may be any buffer (a view of the mapped cache file: no copy needed).
     With ``grown``, the projection may hold more decisions after the index's own

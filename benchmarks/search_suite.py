@@ -304,7 +304,7 @@ def _run(
 
     say("opening the engine (replay) ...")
     t0 = time.perf_counter()
-    engine = open_engine(root, cache_base=base)
+    engine = open_engine(root)
     r["engine_open_s"] = round(time.perf_counter() - t0, 2)
     p = engine.projection
     r["decisions"], r["elements"] = len(p.dec_id), len(p.graph)
@@ -315,7 +315,6 @@ def _run(
     index = SearchIndex.for_engine(engine, cache_base=base)
     r["index_build_s"] = round(time.perf_counter() - t0, 2)
     r["index_docs"] = {"history": index.info.history_docs, "live": index.info.live_docs}
-    # The search index only: the engine cache shares the cache base.
     r["index_mb"] = round(_dir_size(cache_dir_for(root, base)) / 1e6, 1)
     t0 = time.perf_counter()
     reopened = SearchIndex.open_cached(root, cache_base=base)
@@ -386,7 +385,7 @@ def _run(
 
         prints_before = engine_prints(engine)
         append_store(root, params, 1000)
-        updated = open_engine(root, cache_base=base)
+        updated = open_engine(root)
         t0 = time.perf_counter()
         index = SearchIndex.for_engine(updated, cache_base=base)
         r["index_add_1000_s"] = round(time.perf_counter() - t0, 3)

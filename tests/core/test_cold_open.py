@@ -383,5 +383,5 @@ def test_a_host_that_captured_stderr_still_opens_a_big_store(tmp_path: Path) -> 
         env={**os.environ, "KGAI_TUI_CACHE_DIR": str(tmp_path / "cache")},
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    serial = open_engine(root, cache_base=tmp_path / "serial-cache")
+    serial = open_engine(root)
     assert done.stdout.strip() == export_digest(export_parts(serial.projection))

@@ -94,7 +94,7 @@ def test_fields_equal_the_columns_now_and_at_every_cut() -> None:
         gen = generate(Chooser(rnd=rnd), min_decisions=20, max_decisions=40)
         with scratch() as (root, cache):
             write_store(root, gen.files())
-            engine = open_engine(root, cache_base=cache)
+            engine = open_engine(root)
             index = engine.time_index  # saved: the model reads it next
             model = open_model(root, cache)
             whole, disk = engine.projection, model.projection
@@ -208,7 +208,7 @@ def test_ranked_history_order_is_the_key_order(monkeypatch: pytest.MonkeyPatch) 
         gen = generate(Chooser(rnd=rnd), min_decisions=20, max_decisions=40)
         with scratch() as (root, cache):
             write_store(root, gen.files())
-            engine = open_engine(root, cache_base=cache)
+            engine = open_engine(root)
             index = engine.time_index
             model = open_model(root, cache)
             views: list[ProjectionView] = [engine.projection, model.projection]

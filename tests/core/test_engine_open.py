@@ -1,9 +1,10 @@
 """Opening a store whole: the two-core cold open equals the sequential replay,
-byte for byte, whatever the log holds; the time index file it saves is reused,
-extended and never believed when damaged; nothing is written into the store.
+byte for byte, whatever the log holds; its time index answers as-of as the
+replay at each cut does; nothing is written, into the store or the cache.
 
-The whole store keeps no cache of its projection (issue 40: the read model is the
-one derived store; the replay builds it, and answers with the model switched off).
+The whole store keeps no cache, of its projection or of its time index (issue
+40: the read model is the one derived store; the replay builds it, and answers
+with the model switched off).
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ from kgai_tui.core.reads.context import context_obj
 from kgai_tui.core.reads.export import export_digest, export_parts
 from kgai_tui.core.reads.health import status_obj
 from kgai_tui.core.reads.kg import conflicts_obj, heads_obj, history_obj
-from kgai_tui.core.store.cache_file import time_index_path
-from kgai_tui.core.timeindex import cache as time_index_cache
 
 PARAMS = GenParams(3000, 5, 200)
 
@@ -67,17 +66,21 @@ def cold(root: Path) -> bytes:
     return answers(open_engine(root))
 
 
-def test_reads_never_write_into_the_store(store: Path, cache: Path) -> None:
+def test_the_whole_replay_writes_nothing_into_the_store_or_the_cache(
+    store: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KGAI_TUI_CACHE_DIR", str(cache))
     before = sorted(
         (p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in store.rglob("*")
     )
-    open_engine(store, cache_base=cache)
-    open_engine(store, cache_base=cache)
+    for _ in range(2):
+        engine = open_engine(store)
+        assert engine.time_index.events  # built, in memory
     after = sorted(
         (p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in store.rglob("*")
     )
     assert after == before
-    assert not str(time_index_path(store, cache)).startswith(str(store))
+    assert not cache.exists()
 
 
 # ------------------------------------------------------------- the two-core cold open
@@ -165,7 +168,7 @@ def test_a_bad_hash_alone_is_caught_after_the_optimistic_replay(
     assert answers(engine) == sequential(store)
 
 
-# ------------------------------------------------------------- the time index's file
+# ------------------------------------------------------------- the time index
 
 
 def as_of_answers(engine: Engine) -> bytes:
@@ -182,33 +185,12 @@ def replayed_as_of(root: Path) -> bytes:
     return orjson.dumps([as_of_obj(project_as_of(engine.shards, c), c) for c in cuts])
 
 
-def test_the_time_index_file_is_reused_extended_and_never_believed_when_damaged(
-    store: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+def test_the_replays_time_index_answers_as_of_as_the_replay_at_each_cut(
+    store: Path,
 ) -> None:
-    reference = replayed_as_of(store)
-    assert as_of_answers(open_engine(store, cache_base=cache)) == reference
-    path = time_index_path(store, cache)
-    assert path.is_file()
-    built: list[str] = []
-    real_build = time_index_cache.build_engine_time_index
-
-    def counting(*args: object, **kwargs: object) -> object:
-        built.append("extend" if len(args) > 1 and args[1] is not None else "build")
-        return real_build(*args, **kwargs)
-
-    monkeypatch.setattr(time_index_cache, "build_engine_time_index", counting)
-    assert as_of_answers(open_engine(store, cache_base=cache)) == reference
-    assert built == []  # loaded, not built
-    data = bytearray(path.read_bytes())
-    data[-50] ^= 0x01
-    path.write_bytes(bytes(data))
-    assert as_of_answers(open_engine(store, cache_base=cache)) == reference
-    assert built == ["build"]  # the damaged file was rebuilt
+    assert as_of_answers(open_engine(store)) == replayed_as_of(store)
     append_store(store, PARAMS, 1200)
-    assert as_of_answers(open_engine(store, cache_base=cache)) == replayed_as_of(store)
-    # an index that shares the projection's lists cannot take a longer projection:
-    # it is rebuilt; one that does not (ungated events) is extended instead
-    assert built[1] in ("build", "extend")
+    assert as_of_answers(open_engine(store)) == replayed_as_of(store)
 
 
 def test_reading_the_log_back_survives_dropping_its_pages(

@@ -96,7 +96,7 @@ def _stamps(root: Path) -> list[int]:
 def _keep(root: Path, cache: Path) -> bool:
     """What the first as-of through the whole store does: store the moments."""
     model = open_model(root, cache)
-    whole = open_engine(root, cache_base=cache)
+    whole = open_engine(root)
     return model.keep_moments(whole.time_index, engine_prints(whole))
 
 
@@ -568,7 +568,7 @@ def test_moments_that_come_too_late_leave_the_model_sealed() -> None:
     with scratch() as (root, cache):
         shutil.copytree(DEMO_STORE, root)
         open_model(root, cache).close()
-        stale = open_engine(root, cache_base=cache)
+        stale = open_engine(root)
         path = _extended_past_a_held_read(root, cache)
         assert not open_model(root, cache).keep_moments(
             stale.time_index, engine_prints(stale)

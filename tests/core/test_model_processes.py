@@ -200,7 +200,7 @@ with open(out, "w", encoding="utf-8") as fh:
         finally:
             m.close()
         if got is None:  # what the CLI's as-of does then: store the moments
-            whole = open_engine(root, cache_base=cache)
+            whole = open_engine(root)
             m.keep_moments(whole.time_index, engine_prints(whole))
         fh.write(json.dumps(row) + "\\n")
         fh.flush()
@@ -513,7 +513,7 @@ def as_of_checked(r: int, root: Path, cache: Path) -> str:
                 assert got == want, f"round {r}: as-of {cut} from the model"
     finally:
         model.close()
-    whole = open_engine(root, cache_base=cache)
+    whole = open_engine(root)
     open_model(root, cache).keep_moments(whole.time_index, engine_prints(whole))
     return f"/as-of {answered}"
 

@@ -46,12 +46,23 @@ def _timeline(p: ProjectionView) -> dict[str, Any]:
 
 
 def _opened(root: Path) -> tuple[TimeCursor, ModelEngine]:
-    """The whole store's cursor (which saves the time index) and the model."""
-    open_model(root).close()
+    """The whole store's cursor and the model, its time index saved."""
+    _save_index(root)
     whole = TimeCursor.of_store(open_engine(root))
     model = peek_model(root)
     assert model is not None
     return whole, model
+
+
+def _save_index(root: Path) -> None:
+    """Build the model of the log at ``root`` and save its time index."""
+    open_model(root).close()
+    model = peek_model(root)
+    assert model is not None
+    try:
+        model.time_index()
+    finally:
+        model.close()
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -116,7 +127,7 @@ def test_a_damaged_or_foreign_time_index_is_built_again_from_a_replay(
         lines = shard.read_bytes().splitlines(keepends=True)
         with open(shard, "ab") as f:
             f.write(sorted((root / "log").glob("*.ndjson"))[1].read_bytes())
-        TimeCursor.of_store(open_engine(root))
+        _save_index(root)
         shard.write_bytes(b"".join(lines))
         model = peek_model(root)
         assert model is None  # the model is of the longer log: bring it down

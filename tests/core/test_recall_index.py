@@ -414,7 +414,7 @@ def demo_projection(tmp_path_factory: pytest.TempPathFactory) -> Projection:
     target = tmp_path_factory.mktemp("demo") / "store"
     shutil.copytree(DEMO_STORE, target)
     # Module-scoped: not yet under the per-test home, so a cache dir of its own.
-    return open_engine(target, cache_base=tmp_path_factory.mktemp("cache")).projection
+    return open_engine(target).projection
 
 
 def test_demo_store_is_exact(demo_projection: Projection) -> None:

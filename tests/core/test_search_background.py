@@ -64,7 +64,7 @@ def test_a_search_waits_for_an_index_being_built(tmp_path: Path) -> None:
     where = cache_dir_for(root.resolve(), cache)
     # Nothing being built: the wait returns at once, with nothing.
     assert SearchIndex.once_built(root, cache_base=cache) is None
-    engine = open_engine(root, cache_base=cache)
+    engine = open_engine(root)
     taken = threading.Event()
     done = threading.Event()
 

@@ -35,7 +35,7 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     root = tmp_path_factory.mktemp("mixed") / "store"
     mixed_store(root)
     # Module-scoped: not yet under the per-test home, so a cache dir of its own.
-    return open_engine(root, cache_base=tmp_path_factory.mktemp("cache"))
+    return open_engine(root)
 
 
 def _variants(obj: dict[str, Any]) -> list[dict[str, Any]]:

@@ -69,7 +69,7 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     mixed_store(root)
     # Module-scoped: the per-test home isolation is not in place yet, so the
     # engine cache goes to a directory of its own, not the user's cache.
-    return open_engine(root, cache_base=tmp_path_factory.mktemp("cache"))
+    return open_engine(root)
 
 
 @pytest.fixture

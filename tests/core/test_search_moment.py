@@ -197,7 +197,7 @@ def test_the_cli_search_as_of_closes_its_model_read(
         cache = tmp_path / "cache"
         monkeypatch.setenv("KGAI_TUI_CACHE_DIR", str(cache))
         assert _keep(root, cache)
-        engine = open_engine(root, cache_base=cache)
+        engine = open_engine(root)
         SearchIndex.for_engine(engine, cache_base=cache)
         index = SearchIndex.open_cached(root, cache_base=cache)
         assert index is not None

@@ -80,9 +80,12 @@ def _append(root: Path, rest: dict[str, list[bytes]]) -> None:
 
 
 def _saved_and_modelled(root: Path) -> None:
-    """The whole store saves its time index; the model is built (or extended)."""
-    open_engine(root).time_index  # noqa: B018 - saves the index
-    open_model(root).close()
+    """The model is built (or extended) and saves its time index."""
+    model = _model(root)
+    try:
+        model.time_index()
+    finally:
+        model.close()
 
 
 def _model(root: Path) -> ModelEngine:
@@ -257,27 +260,3 @@ def test_a_tail_that_grows_decisions_held_before_is_folded(tmp_path: Path) -> No
         _same_history(index, _fresh(root))
     finally:
         model.close()
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_the_whole_store_folds_a_tail_into_its_saved_index_too(
-    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Opened whole after an append, the store extends the index it saved (sharing
-    the replay's lists, in the same tail mode) instead of building it again."""
-    from kgai_tui.core.timeindex import cache
-
-    root, rest = _cut_store(tmp_path, seed, False)
-    open_engine(root).time_index  # noqa: B018 - saves the index of the prefix
-    _append(root, rest)
-    engine = open_engine(root)
-
-    def no_build(*_args: object) -> None:
-        raise AssertionError("the index was built again, not extended")
-
-    monkeypatch.setattr(cache, "TimeIndexBuilder", no_build)
-    index = engine.time_index
-    monkeypatch.undo()
-    assert index.shared is engine.projection
-    assert index.events > 0
-    _same_history(index, _fresh(root))

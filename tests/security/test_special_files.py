@@ -141,11 +141,11 @@ def store(tmp_path: Path) -> Path:
 
 
 def _answers(
-    root: Path, env: dict[str, str]
+    root: Path, env: dict[str, str], reads: dict[str, list[str]] = READS
 ) -> dict[str, subprocess.CompletedProcess[bytes]]:
     return {
         name: run(*argv, "--store", str(root), "--json", env=env)
-        for name, argv in READS.items()
+        for name, argv in reads.items()
     }
 
 
@@ -238,17 +238,14 @@ def _cache_files(cache: Path) -> list[Path]:
 
 @pytest.mark.parametrize("kind", ["fifo", "zero"])
 def test_a_special_cache_file_is_a_miss(store: Path, tmp_path: Path, kind: str) -> None:
-    """Time index and search state replaced: the answers stay right."""
+    """Time index and search state replaced: the answers stay right (``diff``
+    reads the time index the model's detached build saved)."""
     cache = tmp_path / "cache"
-    # The whole-store caches: with the read model on, as-of answers from the
-    # model's moments once its detached build wrote them, and no time index is made.
-    env = {
-        "KGAI_TUI_CACHE_DIR": str(cache),
-        "XDG_CACHE_HOME": str(cache / "xdg"),
-        "KGAI_TUI_READ_MODEL": "off",
-    }
-    expected = _answers(store, env)
+    env = {"KGAI_TUI_CACHE_DIR": str(cache), "XDG_CACHE_HOME": str(cache / "xdg")}
+    reads = {**READS, "diff": ["diff", "2026-01-01", "2026-03-01"]}
+    expected = _answers(store, env, reads)
     _wait_for(store_cache_dir(store, cache) / "engine.time.bin")
+    _wait_for(store_cache_dir(store, cache) / "search" / "state.json")
     files = _cache_files(cache)
     names = {p.name for p in files}
     assert any(n.endswith(".time.bin") for n in names), names
@@ -259,7 +256,7 @@ def test_a_special_cache_file_is_a_miss(store: Path, tmp_path: Path, kind: str) 
             os.mkfifo(path)
         else:
             path.symlink_to("/dev/zero")
-    got = _answers(store, env)
+    got = _answers(store, env, reads)
     for read, done in got.items():
         assert b"Traceback" not in done.stderr, (read, done.stderr)
         assert done.returncode == expected[read].returncode, (read, done.stderr)

@@ -99,7 +99,6 @@ def open_cold(
     root: Path,
     names: Sequence[str],
     *,
-    cache_base: Path | None = None,
     refused: Sequence[LineProblem] = (),
 ) -> Engine:
     """Scan and replay a store's shards; the result equals a sequential open.
@@ -112,12 +111,7 @@ def open_cold(
     sizes = [_size(p) for p in paths]
     cores = len(os.sched_getaffinity(0))
     if cores < 2 or len(paths) < 2 or sum(sizes) < PARALLEL_MIN_BYTES:
-        return Engine(
-            root,
-            [scan_file(p) for p in paths],
-            cache_base=cache_base,
-            refused=refused,
-        )
+        return Engine(root, [scan_file(p) for p in paths], refused=refused)
     # fork is cheap but unsafe once other threads run (the app, the MCP server).
     method = "fork" if threading.active_count() == 1 else "spawn"
     if method == "spawn":
@@ -163,10 +157,8 @@ def open_cold(
             projection.applied_later(
                 lambda: set(itertools.chain.from_iterable(s.hashes for s in scans))
             )
-            return Engine(
-                root, scans, projection, cache_base=cache_base, refused=refused
-            )
-    return Engine(root, scans, cache_base=cache_base, refused=refused)
+            return Engine(root, scans, projection, refused=refused)
+    return Engine(root, scans, refused=refused)
 
 
 # A clean shard's hashes, as the workers send them: a digest and a count.

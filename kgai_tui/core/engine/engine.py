@@ -44,7 +44,7 @@ from kgai_tui.core.store.shards import (
     ShardRead,
     read_shard,
 )
-from kgai_tui.core.timeindex.cache import load_or_build_time_index
+from kgai_tui.core.timeindex.cache import build_engine_time_index
 from kgai_tui.core.wire.codec import decode_line, event_from_obj
 from kgai_tui.core.wire.model import Event
 
@@ -63,23 +63,20 @@ class Engine:
         shards: Sequence[ShardRead] | None = None,
         observers: Sequence[EventObserver] = (),
         *,
-        how: str = "cold",
-        cache_base: Path | None = None,
         refused: Sequence[LineProblem] = (),
     ) -> None:
         """Build (or adopt) the projection for scanned shards.
 
-        ``how`` says how this engine came to be: "cold" (replayed from the log),
-        "warm" (the cache as it was) or "append" (the cache plus appended lines);
-        ``cache_base`` is the cache directory it was opened with (``None``: the
-        user's); ``refused`` the entries of ``log/`` named like shards but not
-        regular files (never read, reported with the problems).
+        ``refused``: the entries of ``log/`` named like shards but not regular
+        files (never read, reported with the problems).
         """
         self.root = root
         self.scans = list(scans)
         self._shards = None if shards is None else list(shards)
         self._events: list[Event] | None = None
-        self.how = how
+        #: Always ``cold``: every line was read now (a handle read through the
+        #: model says ``warm`` or ``append``).
+        self.how = "cold"
         if projection is None:
             projection = Projection()
             source = LineSource(self.log_dir, self.scans)
@@ -95,24 +92,21 @@ class Engine:
         self.projection = projection
         self.refused: list[LineProblem] = list(refused)
         self._time_index: TimeIndex | None = None
-        self.cache_base = cache_base
 
     @property
     def time_index(self) -> TimeIndex:
         """The index over time behind as-of reads and the time slider.
 
-        Built on first use in one streaming pass over the log (or loaded from its
-        cache file beside the engine cache), never during an open: most reads do
-        not need it.
+        Built on first use in one streaming pass over the log, never during an
+        open: most reads do not need it. The whole replay is the builder and the
+        oracle: it keeps nothing in the cache (the read model saves the index it
+        builds, :mod:`kgai_tui.core.model.history`).
         """
         if self._time_index is None:
-            self._time_index = load_or_build_time_index(self, self.cache_base)
+            with GcPaused():
+                self._time_index = build_engine_time_index(self)
             settle_heap(self.projection.applied_count)
         return self._time_index
-
-    def reset_time_index(self) -> None:
-        """Forget the time index (the next use loads it from its cache again)."""
-        self._time_index = None
 
     @property
     def log_dir(self) -> Path | None:

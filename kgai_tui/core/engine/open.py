@@ -24,13 +24,10 @@ if TYPE_CHECKING:
 __all__ = ["open_engine", "replay_log"]
 
 
-def replay_log(root: Path, *, cache_base: Path | None = None) -> Engine:
+def replay_log(root: Path) -> Engine:
     """The store at ``root`` replayed from every line of its log, each verified:
     what builds the read model, its time index and the search index. Nothing of
-    it is kept once they are built.
-
-    ``cache_base`` replaces the user cache directory for what the engine saves
-    later (its time index; benchmarks, tests).
+    it is kept once they are built, and it writes nothing anywhere.
 
     Raises:
         StoreNotFoundError: ``root/log`` is not a directory.
@@ -45,14 +42,12 @@ def replay_log(root: Path, *, cache_base: Path | None = None) -> Engine:
 
     listing = list_log(log_dir)
     with GcPaused():
-        engine = open_cold(
-            root, listing.names, refused=listing.refused, cache_base=cache_base
-        )
+        engine = open_cold(root, listing.names, refused=listing.refused)
         settle_heap(engine.projection.applied_count)
         return engine
 
 
-def open_engine(root: Path, *, cache_base: Path | None = None) -> Engine:
+def open_engine(root: Path) -> Engine:
     """The whole store, for a read its model does not serve (the model switched
     off or not writable here, doctor's replay, a placeholder's events): the same
     replay as :func:`replay_log`, named apart so that a read path that opens the
@@ -61,4 +56,4 @@ def open_engine(root: Path, *, cache_base: Path | None = None) -> Engine:
     Raises:
         StoreNotFoundError: ``root/log`` is not a directory.
     """
-    return replay_log(root, cache_base=cache_base)
+    return replay_log(root)

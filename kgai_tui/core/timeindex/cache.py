@@ -1,4 +1,7 @@
-"""The time index's cache file beside the engine cache: load, extend, or build and save."""
+"""The time index's file in the store's cache directory, beside the read model:
+built from a replay of the log and saved, then loaded for exactly the log the
+model holds (extended with the lines appended since). The whole replay builds its
+own index in memory and never reads or writes this file."""
 
 from __future__ import annotations
 
@@ -12,12 +15,10 @@ from kgai_tui.core.replay.order import LineSource, canonical_order
 from kgai_tui.core.store.cache_file import (
     cache_header,
     read_cache_file,
-    time_index_path,
     write_cache_file,
 )
 from kgai_tui.core.store.logscan import (
     DECISION_ID_OK,
-    HASH_OK,
     ShardScan,
     scan_appended,
 )
@@ -52,23 +53,6 @@ class ScannedLog(Protocol):
 def _scan_prints(scans: Sequence[ShardScan]) -> list[list[Any]]:
     """Per shard, its fingerprint and how many of its events the index holds."""
     return [[s.shard_print().to_list(), len(s)] for s in scans]
-
-
-def load_or_build_time_index(engine: ScannedLog, base: Path | None = None) -> TimeIndex:
-    """The engine's time index: from its cache file when that describes the same log.
-
-    A cached index built from a prefix of the current log (shards only appended to,
-    every new event after the last indexed one) is extended with the new events;
-    otherwise the index is built from the log in one streaming pass and saved.
-    """
-    path = None if engine.root is None else time_index_path(engine.root, base)
-    with GcPaused():
-        index = None if path is None else _load_time_index(engine, path)
-        if index is None:
-            index = build_engine_time_index(engine)
-            if path is not None:
-                _save_time_index(engine, index, path)
-    return index
 
 
 def build_and_save_time_index(engine: ScannedLog, path: Path) -> TimeIndex:
@@ -162,22 +146,9 @@ def _fold(
         source.release()
 
 
-def build_engine_time_index(
-    engine: ScannedLog,
-    index: TimeIndex | None = None,
-    start: Sequence[int] | None = None,
-) -> TimeIndex:
-    """Index (or extend an index with) the log's hash-verified events, in replay order.
-
-    Raises:
-        ValueError: an event to extend ``index`` with sorts before one it holds.
-    """
-    keys = canonical_order(engine.scans, start)
-    if index is not None:
-        _fold(index.add, engine.log_dir, engine.scans, keys)
-        index.end_tail()
-        index.refresh()
-        return index
+def build_engine_time_index(engine: ScannedLog) -> TimeIndex:
+    """Index the log's hash-verified events, in replay order: the builder."""
+    keys = canonical_order(engine.scans)
     # Mirroring the projection, the builder stores no second copy of what it holds.
     builder = TimeIndexBuilder(engine.projection)
     _fold(builder.add, engine.log_dir, engine.scans, keys)
@@ -189,37 +160,6 @@ def _save_time_index(engine: ScannedLog, index: TimeIndex, path: Path) -> None:
     header = cache_header(engine.root)
     header["shards"] = _scan_prints(engine.scans)
     write_cache_file(path, header, index.dump_parts())
-
-
-def _load_time_index(engine: ScannedLog, path: Path) -> TimeIndex | None:
-    assert engine.root is not None
-    read = read_cache_file(engine.root, path)
-    if read is None:
-        return None
-    header, payload = read
-    recorded = header.get("shards")
-    now = _scan_prints(engine.scans)
-    if recorded == now:
-        start = None
-    else:
-        assert engine.log_dir is not None
-        start = _appended_start(recorded, engine.scans, engine.log_dir)
-        if start is None:
-            return None
-    index = _loads(payload, engine.projection, grown=start is not None)
-    if index is None:
-        return None
-    if start is not None:
-        keys = canonical_order(engine.scans, start)
-        assert isinstance(recorded, list)
-        if keys and index.events and _indexed_last(engine, recorded) >= keys[0][:2]:
-            return None
-        try:
-            build_engine_time_index(engine, index, start)
-        except ValueError:
-            return None  # an appended event sorts before an indexed one: rebuild
-        _save_time_index(engine, index, path)
-    return index
 
 
 def _recorded_prints(recorded: Any) -> dict[str, tuple[ShardPrint, int]] | None:
@@ -246,30 +186,6 @@ def _grown(old: ShardPrint, new: ShardPrint, log_dir: Path) -> bool:
     return old.same_file(new) or (
         old.size < new.size and grew_from(old, log_dir / new.name)
     )
-
-
-def _appended_start(
-    recorded: Any, scans: Sequence[ShardScan], log_dir: Path
-) -> list[int] | None:
-    """Per current shard, how many of its events the recorded index already holds.
-
-    ``None`` unless every recorded shard is still there and still holds the same
-    bytes at its recorded size (the log was only appended to).
-    """
-    by_name = _recorded_prints(recorded)
-    if by_name is None:
-        return None
-    start = []
-    for scan in scans:
-        found = by_name.pop(scan.name, None)
-        if found is None:
-            start.append(0)
-            continue
-        old, count = found
-        if count > len(scan) or not _grown(old, scan.shard_print(), log_dir):
-            return None
-        start.append(count)
-    return None if by_name else start
 
 
 def _tail_scans(
@@ -306,15 +222,3 @@ def _tail_scans(
             return None
         scans.append(fresh)
     return None if by_name else scans
-
-
-def _indexed_last(engine: ScannedLog, recorded: list[list[Any]]) -> tuple[int, str]:
-    """The largest ``(lamport, hash)`` among the events the recorded index holds."""
-    counts = {r[0][0]: r[1] for r in recorded}
-    best = (-(2**63), "")
-    for scan in engine.scans:
-        n = counts.get(scan.name, 0)
-        for i in range(n):
-            if scan.flags[i] & HASH_OK and (scan.lamports[i], scan.hashes[i]) > best:
-                best = (scan.lamports[i], scan.hashes[i])
-    return best

@@ -103,6 +103,11 @@ _FIRST_FOCUS: Final = {
 class ResolveScreen(ModalScreen[str | None]):
     """Choose, write, confirm; returns the appended decision's id, or ``None``."""
 
+    #: Textual focuses this when the screen is shown, before it is mounted: the
+    #: first focusable widget (the sides' scroll) held the focus until the mount
+    #: placed it, and a key arriving then went there.
+    AUTO_FOCUS = _FIRST_FOCUS["choose"]
+
     BINDINGS: ClassVar[list[BindingType]] = [
         *bindings("resolve"),
         Binding("a", "append", "Append", show=False),

@@ -192,3 +192,44 @@ def test_a_hostile_log_is_read_through_the_model_with_the_index_s_own_columns(
             assert _timeline(at_model) == _timeline(at_whole), cut
     finally:
         model.close()
+
+
+@pytest.mark.parametrize("hostile", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_the_slider_shows_the_present_exactly_where_it_is_the_store_as_of_then(
+    tmp_path: Path, seed: int, hostile: bool
+) -> None:
+    """From the latest recorded moment on, when no event was left out, the
+    slider's cursor shows the store now instead of building a view (its first
+    step back from now costs nothing); it reads there as the whole store's view
+    at the same cut, and anywhere else it builds the view."""
+    from kgai_tui.core.model.moments_write import engine_prints
+    from kgai_tui.core.reads.as_of import as_of_obj
+
+    _random_store(tmp_path, seed, 70, hostile=hostile)
+    root = tmp_path / f"r{seed}"
+    whole, model = _opened(root)
+    if not model.moments_whole():  # as the detached build leaves them
+        replay = open_engine(root)
+        model.keep_moments(replay.time_index, engine_prints(replay))  # closes it
+    else:
+        model.close()
+    model = peek_model(root)
+    assert model is not None
+    try:
+        cursor = TimeCursor.of_store(model)
+        last = whole.moments[-1]
+        cuts = [whole.moments[0] - timedelta(seconds=1), *whole.moments]
+        shown_now = []
+        for cut in [*cuts, last + timedelta(days=1)]:
+            at_model = cursor.at(cut)
+            if at_model is model.projection:
+                shown_now.append(cut)
+            assert as_of_obj(at_model, cut) == as_of_obj(whole.at(cut), cut), cut
+            assert _timeline(at_model) == _timeline(whole.at(cut)), cut
+        if hostile and not model.answers_now_at(int(last.timestamp())):
+            assert shown_now == []  # an event left out: the present is not then
+        else:
+            assert shown_now == [last, last + timedelta(days=1)]
+    finally:
+        model.close()

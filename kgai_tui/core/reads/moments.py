@@ -9,7 +9,7 @@ from __future__ import annotations
 import weakref
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -71,6 +71,8 @@ class GraphDelta:
 
 def graph_delta(before: ProjectionView, after: ProjectionView) -> GraphDelta:
     """Compare the element graphs of two projections."""
+    if before is after:  # now, then a moment the present answers (or back)
+        return GraphDelta((), (), (), ())
     old_nodes, new_nodes = set(before.graph.nodes), set(after.graph.nodes)
     old_links, new_links = _links(before), _links(after)
     return GraphDelta(
@@ -114,23 +116,48 @@ def _succ_links(p: ProjectionView) -> set[tuple[str, str, str]]:
 class TimeCursor:
     """Views of the store at slider moments, read from a time index (no replay)."""
 
-    def __init__(self, index: TimeIndex, *, cache_size: int = 4) -> None:
+    def __init__(
+        self,
+        index: TimeIndex,
+        *,
+        cache_size: int = 4,
+        present: tuple[ProjectionView, Callable[[int], bool]] | None = None,
+    ) -> None:
         """Take the moments from a store's time index; keep the views of the last
         ``cache_size`` moments shown (a view of ten thousand elements holds
-        ~12 MB; a step back and forth reuses them)."""
+        ~12 MB; a step back and forth reuses them).
+
+        ``present``: the store now and whether the store as of a cut (Unix
+        seconds) is known to be it (the read model's moments say so from the
+        latest recorded time on, when no event was left out): such a cut is
+        shown from the present, as ``as-of`` answers it, with no view to build
+        and nothing changed since now (the slider's first step back from now)."""
         self.index = index
         self.moments = index_moments(index)
         self._cache: dict[datetime, ProjectionView] = {}
         self._cache_size = cache_size
         self._version = index.version
+        self._present = present
 
     @classmethod
     def of_store(cls, store: Store) -> TimeCursor:
         """A cursor over the store's time index
-        (:func:`~kgai_tui.core.reads.store.time_index_of`)."""
+        (:func:`~kgai_tui.core.reads.store.time_index_of`), the present read
+        where the model says it is the store as of a cut."""
         from kgai_tui.core.reads.store import time_index_of
 
-        return cls(time_index_of(store))
+        kept = store.kept
+        present = None if kept is None else (store.projection, kept.answers_now_at)
+        index = time_index_of(store)
+        # What the first view at a moment and the first comparison with the
+        # present need once, paid here with the history (in the slider's worker):
+        # the first step back is shown from the present, and builds none of it.
+        index.columns()
+        import kgai_tui.core.timeindex.view  # noqa: F401 - NetworkX, 0.2 s
+
+        if present is not None:
+            _links(present[0])
+        return cls(index, present=present)
 
     def at(self, cut: datetime) -> ProjectionView:
         """Return the store as of ``cut`` (equal to ``as-of``)."""
@@ -139,6 +166,14 @@ class TimeCursor:
             self._cache.clear()
             self._version = self.index.version
             self.moments = index_moments(self.index)
+            self._present = None  # the present it was given is of fewer events
+        if (
+            self._present is not None
+            and self.moments
+            and cut >= self.moments[-1]
+            and self._present[1](int(cut.timestamp()))
+        ):
+            return self._present[0]
         cached = self._cache.get(cut)
         if cached is not None:
             return cached

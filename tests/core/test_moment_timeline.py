@@ -108,7 +108,7 @@ def test_a_damaged_or_foreign_time_index_is_built_again_from_a_replay(
     cache: nothing but the index file changes in the cache) and saved, and the
     model reads the saved one: the whole store's moments and views."""
     from kgai_tui.core.engine import open as engine_open
-    from kgai_tui.core.store.cache_file import time_index_path
+    from kgai_tui.core.store.cache_file import seal_path, time_index_path
 
     _random_store(tmp_path, 3, 40, hostile=False)
     root = tmp_path / "r3"
@@ -135,7 +135,8 @@ def test_a_damaged_or_foreign_time_index_is_built_again_from_a_replay(
     (path.parent / "engine.bin").unlink(missing_ok=True)
     damaged = path.read_bytes() if path.exists() else b""
     cache = sorted(p for p in path.parent.rglob("*") if not p.name.endswith("-shm"))
-    before = {p: p.stat().st_mtime_ns for p in cache if p.is_file() and p != path}
+    index = (path, seal_path(path))  # the index and its seal: written together
+    before = {p: p.stat().st_mtime_ns for p in cache if p.is_file() and p not in index}
     opened: list[Any] = []
     model = peek_model(root)
     assert model is not None

@@ -83,7 +83,7 @@ def saved_time_index(
     another log, or the appended events cannot be folded in (the whole store
     answers, and saves a new one).
     """
-    read = read_cache_file(root, path)
+    read = read_cache_file(root, path, sealed=True)
     if read is None:
         return None
     header, payload = read
@@ -105,7 +105,7 @@ def saved_time_index(
             index.refresh()
             fresh = cache_header(root)
             fresh["shards"] = shards
-            write_cache_file(path, fresh, index.dump_parts())
+            write_cache_file(path, fresh, index.dump_parts(), seal=True)
     if index is not None:
         settle_heap(index.events)  # kept for the session: no collection walks it
     return index
@@ -159,7 +159,7 @@ def _save_time_index(engine: ScannedLog, index: TimeIndex, path: Path) -> None:
     assert engine.root is not None
     header = cache_header(engine.root)
     header["shards"] = _scan_prints(engine.scans)
-    write_cache_file(path, header, index.dump_parts())
+    write_cache_file(path, header, index.dump_parts(), seal=True)
 
 
 def _recorded_prints(recorded: Any) -> dict[str, tuple[ShardPrint, int]] | None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from kgai_tui.core.model.schema import model_path
 from kgai_tui.core.model.seal import model_lock
 from kgai_tui.core.search.cache import cache_dir_for
-from kgai_tui.core.store.cache_file import legacy_paths, time_index_path
+from kgai_tui.core.store.cache_file import legacy_paths, seal_path, time_index_path
 from kgai_tui.core.store.settled_prints import settled_path
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ def derived_files(root: Path, base: Path | None = None) -> list[Path]:
     )
     return [
         time_index_path(root, base),
+        seal_path(time_index_path(root, base)),
         *[p for p in siblings if not p.name.endswith(".lock")],
         cache_dir_for(root, base),
         settled_path(root / "log", base),

@@ -191,8 +191,15 @@ class _Stuck(Static, can_focus=True):
 
 
 class _StuckApp(OrderedKeys):
+    def __init__(self) -> None:
+        super().__init__()
+        self.back: list[str] = []  # keys back up at the app, their bindings checked
+
     def compose(self) -> ComposeResult:
         yield _Stuck()
+
+    def on_key(self, event: events.Key) -> None:
+        self.back.append(event.key)
 
 
 def test_a_key_stuck_in_a_widget_holds_the_next_one_only_so_long() -> None:
@@ -209,6 +216,8 @@ def test_a_key_stuck_in_a_widget_holds_the_next_one_only_so_long() -> None:
             await _poll(lambda: app.key_order.waiting == 0, HOLD_LIMIT * 4)
             let_go = list(stuck.seen)
             await _poll(lambda: "s ends" in stuck.seen, HOLD_LIMIT * 20)
+            # Closing before ``s`` is back up would leave it to a closed app.
+            await _poll(lambda: "s" in app.back, HOLD_LIMIT * 4)
             return let_go, stuck.seen
 
     let_go, seen = asyncio.run(main())

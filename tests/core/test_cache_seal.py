@@ -83,7 +83,10 @@ def test_a_byte_changed_in_place_is_refused_even_with_its_times_put_back(
     assert hashed == [1, 1]
 
 
-@pytest.mark.parametrize("seal", ["garbage", "missing", "another file's"])
+@pytest.mark.parametrize(
+    "seal",
+    ["garbage", "missing", "another file's", "a fifo", "/dev/zero", "a directory"],
+)
 def test_a_seal_that_does_not_describe_the_file_means_hashing_it(
     tmp_path: Path, hashed: list[int], seal: str
 ) -> None:
@@ -92,6 +95,15 @@ def test_a_seal_that_does_not_describe_the_file_means_hashing_it(
         seal_path(path).write_bytes(b"[1, 2")
     elif seal == "missing":
         seal_path(path).unlink()
+    elif seal == "a fifo":  # opened for reading it would block: never opened
+        seal_path(path).unlink()
+        os.mkfifo(seal_path(path))
+    elif seal == "/dev/zero":
+        seal_path(path).unlink()
+        seal_path(path).symlink_to("/dev/zero")
+    elif seal == "a directory":  # cannot be replaced: the file is hashed each time
+        seal_path(path).unlink()
+        seal_path(path).mkdir()
     else:  # the same bytes under a new inode: the seal is the old file's
         copy = path.with_name("copy")
         copy.write_bytes(path.read_bytes())
@@ -103,7 +115,7 @@ def test_a_seal_that_does_not_describe_the_file_means_hashing_it(
     # Found whole, it is sealed by that read: the next one does not hash it.
     read = read_cache_file(root, path, sealed=True)
     assert read is not None and bytes(read[1]) == PAYLOAD
-    assert hashed == [1]
+    assert hashed == ([1, 1] if seal == "a directory" else [1])
 
 
 def test_a_file_renamed_over_the_sealed_one_is_hashed_and_refused(

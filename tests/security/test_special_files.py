@@ -232,8 +232,14 @@ def _wait_for(path: Path) -> None:
 
 
 def _cache_files(cache: Path) -> list[Path]:
-    """The time index and the search index's state file."""
-    return sorted([*cache.glob("*/engine*.bin"), *cache.glob("*/search/state.json")])
+    """The time index, its seal and the search index's state file."""
+    return sorted(
+        [
+            *cache.glob("*/engine*.bin"),
+            *cache.glob("*/engine*.bin.seal"),
+            *cache.glob("*/search/state.json"),
+        ]
+    )
 
 
 @pytest.mark.parametrize("kind", ["fifo", "zero"])
@@ -249,6 +255,7 @@ def test_a_special_cache_file_is_a_miss(store: Path, tmp_path: Path, kind: str) 
     files = _cache_files(cache)
     names = {p.name for p in files}
     assert any(n.endswith(".time.bin") for n in names), names
+    assert any(n.endswith(".time.bin.seal") for n in names), names
     assert "state.json" in names, names
     for path in files:
         path.unlink()

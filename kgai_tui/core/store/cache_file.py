@@ -5,12 +5,12 @@ the store path, the payload's size and SHA-256) and the payload.
 
 A large one (the time index: 230 MB at 1M decisions, 2.16 GB at 10M) is sealed as
 the read model is: its writer records the file's identity (inode, size,
-modification and change times) in ``<file>.seal`` after renaming it into place
-(as does a reader that hashed a file with no seal, an earlier release's, and found
-it whole), and a reader that finds the file it opened still so skips hashing the payload
-(hashing read every page of it: 0.16-0.28 s at 1M, and at 10M the whole file off
-the disk, where a read needs a few of its pages). Any other file, or one the seal
-does not describe, is hashed as before.
+modification and change times) in ``<file>.seal`` after renaming it into place (as
+does a reader that hashed a file with no seal, an earlier release's, and found it
+whole), and a reader that finds the file it opened still so skips hashing the
+payload (hashing read every page of it: 0.16-0.28 s at 1M, and at 10M the whole
+file off the disk, where a read needs a few of its pages). Any other file, or one
+the seal does not describe, is hashed as before.
 """
 
 from __future__ import annotations

@@ -254,3 +254,43 @@ def test_a_turn_whose_refresh_never_comes_holds_the_next_key_only_so_long() -> N
     original = app.call_after_refresh
     app.call_after_refresh = dropping  # type: ignore[method-assign]
     assert asyncio.run(main()) == "abc"
+
+
+def test_a_late_settle_of_an_earlier_key_does_not_let_the_next_one_go() -> None:
+    """Each key's settling ends at the app's next refresh, or at :data:`HOLD_LIMIT`.
+    The limit of a key whose refresh came already can fire while a later key
+    settles: it must not release the key after that one before its refresh (here
+    both are held and run by hand, in that order)."""
+    app = _Box()
+    refreshes: list[Any] = []  # each key's "once the app is idle"
+    limits: list[Any] = []  # each key's "at the latest"
+
+    def holding_refresh(callback: Any, *args: Any, **kwargs: Any) -> bool:
+        if getattr(callback, "__func__", None) is KeyOrder._next:
+            refreshes.append(lambda: callback(*args, **kwargs))
+            return True
+        return original_refresh(callback, *args, **kwargs)
+
+    def holding_limit(delay: float, callback: Any = None, **kwargs: Any) -> Any:
+        if kwargs.get("name") == "key-order-settle":
+            limits.append(callback)
+            return None  # fired by hand only (its caller keeps nothing of it)
+        return original_timer(delay, callback, **kwargs)
+
+    async def main() -> tuple[int, str]:
+        async with app.run_test() as pilot:
+            await pilot.pause(0.1)
+            _burst(app, "abc")
+            await _poll(lambda: len(refreshes) == 1, HOLD_LIMIT)  # a handled
+            refreshes[0]()  # b's turn
+            await _poll(lambda: len(refreshes) == 2, HOLD_LIMIT)  # b handled
+            limits[0]()  # a's limit, late: b still settles
+            held = app.key_order.waiting
+            refreshes[1]()  # b settled: c's turn
+            await _poll(lambda: app.query_one(Input).value == "abc", HOLD_LIMIT)
+            return held, str(app.query_one(Input).value)
+
+    original_refresh, original_timer = app.call_after_refresh, app.set_timer
+    app.call_after_refresh = holding_refresh  # type: ignore[method-assign]
+    app.set_timer = holding_limit  # type: ignore[method-assign]
+    assert asyncio.run(main()) == (1, "abc"), "c was let go before b settled"

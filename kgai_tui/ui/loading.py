@@ -238,6 +238,7 @@ class StoreLoading(Navigation):
 
         try:
             cursor = TimeCursor.of_store(engine)
+            cursor.warm()  # the user waits on this step anyway
         except Exception:
             self.call_from_thread(self._load, True)  # read it with a fresh open
             raise

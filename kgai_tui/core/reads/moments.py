@@ -148,16 +148,19 @@ class TimeCursor:
 
         kept = store.kept
         present = None if kept is None else (store.projection, kept.answers_now_at)
-        index = time_index_of(store)
-        # What the first view at a moment and the first comparison with the
-        # present need once, paid here with the history (in the slider's worker):
-        # the first step back is shown from the present, and builds none of it.
-        index.columns()
-        import kgai_tui.core.timeindex.view  # noqa: F401 - NetworkX, 0.2 s
+        return cls(time_index_of(store), present=present)
 
-        if present is not None:
-            _links(present[0])
-        return cls(index, present=present)
+    def warm(self) -> None:
+        """Do now what the first view at a moment and its first comparison with
+        the present need once (the index's columns, NetworkX's import, the
+        present's links: ~0.2 s at 1M), for a caller already waiting on the
+        history: the first step back is shown from the present and builds none
+        of it, so the step after it would pay."""
+        self.index.columns()
+        import kgai_tui.core.timeindex.view  # noqa: F401 - NetworkX
+
+        if self._present is not None:
+            _links(self._present[0])
 
     def at(self, cut: datetime) -> ProjectionView:
         """Return the store as of ``cut`` (equal to ``as-of``)."""

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import orjson
 
+from kgai_tui.core.store.regular_file import identity
+
 __all__ = [
     "fold_log",
     "model_lock",
@@ -42,7 +44,7 @@ def _identity(path: Path) -> list[int] | None:
 
     if not stat.S_ISREG(st.st_mode):
         return None
-    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    return identity(st)
 
 
 def _identities(path: Path) -> list[list[int] | None]:

@@ -25,7 +25,12 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 
 from kgai_tui import __version__
-from kgai_tui.core.store.regular_file import RELEASE_STEP, open_regular, release_view
+from kgai_tui.core.store.regular_file import (
+    RELEASE_STEP,
+    identity,
+    open_regular,
+    release_view,
+)
 
 if TYPE_CHECKING:
     from array import array
@@ -206,10 +211,6 @@ def seal_path(path: Path) -> Path:
     return path.with_name(path.name + ".seal")
 
 
-def _identity(st: os.stat_result) -> list[int]:
-    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-
-
 def _write_seal(path: Path, st: os.stat_result) -> None:
     """Record ``st`` as the identity of the cache file at ``path``: that of a whole
     file (whichever writer's: only whole files are renamed there), or of one read
@@ -223,7 +224,7 @@ def _write_seal(path: Path, st: os.stat_result) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(orjson.dumps(_identity(st)))
+            fh.write(orjson.dumps(identity(st)))
         os.replace(tmp, seal_path(path))
     except BaseException:
         os.unlink(tmp)
@@ -234,7 +235,7 @@ def _sealed(path: Path, st: os.stat_result) -> bool:
     """Whether the seal beside ``path`` describes the file opened with ``st``."""
     try:
         with open_regular(seal_path(path)) as f:
-            return bool(orjson.loads(f.read(0, 4096)) == _identity(st))
+            return bool(orjson.loads(f.read(0, 4096)) == identity(st))
     except (OSError, ValueError, orjson.JSONDecodeError):
         return False
 

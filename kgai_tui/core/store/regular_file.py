@@ -23,6 +23,7 @@ from typing import Final
 __all__ = [
     "NotRegularError",
     "RegularFile",
+    "identity",
     "kind_of",
     "open_regular",
     "read_regular",
@@ -30,6 +31,13 @@ __all__ = [
 
 _FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CHUNK: Final = 1 << 24
+
+
+def identity(st: os.stat_result) -> list[int]:
+    """A file's identity as a seal records it: inode, size, modification and
+    change times (ns). Any write changes one of them; the change time cannot be
+    set back."""
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 class NotRegularError(OSError):

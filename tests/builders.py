@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import marshal
+import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from kgai_tui.core.wire.codec import compute_hash, decision_id, marshal_event
 from kgai_tui.core.wire.ids import element_id
@@ -124,3 +128,26 @@ def as_person(args: Sequence[str]) -> list[str]:
         at = words.index("--")
         return [*words[:at], "--text", *words[at:]]
     return [*words, "--text"]
+
+
+def meta_written(
+    path: Path, key: str, timeout_s: float = 60.0
+) -> dict[str, Any] | None:
+    """The ``meta`` value ``key`` of the model at ``path`` (the moments' state, the
+    per-author steps' bound) once a detached build has written it, polled
+    read-only; ``None`` if it never was."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if path.exists():
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                hit = db.execute("SELECT v FROM meta WHERE k = ?", (key,)).fetchone()
+            except sqlite3.Error:
+                hit = None
+            finally:
+                db.close()
+            if hit is not None:
+                state: dict[str, Any] = marshal.loads(hit[0])
+                return state
+        time.sleep(0.1)
+    return None

@@ -17,14 +17,13 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
-from builders import ShardWriter, decision, link, upsert, write_store
+from builders import ShardWriter, decision, link, meta_written, upsert, write_store
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_model import append_files, scratch, split
@@ -466,22 +465,8 @@ def _moments_written(
     path: Path, timeout_s: float = 60.0, key: str = MOMENTS_KEY
 ) -> dict[str, Any] | None:
     """The moments' state (or another ``meta`` value, by ``key``) once the detached
-    build has written it (polled read-only)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if path.exists():
-            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-            try:
-                hit = db.execute("SELECT v FROM meta WHERE k = ?", (key,)).fetchone()
-            except sqlite3.Error:
-                hit = None
-            finally:
-                db.close()
-            if hit is not None:
-                state: dict[str, Any] = marshal.loads(hit[0])
-                return state
-        time.sleep(0.1)
-    return None
+    build has written it (:func:`builders.meta_written`)."""
+    return meta_written(path, key, timeout_s)
 
 
 def test_the_first_read_leaves_moments_so_the_first_as_of_reads_the_model(

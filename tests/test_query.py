@@ -641,6 +641,46 @@ def test_the_stored_graph_is_rebuilt_when_the_log_grows(tmp_path: Path) -> None:
     assert json.loads(named.stdout)["rows"] == [{"e.kind": "feature"}]
 
 
+@pytest.mark.parametrize("damage", ["truncate", "behind-its-stamp"])
+def test_a_damaged_stored_graph_is_built_again_not_opened(
+    tmp_path: Path, damage: str
+) -> None:
+    """A graph file cut short after its build (its stamp records the file's
+    identity) is built again; so is one the database cannot open although its
+    stamp matches (damage the identity cannot see: garbage with a stamp written
+    to match). Before, both failed the query inside the database."""
+    from kgai_tui.core.store.regular_file import identity
+
+    store = tmp_path / "store"
+    shutil.copytree(DEMO_STORE, store)
+    env = {"KGAI_TUI_CACHE_DIR": str(tmp_path / "cache")}
+    cypher = "MATCH (e:Element) RETURN e.name AS n ORDER BY n"
+    # The first read answers from its replay while a detached child writes the
+    # model; the query after that builds the stored graph.
+    deadline = time.monotonic() + 60
+    while True:
+        first = kgai("query", "--store", str(store), cypher, env=env)
+        assert first.returncode == 0, first.stderr
+        found = list((tmp_path / "cache").glob("*/model.sqlite.graph"))
+        if found or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    graph = found[0]
+    stamp = graph.with_name(graph.name + ".stamp")
+    if damage == "truncate":
+        with open(graph, "r+b") as fh:
+            fh.truncate(graph.stat().st_size // 3)
+    else:
+        graph.write_bytes(b"\x00not a graph\xff" * 4096)
+        line = stamp.read_text("ascii").split()[0]
+        ident = identity(os.stat(graph))
+        stamp.write_text(" ".join([line, *map(str, ident)]) + "\n", "ascii")
+    again = kgai("query", "--store", str(store), cypher, env=env)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout
+    assert b"Traceback" not in again.stderr
+
+
 def test_the_answer_of_a_moment_says_it(demo: Any) -> None:
     answer = query_answer(
         lambda: demo, "MATCH (e:Element) RETURN count(e) AS n", as_of="2026-02-01"

@@ -1,9 +1,12 @@
 """Run one read-only Cypher query: the graph it runs on, the rows, their order.
 
 **Where the graph lives.** Beside the read model, in the user cache
-(``<model>.graph``, stamped with what the model was built from,
-``<model>.graph.stamp``): built on the first query, rebuilt when the log has grown
-since (the stamp no longer matches), then opened read-only by every query. Rebuilt,
+(``<model>.graph``, stamped with what the model was built from and the file's
+identity as the model's seal records it, ``<model>.graph.stamp``): built on the
+first query, rebuilt when the log has grown since or the file was written by
+anyone after the build (the stamp no longer matches: a truncated graph was opened
+before, and the query failed inside the database), then opened read-only by every
+query. Rebuilt,
 not extended: an extended graph numbers its nodes (go-kuzu's ``ID``, which a query
 returning a node prints) otherwise than a build in replay order, and the answer
 must depend on the store alone. The
@@ -35,6 +38,7 @@ from kgai_tui.core.errors import KgaiError
 from kgai_tui.core.gosem.gojson import marshal, with_go_floats
 from kgai_tui.core.query.guard import has_order_by, refusal
 from kgai_tui.core.query.values import row_value
+from kgai_tui.core.store.regular_file import identity, read_regular
 
 if TYPE_CHECKING:
     from kgai_tui.core.reads.store import KeptReads, Store
@@ -92,36 +96,54 @@ def _stamp_of(shard_states: Any) -> str:
 
 
 def _stored_graph(engine: KeptReads, say: Callable[[str], None]) -> tuple[Any, str]:
-    """The model's graph opened read-only, built first when missing or stale."""
+    """The model's graph opened read-only, built first when missing, stale or
+    not the file its stamp describes (or, whatever the stamp says, when the
+    database cannot open it)."""
     import ladybug
 
     target = graph_path(engine.model_path)
     stamp_file = target.with_name(target.name + ".stamp")
     stamp = _stamp_of(engine.shard_states)
-    how = "stored"
-    try:
-        current = stamp_file.read_text("ascii").strip() == stamp and target.is_file()
-    except (OSError, UnicodeDecodeError):
-        current = False
-    if not current:
-        from kgai_tui.core.query.build import build_graph
-
-        n = len(engine.projection.dec_id)
-        say(f"building the query graph of {n:,} decisions (once per change of the log)")
-        tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
-        _remove(tmp)
+    if _sealed(stamp_file, stamp, target):
         try:
-            build_graph(engine.projection, tmp).close()
-            os.replace(tmp, target)
-            _remove(Path(str(tmp) + ".wal"))
-            side = stamp_file.with_name(f"{stamp_file.name}.tmp-{os.getpid()}")
-            side.write_text(stamp + "\n", "ascii")
-            os.replace(side, stamp_file)
-        finally:
-            _remove(tmp)
-        how = "built"
+            db = ladybug.Database(
+                str(target), read_only=True, buffer_pool_size=READ_POOL
+            )
+            return db, "stored"
+        except RuntimeError:
+            pass  # damaged behind its stamp: built again below
+    from kgai_tui.core.query.build import build_graph
+
+    n = len(engine.projection.dec_id)
+    say(f"building the query graph of {n:,} decisions (once per change of the log)")
+    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+    _remove(tmp)
+    try:
+        build_graph(engine.projection, tmp).close()
+        os.replace(tmp, target)
+        _remove(Path(str(tmp) + ".wal"))
+        side = stamp_file.with_name(f"{stamp_file.name}.tmp-{os.getpid()}")
+        side.write_text(_stamp_line(stamp, target), "ascii")
+        os.replace(side, stamp_file)
+    finally:
+        _remove(tmp)
     db = ladybug.Database(str(target), read_only=True, buffer_pool_size=READ_POOL)
-    return db, how
+    return db, "built"
+
+
+def _stamp_line(stamp: str, target: Path) -> str:
+    """The stamp file's line: the log's stamp, then the graph file's identity."""
+    ident = identity(os.stat(target, follow_symlinks=False))
+    return " ".join([stamp, *map(str, ident)]) + "\n"
+
+
+def _sealed(stamp_file: Path, stamp: str, target: Path) -> bool:
+    """Whether the graph at ``target`` is the file built for ``stamp``, untouched."""
+    try:
+        recorded = read_regular(stamp_file, 4096).decode("ascii")
+        return recorded == _stamp_line(stamp, target)
+    except (OSError, ValueError):
+        return False  # no stamp or no graph (or not regular files): build it
 
 
 def _remove(path: Path) -> None:

@@ -10,11 +10,15 @@ ever written inside the store.
   log is unchanged, only appended to (every old shard still holds the same first and
   last bytes at its old size, new shards may appear), or changed in any other way
   (rebuild).
-* The **state file** records the fingerprint, the index directories with their file
-  sizes and document counts, a version stamp and a SHA-256 over all of that. A state
-  that is missing, unparsable, from another version or store, or whose digest or file
-  manifest does not match, is not trusted: the index is rebuilt. So is a state file
-  that is not a regular file or is larger than 64 MiB (never followed, never read).
+* The **state file** records the fingerprint, the index directories with each
+  file's identity (inode, size, modification and change times, as the model's seal
+  records its file) and document counts, a version stamp and a SHA-256 over all of
+  that. A state that is missing, unparsable, from another version or store, or whose
+  digest or file manifest does not match, is not trusted: the index is rebuilt. So
+  is a state file that is not a regular file or is larger than 64 MiB (never
+  followed, never read). A file written after the state was saved, even in place
+  at its own size, no longer matches: before, a byte changed in a segment file was
+  believed, and a search answered other scores or failed inside tantivy.
 * One writer at a time: index updates happen under an exclusive ``flock`` on
   ``search/lock``. Readers take no lock.
 """
@@ -35,7 +39,7 @@ import orjson
 
 from kgai_tui.core.errors import WriteError
 from kgai_tui.core.store.cache_file import store_cache_dir
-from kgai_tui.core.store.regular_file import read_regular
+from kgai_tui.core.store.regular_file import identity, read_regular
 from kgai_tui.core.store.shard_print import ShardPrint
 from kgai_tui.core.store.shard_print import prints_from_disk as _prints_in
 from kgai_tui.core.store.shards import shard_names
@@ -45,6 +49,7 @@ __all__ = [
     "PartState",
     "cache_dir_for",
     "dir_manifest",
+    "drop_state",
     "load_state",
     "prints_from_disk",
     "save_state",
@@ -79,8 +84,9 @@ def prints_from_disk(root: Path, base: Path | None = None) -> tuple[ShardPrint, 
     return tuple(_prints_in(log, shard_names(log), base))
 
 
-def dir_manifest(path: Path) -> dict[str, int]:
-    """List an index directory's files with their sizes (tantivy lock files skipped).
+def dir_manifest(path: Path) -> dict[str, list[int]]:
+    """List an index directory's files with their identities (tantivy lock files
+    skipped): what :func:`~kgai_tui.core.store.regular_file.identity` records.
 
     Raises:
         OSError: the directory cannot be listed.
@@ -91,17 +97,17 @@ def dir_manifest(path: Path) -> dict[str, int]:
         if name.startswith(".tantivy-") and name.endswith(".lock"):
             continue
         if entry.is_file(follow_symlinks=False):
-            out[name] = entry.stat(follow_symlinks=False).st_size
+            out[name] = identity(entry.stat(follow_symlinks=False))
     return dict(sorted(out.items()))
 
 
 @dataclass(frozen=True, slots=True)
 class PartState:
-    """One index directory as recorded: name, document count, file sizes."""
+    """One index directory as recorded: name, document count, file identities."""
 
     dir: str
     docs: int
-    files: dict[str, int] = field(default_factory=dict)
+    files: dict[str, list[int]] = field(default_factory=dict)
     digest: str = ""
 
     def to_obj(self) -> dict[str, Any]:
@@ -118,7 +124,7 @@ class PartState:
         """Parse, raising ``TypeError``/``KeyError`` on anything unexpected."""
         files = obj["files"]
         if not isinstance(files, dict) or not all(
-            isinstance(k, str) and type(v) is int for k, v in files.items()
+            isinstance(k, str) and _is_identity(v) for k, v in files.items()
         ):
             raise TypeError("files")
         if not (isinstance(obj["dir"], str) and type(obj["docs"]) is int):
@@ -126,6 +132,15 @@ class PartState:
         if not isinstance(obj["digest"], str):
             raise TypeError("digest")
         return cls(obj["dir"], obj["docs"], dict(files), obj["digest"])
+
+
+def _is_identity(value: object) -> bool:
+    """Whether a recorded file identity has its shape: four integers."""
+    return (
+        isinstance(value, list)
+        and len(value) == 4
+        and all(type(x) is int for x in value)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +224,18 @@ def load_state(cache_dir: Path, stamp: str, store: str) -> IndexState | None:
         )
     except (OSError, ValueError, TypeError, KeyError):
         return None
+
+
+def drop_state(cache_dir: Path) -> bool:
+    """Remove the state file under the write lock, so that the next open builds
+    the index again; whether it is gone (a busy or read-only cache keeps it)."""
+    try:
+        with write_lock(cache_dir, timeout=5.0):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(cache_dir / _STATE_NAME)
+            return True
+    except (OSError, WriteError):
+        return False
 
 
 def save_state(cache_dir: Path, state: IndexState) -> None:

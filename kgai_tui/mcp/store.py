@@ -136,8 +136,14 @@ class LiveStore:
             raise no_store(location)
         current = shard_fingerprint(location.root)
         with self._lock:
-            if self._index is not None and self._index_print == current:
-                return self._index
+            index = self._index
+            # (one a search failed in was dropped from the cache: opened anew)
+            if (
+                index is not None
+                and self._index_print == current
+                and not index.forgotten
+            ):
+                return index
             index = SearchIndex.open_cached(location.root)
         if index is None:
             from kgai_tui.core.search.through_model import index_through_model

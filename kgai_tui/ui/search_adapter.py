@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 from kgai_tui.core.reads.store import Store, whole_of
+from kgai_tui.core.search.damage import searched
 from kgai_tui.core.search.index import SearchIndex
 from kgai_tui.core.search.model import SearchHit
+from kgai_tui.core.search.vocab import SearchNotes
 from kgai_tui.ui.snapshot import Snapshot
 
 _INDEXES: WeakKeyDictionary[Store, SearchIndex] = WeakKeyDictionary()
@@ -50,7 +52,7 @@ def index_for(engine: Store) -> SearchIndex:
     """The engine's search index, opened (and built or updated) once per engine."""
     with _LOCK:
         index = _INDEXES.get(engine)
-        if index is None:
+        if index is None or index.forgotten:  # dropped by a search it failed
             index = _opened(engine)
             _INDEXES[engine] = index
         return index
@@ -79,14 +81,20 @@ def run_search(
     what the index says about a query that found little (the CLI's ``notes``)."""
     if not query.strip():
         return [], "", ()
-    index = index_for(snapshot.engine)
-    hits = index.search(
-        query,
-        limit=LIMIT,
-        include_all=include_all,
-        as_of=snapshot.moment,
-        projection_at=snapshot.projection if snapshot.moment is not None else None,
-    )
+
+    def run(index: SearchIndex) -> tuple[list[SearchHit] | None, SearchNotes]:
+        hits = index.search(
+            query,
+            limit=LIMIT,
+            include_all=include_all,
+            as_of=snapshot.moment,
+            projection_at=snapshot.projection if snapshot.moment is not None else None,
+        )
+        return hits, index.notes(
+            query, hits, include_all=include_all, as_of=snapshot.moment
+        )
+
+    hits, said = searched(lambda: index_for(snapshot.engine), run)
     out = [
         UiHit(
             kind=hit.kind,
@@ -102,6 +110,5 @@ def run_search(
     note = " · including superseded" if include_all else " · decisions in force"
     if snapshot.moment is not None:
         note += f" · as of {snapshot.moment.strftime('%Y-%m-%d')}"
-    said = index.notes(query, hits, include_all=include_all, as_of=snapshot.moment)
     lines = tuple(line.replace("(--all)", "(^t)") for line in said.lines)
     return out, note, lines

@@ -21,6 +21,7 @@ from kgai_tui.core.recall.scoring import ScanScorer, scan_corpus
 from kgai_tui.core.search.analysis import query_terms
 from kgai_tui.core.search.cache import (
     cache_dir_for,
+    dir_manifest,
     load_state,
     save_state,
     write_lock,
@@ -405,7 +406,9 @@ def test_appended_events_are_indexed_incrementally_and_other_changes_rebuild(
     assert _index(root).info.how == "built"
 
 
-@pytest.mark.parametrize("damage", ["truncate", "state", "foreign", "half", "missing"])
+@pytest.mark.parametrize(
+    "damage", ["truncate", "byte", "state", "foreign", "half", "missing"]
+)
 def test_a_damaged_index_is_rebuilt_with_identical_answers(
     tmp_path: Path, damage: str
 ) -> None:
@@ -423,6 +426,13 @@ def test_a_damaged_index_is_rebuilt_with_identical_answers(
         )
         with open(victim, "r+b") as fh:
             fh.truncate(victim.stat().st_size // 2)
+    elif damage == "byte":  # changed in place, same size: sizes alone believed it
+        # (the field norms: tantivy reads them as they are, into every score)
+        victim = next((cache / state.live.dir).glob("*.fieldnorm"))
+        with open(victim, "r+b") as fh:
+            old = fh.read(1)[0]
+            fh.seek(0)
+            fh.write(bytes([old ^ 0xFF]))
     elif damage == "state":
         (cache / "state.json").write_bytes(b'{"body": {"stamp": ')
     elif damage == "foreign":
@@ -447,6 +457,128 @@ def test_a_damaged_index_is_rebuilt_with_identical_answers(
     assert again.info.how == "built"
     assert _answers(again, queries) == expected
     assert SearchIndex.open_cached(root) is not None
+
+
+def _damage_behind_the_state(root: Path) -> None:
+    """Garbage in the live index's stored documents, the state written again to
+    match: damage the files' identities cannot see (a disk returning other bytes)."""
+    cache = cache_dir_for(root)
+    state = load_state(cache, index_stamp(), str(root.resolve()))
+    assert state is not None
+    store = next((cache / state.live.dir).glob("*.store"))
+    data = bytearray(store.read_bytes())
+    for at in range(40, min(len(data), 400)):
+        data[at] ^= 0x55
+    store.write_bytes(bytes(data))
+    live = type(state.live)(
+        state.live.dir,
+        state.live.docs,
+        dir_manifest(cache / state.live.dir),
+        state.live.digest,
+    )
+    save_state(
+        cache, type(state)(state.stamp, state.store, state.shards, state.history, live)
+    )
+
+
+def test_a_search_failing_inside_the_index_builds_it_again(tmp_path: Path) -> None:
+    from kgai_tui.core.answers.answer import encode
+    from kgai_tui.core.answers.search import search_answer
+
+    root = tmp_path / "store"
+    relevance_store(root)
+    _index(root)
+
+    def source(_as_of: bool) -> SearchIndex:
+        return SearchIndex.open_cached(root) or _index(root)
+
+    expected = encode(search_answer(source, "invoice"))
+    _damage_behind_the_state(root)
+    believed = SearchIndex.open_cached(root)
+    assert believed is not None, "the damage is behind an intact state"
+    with pytest.raises(ValueError):
+        believed.search("invoice")
+    assert encode(search_answer(source, "invoice")) == expected
+    again = SearchIndex.open_cached(root)
+    assert again is not None and again.info.how == "cached"
+    assert _json(again.search("invoice")) == _json(_index(root).search("invoice"))
+
+
+def test_the_mcp_server_opens_a_failed_index_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server keeps the index it opened between calls; one a search failed
+    in is not kept (the retry would meet it again, and so would every later
+    search)."""
+    import anyio
+
+    from kgai_tui.mcp.server import build_server
+
+    monkeypatch.setenv("KGAI_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "store"
+    relevance_store(root)
+    _index(root)
+
+    def ask() -> str:
+        server = build_server(str(root))
+        return str(anyio.run(server.call_tool, "search", {"query": "invoice"}))
+
+    first = ask()
+    assert "invoice" in first.lower() and "is_error=False" in first
+    _damage_behind_the_state(root)
+    assert ask() == first
+
+
+def test_the_explorer_opens_a_failed_index_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Search view keeps one index per opened store, the MCP server's way."""
+    from kgai_tui.core.model.read import read_store
+    from kgai_tui.ui.search_adapter import run_search
+    from kgai_tui.ui.snapshot import Snapshot
+    from kgai_tui.ui.theme import palette_from_variables
+
+    monkeypatch.setenv("KGAI_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "store"
+    relevance_store(root)
+    _index(root)
+
+    def search() -> tuple[object, ...]:
+        opened = read_store(root)  # a store opened anew opens its index anew
+        try:
+            shot = Snapshot(
+                opened, opened.projection, None, None, 1, palette_from_variables({})
+            )
+            return run_search(shot, "invoice", include_all=False)
+        finally:
+            opened.close()
+
+    first = search()
+    assert first[0]
+    _damage_behind_the_state(root)
+    assert search() == first
+
+
+def test_a_damaged_index_that_cannot_be_dropped_is_one_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kgai_tui.core.answers.search import search_answer
+    from kgai_tui.core.search import damage
+
+    root = tmp_path / "store"
+    relevance_store(root)
+    _index(root)
+    _damage_behind_the_state(root)
+    monkeypatch.setattr(damage, "drop_state", lambda _cache: False)  # read-only
+
+    def source(_as_of: bool) -> SearchIndex:
+        opened = SearchIndex.open_cached(root)
+        assert opened is not None
+        return opened
+
+    with pytest.raises(damage.SearchIndexDamagedError) as raised:
+        search_answer(source, "invoice")
+    assert "\n" not in str(raised.value) and "rebuild" in raised.value.advice
 
 
 def test_one_writer_at_a_time(tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ from kgai_tui.core.reads.kg import parse_as_of
 
 if TYPE_CHECKING:
     from kgai_tui.core.search.index import SearchIndex
+    from kgai_tui.core.search.model import SearchHit
+    from kgai_tui.core.search.vocab import SearchNotes
 
 __all__ = ["IndexSource", "search_answer"]
 
@@ -39,14 +41,18 @@ def search_answer(
     Raises:
         UsageError: ``as_of`` is neither RFC3339 nor ``YYYY-MM-DD``.
     """
+    from kgai_tui.core.search.damage import searched
     from kgai_tui.core.search.model import search_obj
 
     cut = parse_as_of(as_of) if as_of else None
-    opened = index(cut is not None)
-    hits = opened.search(query, limit=limit, include_all=include_all, as_of=cut)
+
+    def run(opened: SearchIndex) -> tuple[list[SearchHit] | None, SearchNotes]:
+        hits = opened.search(query, limit=limit, include_all=include_all, as_of=cut)
+        return hits, opened.notes(query, hits, include_all=include_all, as_of=cut)
+
+    hits, notes = searched(lambda: index(cut is not None), run)
     obj = search_obj(hits)
     # kg's keys, then (only when a search found little) what would find more.
-    notes = opened.notes(query, hits, include_all=include_all, as_of=cut)
     if notes.lines:
         obj["notes"] = list(notes.lines)
     if notes.did_you_mean is not None:

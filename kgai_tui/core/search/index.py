@@ -120,6 +120,8 @@ class SearchIndex(ForgivingSearch):
         self._live = live
         self._history = history
         self.info = info
+        #: Failed a search and dropped from the cache (:mod:`.damage`): not reused.
+        self.forgotten = False
         self._at = MomentCache(root, engine)
         self._vocab: tuple[tuple[int, int], Vocabulary] | None = None
 

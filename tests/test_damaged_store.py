@@ -1,0 +1,199 @@
+"""Any file of the one derived store damaged: every read still answers as the log does.
+
+A store's cache directory holds all that is derived from its log (the read model,
+its write-ahead log and seal, the recall files, the time index, the query graph,
+the search index). A file there may be cut short, get a byte changed in place, or
+go: a full disk, a killed process, another program. Whatever happened, every read
+answers exactly what the whole replay of the log answers (``KGAI_TUI_READ_MODEL=
+off``, the oracle), with no error: a damaged part is built again, never believed
+(issue 40's acceptance).
+
+Before this test, two parts were believed: a search index file changed in place
+at its own size (other scores, or a failure inside tantivy), and a query graph cut
+short behind its stamp (the query failed inside the database).
+
+The reads run in this process, through the command line's own entry point, each
+one as a fresh invocation, so that a case costs about a second. Two things keep
+that faithful to separate processes: a thread stays alive while they run, so a
+first read builds in this process rather than in a detached child (a child would
+write the cache while the next case damages it), and no engine of an earlier read
+is still held when a file is damaged (a process that maps a file another one cuts
+short is killed by SIGBUS; a reader that is another process is not affected).
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import re
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import kgai_tui.cli.support as cli_support
+from kgai_tui.cli.main import main
+from kgai_tui.demo import DEMO_STORE
+
+PAYMENTS = "el_7afad531e3f0096a1da2"  # contested in the demo store
+CUT = "2026-03-01"
+HOW = ("truncate", "byte", "delete")
+
+
+def _reads(store: Path) -> list[list[str]]:
+    """Every read a face offers, the time-based ones at a cut: each part of the
+    derived store is read by at least one."""
+    at = ["--store", str(store)]
+    names = "MATCH (e:Element) RETURN e.name AS n, e.kind AS k ORDER BY n, k"
+    return [
+        ["status", *at, "--json"],
+        ["heads", *at, "--json"],
+        ["history", PAYMENTS, *at, "--json"],
+        ["conflicts", *at, "--json"],
+        ["context", "--about", "payments", *at, "--json"],
+        ["as-of", CUT, *at, "--json"],
+        ["as-of", "2026-02-10T12:00:00Z", *at, "--json"],
+        ["search", "payments", *at, "--json"],
+        ["search", "--as-of", CUT, "payments", *at, "--json"],
+        ["people", *at, "--json"],
+        ["people", "--as-of", CUT, *at, "--json"],
+        ["stale", *at, "--json"],
+        ["export", "--canonical", *at],
+        ["diff", "2026-01-01", "2026-04-01", *at, "--json"],
+        ["query", names, *at, "--json"],
+        ["query", names, "--as-of", CUT, *at, "--json"],
+        ["report", *at],
+    ]
+
+
+def _run(args: list[str], cache: Path, *, model: bool = True) -> tuple[int, str]:
+    env = {"KGAI_TUI_CACHE_DIR": str(cache), "KGAI_TUI_NOW": "2026-06-15T00:00:00Z"}
+    if not model:
+        env["KGAI_TUI_READ_MODEL"] = "off"
+    result = CliRunner().invoke(main, args, env=env, catch_exceptions=True)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise AssertionError(f"{args[0]} raised {result.exception!r}")
+    return result.exit_code, result.stdout
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """The demo store, and a scratch directory; no fork while the module runs."""
+    base = tmp_path_factory.mktemp("damaged")
+    store = base / "store"
+    shutil.copytree(DEMO_STORE, store)
+    stop = threading.Event()
+    keeper = threading.Thread(target=stop.wait, daemon=True)
+    keeper.start()
+    try:
+        yield store, base
+    finally:
+        stop.set()
+        keeper.join()
+
+
+@pytest.fixture(scope="module")
+def oracle(world: tuple[Path, Path]) -> list[tuple[int, str]]:
+    store, base = world
+    answers = [_run(args, base / "oracle", model=False) for args in _reads(store)]
+    assert all(code == 0 for code, _ in answers)
+    return answers
+
+
+def _fresh(store: Path, cache: Path) -> list[Path]:
+    """A cache with every part built (every read run once), none of it held open
+    here; its files, lock files left out (their bytes mean nothing)."""
+    shutil.rmtree(cache, ignore_errors=True)
+    for args in _reads(store):
+        assert _run(args, cache)[0] == 0
+    cli_support._HELD.clear()
+    gc.collect()
+    return sorted(
+        p
+        for p in cache.rglob("*")
+        if p.is_file() and not p.name.endswith(".lock") and p.name != "lock"
+    )
+
+
+def _damage(path: Path, how: str, rnd: random.Random) -> None:
+    size = path.stat().st_size
+    if how == "delete":
+        path.unlink()
+    elif how == "truncate":
+        with open(path, "r+b") as fh:
+            fh.truncate(rnd.randrange(size) if size else 0)
+    elif size:  # one byte changed in place: the file keeps its size
+        at = rnd.randrange(size)
+        with open(path, "r+b") as fh:
+            fh.seek(at)
+            old = fh.read(1)[0]
+            fh.seek(at)
+            fh.write(bytes([(old + 1 + rnd.randrange(255)) % 256]))
+
+
+def _role(path: Path, cache: Path) -> str:
+    """The file's part of the store, without the names a build makes up."""
+    return re.sub(r"[0-9a-f]{12,}", "*", str(path.relative_to(cache)))
+
+
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data())
+def test_every_read_answers_as_the_log_does_whatever_file_was_damaged(
+    world: tuple[Path, Path], oracle: list[tuple[int, str]], data: st.DataObject
+) -> None:
+    store, base = world
+    cache = base / "cache"
+    files = _fresh(store, cache)
+    # A number, not the path: a build names its search segments anew each time.
+    victim = files[data.draw(st.integers(0, 2**16), label="file") % len(files)]
+    how = data.draw(st.sampled_from(HOW), label="how")
+    rnd = random.Random(data.draw(st.integers(0, 2**32), label="seed"))
+    reads = _reads(store)
+    order = data.draw(st.permutations(range(len(reads))), label="order")
+    role = _role(victim, cache)
+    _damage(victim, how, rnd)
+    for i in order:
+        got = _run(reads[i], cache)
+        assert got == oracle[i], f"{role} ({how}): {reads[i][0]} answered otherwise"
+
+
+def test_the_cases_reach_every_part_of_the_store(world: tuple[Path, Path]) -> None:
+    """What the property draws from: every kind of file a store's cache holds
+    (a new part must be listed here, and so be damaged by the property too)."""
+    store, base = world
+    cache = base / "parts"
+    roles = {_role(p, cache) for p in _fresh(store, cache)}
+    key = "*/"
+    expected = {
+        "engine.time.bin",
+        "engine.time.bin.seal",
+        "model.sqlite",
+        "model.sqlite-shm",
+        "model.sqlite-wal",
+        "model.sqlite.graph",
+        "model.sqlite.graph.stamp",
+        "model.sqlite.recall/el-*.bin",
+        "model.sqlite.recall/seg-*.bin",
+        "model.sqlite.seal",
+        "search/state.json",
+        *(
+            f"search/{part}-*/{name}"
+            for part in ("history", "live")
+            for name in (".managed.json", "meta.json")
+        ),
+        *(
+            f"search/{part}-*/*.{ext}"
+            for part in ("history", "live")
+            for ext in ("fast", "fieldnorm", "idx", "pos", "store", "term")
+        ),
+    }
+    assert {r.removeprefix(key) for r in roles} == expected

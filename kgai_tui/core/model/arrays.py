@@ -15,7 +15,11 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from kgai_tui.core.store.regular_file import RegularFile, open_regular
+from kgai_tui.core.store.regular_file import (
+    RegularFile,
+    open_regular,
+    replace_cache_file,
+)
 
 if TYPE_CHECKING:
     # NumPy loads with the first array read or written: an update that only
@@ -54,7 +58,7 @@ def write_arrays(path: Path, values: Any, arrays: dict[str, npt.NDArray[Any]]) -
             fh.truncate(start + offset)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        replace_cache_file(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

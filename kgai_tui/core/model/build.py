@@ -26,6 +26,7 @@ from kgai_tui.core.model.schema import DDL, DEC_COLUMNS, INDEXES, header
 from kgai_tui.core.model.seal import temporary_prefix, write_seal
 from kgai_tui.core.store.line_digest import extend_digest
 from kgai_tui.core.store.logscan import HASH_OK, ShardScan
+from kgai_tui.core.store.regular_file import replace_cache_file
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
@@ -297,7 +298,7 @@ def build_model(engine: Engine, path: Path) -> None:
         for suffix in ("-wal", "-shm"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path.with_name(path.name + suffix))
-        os.replace(tmp, path)
+        replace_cache_file(tmp, path)
         remove_unlisted(path, sorted(listed(meta["recall"])))
     except BaseException:
         if os.path.exists(tmp):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import orjson
 
-from kgai_tui.core.store.regular_file import identity
+from kgai_tui.core.store.regular_file import identity, read_regular, replace_cache_file
 
 __all__ = [
     "fold_log",
@@ -90,7 +90,7 @@ def write_seal(path: Path) -> None:
         fh.write(orjson.dumps(ident))
         fh.flush()
         os.fsync(fh.fileno())
-    os.replace(tmp, seal)
+    replace_cache_file(tmp, seal)
 
 
 def sealed(path: Path) -> bool:
@@ -98,9 +98,8 @@ def sealed(path: Path) -> bool:
     ident = _identities(path)
     if ident[0] is None:
         return False
-    try:
-        with open(_seal_path(path), "rb") as fh:
-            recorded = orjson.loads(fh.read(256))
+    try:  # a FIFO planted there must not hang the read: regular files only
+        recorded = orjson.loads(read_regular(_seal_path(path), 4096))
     except (OSError, orjson.JSONDecodeError):
         return False
     return bool(recorded == ident)

@@ -38,7 +38,11 @@ from kgai_tui.core.errors import KgaiError
 from kgai_tui.core.gosem.gojson import marshal, with_go_floats
 from kgai_tui.core.query.guard import has_order_by, refusal
 from kgai_tui.core.query.values import row_value
-from kgai_tui.core.store.regular_file import identity, read_regular
+from kgai_tui.core.store.regular_file import (
+    identity,
+    read_regular,
+    replace_cache_file,
+)
 
 if TYPE_CHECKING:
     from kgai_tui.core.reads.store import KeptReads, Store
@@ -120,11 +124,11 @@ def _stored_graph(engine: KeptReads, say: Callable[[str], None]) -> tuple[Any, s
     _remove(tmp)
     try:
         build_graph(engine.projection, tmp).close()
-        os.replace(tmp, target)
+        replace_cache_file(tmp, target)
         _remove(Path(str(tmp) + ".wal"))
         side = stamp_file.with_name(f"{stamp_file.name}.tmp-{os.getpid()}")
         side.write_text(_stamp_line(stamp, target), "ascii")
-        os.replace(side, stamp_file)
+        replace_cache_file(side, stamp_file)
     finally:
         _remove(tmp)
     db = ladybug.Database(str(target), read_only=True, buffer_pool_size=READ_POOL)

@@ -39,7 +39,7 @@ import orjson
 
 from kgai_tui.core.errors import WriteError
 from kgai_tui.core.store.cache_file import store_cache_dir
-from kgai_tui.core.store.regular_file import identity, read_regular
+from kgai_tui.core.store.regular_file import identity, read_regular, replace_cache_file
 from kgai_tui.core.store.shard_print import ShardPrint
 from kgai_tui.core.store.shard_print import prints_from_disk as _prints_in
 from kgai_tui.core.store.shards import shard_names
@@ -254,7 +254,7 @@ def save_state(cache_dir: Path, state: IndexState) -> None:
         fh.write(data)
         fh.flush()
         os.fsync(fh.fileno())
-    os.replace(tmp, cache_dir / _STATE_NAME)
+    replace_cache_file(tmp, cache_dir / _STATE_NAME)
 
 
 def _flock_within(fd: int, mode: int, timeout: float, step: float) -> bool:

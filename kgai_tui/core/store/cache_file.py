@@ -30,6 +30,7 @@ from kgai_tui.core.store.regular_file import (
     identity,
     open_regular,
     release_view,
+    replace_cache_file,
 )
 
 if TYPE_CHECKING:
@@ -196,7 +197,7 @@ def write_cache_file(
                 fh.write(_MAGIC + orjson.dumps(header) + b"\n")
                 for piece in pieces:
                     fh.write(piece)
-            os.replace(tmp, path)
+            replace_cache_file(tmp, path)
         except BaseException:
             os.unlink(tmp)
             raise
@@ -225,7 +226,7 @@ def _write_seal(path: Path, st: os.stat_result) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(orjson.dumps(identity(st)))
-        os.replace(tmp, seal_path(path))
+        replace_cache_file(tmp, seal_path(path))
     except BaseException:
         os.unlink(tmp)
         raise

@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import mmap
 import os
+import shutil
 import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -27,6 +28,7 @@ __all__ = [
     "kind_of",
     "open_regular",
     "read_regular",
+    "replace_cache_file",
 ]
 
 _FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -107,8 +109,11 @@ class RegularFile:
 
 
 @contextmanager
-def open_regular(path: Path | str) -> Iterator[RegularFile]:
+def open_regular(path: Path | str, *, follow: bool = False) -> Iterator[RegularFile]:
     """Open ``path`` for reading if, and only if, it is a regular file.
+
+    ``follow``: a symbolic link is followed to the file it names (a person's
+    settings file may be one); the file it names must be regular all the same.
 
     Raises:
         NotRegularError: it is a symbolic link (``O_NOFOLLOW``), a FIFO, a socket,
@@ -116,7 +121,7 @@ def open_regular(path: Path | str) -> Iterator[RegularFile]:
         OSError: it cannot be opened (missing, no permission).
     """
     try:
-        fd = os.open(path, _FLAGS)
+        fd = os.open(path, _FLAGS & ~os.O_NOFOLLOW if follow else _FLAGS)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENXIO):  # a final link; a socket
             raise NotRegularError(exc.errno, _lkind(path), str(path)) from None
@@ -135,6 +140,17 @@ def open_regular(path: Path | str) -> Iterator[RegularFile]:
         f.close()
 
 
+def replace_cache_file(tmp: Path | str, path: Path | str) -> None:
+    """``os.replace(tmp, path)`` for a file of the user cache: a directory found
+    at ``path`` is deleted first (a rename cannot replace one). Whatever is there
+    is ours or was planted; left, it failed every later write of that file, and
+    every read went without it (a read model: the whole store replayed each time).
+    """
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    os.replace(tmp, path)
+
+
 def _lkind(path: Path | str) -> str:
     try:
         return kind_of(os.lstat(path).st_mode)
@@ -142,14 +158,17 @@ def _lkind(path: Path | str) -> str:
         return "a file of an unknown type"
 
 
-def read_regular(path: Path | str, limit: int | None = None) -> bytes:
-    """The whole content of a regular file, bounded by its size at open.
+def read_regular(
+    path: Path | str, limit: int | None = None, *, follow: bool = False
+) -> bytes:
+    """The whole content of a regular file, bounded by its size at open
+    (``follow``: as :func:`open_regular`).
 
     Raises:
         NotRegularError: not a regular file, or larger than ``limit`` bytes.
         OSError: it cannot be read.
     """
-    with open_regular(path) as f:
+    with open_regular(path, follow=follow) as f:
         if limit is not None and f.size > limit:
             raise NotRegularError(0, f"larger than {limit} bytes", str(path))
         return f.read()

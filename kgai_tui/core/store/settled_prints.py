@@ -27,7 +27,7 @@ from typing import Final
 import orjson
 
 from kgai_tui.core.store.cache_file import store_cache_dir
-from kgai_tui.core.store.regular_file import open_regular
+from kgai_tui.core.store.regular_file import open_regular, replace_cache_file
 
 __all__ = ["Row", "load_settled", "save_settled", "settled_path"]
 
@@ -93,7 +93,7 @@ def save_settled(log_dir: Path, rows: Sequence[Row], base: Path | None = None) -
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as fh:
             fh.write(data)
-        os.replace(tmp, path)
+        replace_cache_file(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink()

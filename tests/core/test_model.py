@@ -396,7 +396,7 @@ def _damage(path: Path, how: str, rnd: random.Random) -> None:
 @SETTINGS
 @given(
     gen=stores(),
-    how=st.sampled_from(["delete", "truncate", "byte", "seal", "wal"]),
+    how=st.sampled_from(["delete", "truncate", "byte", "seal", "seal-fifo", "wal"]),
     seed=st.integers(0, 2**32),
 )
 def test_damaged_model_is_rebuilt_not_believed(
@@ -409,6 +409,10 @@ def test_damaged_model_is_rebuilt_not_believed(
         path = model_path(root, cache)
         if how == "seal":
             path.with_name(path.name + ".seal").write_bytes(b"[1,2,3,4]")
+        elif how == "seal-fifo":  # an open() of it would wait for a writer for ever
+            seal = path.with_name(path.name + ".seal")
+            seal.unlink()
+            os.mkfifo(seal)
         elif how == "wal":
             # Bytes in the write-ahead log that no writer of ours put there.
             path.with_name(path.name + "-wal").write_bytes(os.urandom(600))

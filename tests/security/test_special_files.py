@@ -268,3 +268,27 @@ def test_a_special_cache_file_is_a_miss(store: Path, tmp_path: Path, kind: str) 
         assert b"Traceback" not in done.stderr, (read, done.stderr)
         assert done.returncode == expected[read].returncode, (read, done.stderr)
         assert done.stdout == expected[read].stdout, read
+
+
+def test_a_store_whose_settings_file_is_a_fifo(store: Path, tmp_path: Path) -> None:
+    """``kg.config.json`` replaced by a FIFO: reads answer (as without a settings
+    file), ``doctor`` names it, a write refuses in one line and writes nothing.
+    Before, every command waited for ever on the first ``open``."""
+    env = {"KGAI_TUI_CACHE_DIR": str(tmp_path / "cache")}
+    config = store / "kg.config.json"
+    config.unlink()
+    os.mkfifo(config)
+    done = run("status", "--store", str(store), "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["events"] > 0
+    doctor = run("doctor", "--store", str(store), "--text", env=env)
+    assert doctor.returncode == 1
+    assert b"kg.config.json: it is a FIFO" in doctor.stdout + doctor.stderr
+    shards = {p.name: p.read_bytes() for p in (store / "log").iterdir()}
+    doc = tmp_path / "decision.json"
+    doc.write_text(json.dumps({"decision": {"title": "t", "mutations": []}}))
+    write = run("record", str(doc), "--store", str(store), env=env)
+    assert write.returncode != 0
+    lines = write.stderr.decode().strip().splitlines()
+    assert lines == [f"kgai-tui: cannot read {config}: it is a FIFO"], lines
+    assert {p.name: p.read_bytes() for p in (store / "log").iterdir()} == shards

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgai_tui import __version__
+from kgai_tui.core.store.config_file import CONFIG_MAX
+from kgai_tui.core.store.regular_file import read_regular
 
 if TYPE_CHECKING:
     from kgai_tui.core.reads.store import Store
@@ -17,7 +19,8 @@ def read_config(root: Path | None) -> dict[str, Any]:
     if root is None:
         return {}
     try:
-        data = json.loads((root / "kg.config.json").read_text("utf-8"))
+        raw = read_regular(root / "kg.config.json", CONFIG_MAX, follow=True)
+        data = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

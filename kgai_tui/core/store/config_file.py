@@ -23,8 +23,11 @@ from kgai_tui.core.errors import ConfigError, write_error
 from kgai_tui.core.gosem.gojson import marshal_indent
 from kgai_tui.core.gosem.gotext import go_fold_key, go_trim_space
 from kgai_tui.core.store.install_ids import check_install_id
+from kgai_tui.core.store.regular_file import NotRegularError, read_regular
 
 CONFIG_NAME: Final = "kg.config.json"
+#: The most bytes of ``kg.config.json`` read (a settings file of a few hundred).
+CONFIG_MAX: Final = 16 << 20
 SCHEMA_VERSION: Final = 1
 _MACHINE_ID_FILES: Final = ("/etc/machine-id", "/var/lib/dbus/machine-id")
 # The temporary file is hidden so that a crash between write and rename leaves
@@ -132,10 +135,12 @@ def load_config(root: Path) -> StoreConfig | None:
         ConfigError: the file exists but cannot be decoded.
     """
     path = root / CONFIG_NAME
-    try:
-        raw = path.read_bytes()
+    try:  # a FIFO there would block the read for ever
+        raw = read_regular(path, CONFIG_MAX, follow=True)
     except FileNotFoundError:
         return None
+    except NotRegularError as exc:
+        raise ConfigError(f"cannot read {path}: it is {exc.strerror}") from exc
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
     return parse_config(raw, path)

@@ -24,9 +24,11 @@ short is killed by SIGBUS; a reader that is another process is not affected).
 from __future__ import annotations
 
 import gc
+import os
 import random
 import re
 import shutil
+import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,7 +44,13 @@ from kgai_tui.demo import DEMO_STORE
 
 PAYMENTS = "el_7afad531e3f0096a1da2"  # contested in the demo store
 CUT = "2026-03-01"
-HOW = ("truncate", "byte", "delete")
+#: Damage to a file: cut short, a byte changed in place, deleted, or replaced by
+#: what another program could leave there (a FIFO a read would block on, a
+#: directory a rename cannot replace, a link to ``/dev/zero`` or to another file).
+HOW = ("truncate", "byte", "delete", "fifo", "directory", "zero", "link")
+#: Seconds a read may take before the test calls it hung (a demo store read
+#: takes well under one).
+HUNG = 60
 
 
 def _reads(store: Path) -> list[list[str]]:
@@ -120,10 +128,18 @@ def _fresh(store: Path, cache: Path) -> list[Path]:
     )
 
 
-def _damage(path: Path, how: str, rnd: random.Random) -> None:
+def _damage(path: Path, how: str, rnd: random.Random, other: Path) -> None:
     size = path.stat().st_size
-    if how == "delete":
+    if how in ("delete", "fifo", "directory", "zero", "link"):
         path.unlink()
+        if how == "fifo":
+            os.mkfifo(path)
+        elif how == "directory":
+            path.mkdir()
+        elif how == "zero":
+            path.symlink_to("/dev/zero")
+        elif how == "link":
+            path.symlink_to(other)
     elif how == "truncate":
         with open(path, "r+b") as fh:
             fh.truncate(rnd.randrange(size) if size else 0)
@@ -154,15 +170,20 @@ def test_every_read_answers_as_the_log_does_whatever_file_was_damaged(
     cache = base / "cache"
     files = _fresh(store, cache)
     # A number, not the path: a build names its search segments anew each time.
-    victim = files[data.draw(st.integers(0, 2**16), label="file") % len(files)]
+    k = data.draw(st.integers(0, 2**16), label="file")
+    victim, other = files[k % len(files)], files[(k + 1) % len(files)]
     how = data.draw(st.sampled_from(HOW), label="how")
     rnd = random.Random(data.draw(st.integers(0, 2**32), label="seed"))
     reads = _reads(store)
     order = data.draw(st.permutations(range(len(reads))), label="order")
     role = _role(victim, cache)
-    _damage(victim, how, rnd)
+    _damage(victim, how, rnd, other)
     for i in order:
-        got = _run(reads[i], cache)
+        signal.alarm(HUNG)  # a read that hangs fails the test instead
+        try:
+            got = _run(reads[i], cache)
+        finally:
+            signal.alarm(0)
         assert got == oracle[i], f"{role} ({how}): {reads[i][0]} answered otherwise"
 
 
@@ -197,3 +218,35 @@ def test_the_cases_reach_every_part_of_the_store(world: tuple[Path, Path]) -> No
         ),
     }
     assert {r.removeprefix(key) for r in roles} == expected
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "model.sqlite",
+        "model.sqlite.seal",
+        "engine.time.bin",
+        "model.sqlite.graph",
+        "search/state.json",
+    ],
+)
+def test_a_directory_planted_at_a_file_of_the_store_is_replaced(
+    world: tuple[Path, Path], oracle: list[tuple[int, str]], name: str
+) -> None:
+    """Not only answered around: the part is written again, so a read after the
+    next costs what it did (a directory at the model's path left every read to
+    replay the whole store, for good)."""
+    store, base = world
+    cache = base / "planted"
+    _fresh(store, cache)
+    (path,) = cache.glob(f"*/{name}")
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+    path.mkdir()
+    (path / "inside").write_bytes(b"planted")
+    reads = _reads(store)
+    for args, expected in zip(reads, oracle, strict=True):
+        assert _run(args, cache) == expected, args[0]
+    assert path.is_file() and not path.is_symlink(), f"{name} was not written again"

@@ -158,7 +158,7 @@ def _role(path: Path, cache: Path) -> str:
 
 
 @settings(
-    max_examples=8,
+    max_examples=6,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )

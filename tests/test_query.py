@@ -681,6 +681,32 @@ def test_a_damaged_stored_graph_is_built_again_not_opened(
     assert b"Traceback" not in again.stderr
 
 
+def test_an_earlier_releases_graph_stamp_is_trusted_once(tmp_path: Path) -> None:
+    """A stamp of the log alone (before the file's identity was in it): the graph
+    is opened, not built again, and the stamp gets the identity."""
+    store = tmp_path / "store"
+    shutil.copytree(DEMO_STORE, store)
+    env = {"KGAI_TUI_CACHE_DIR": str(tmp_path / "cache")}
+    cypher = "MATCH (e:Element) RETURN e.name AS n ORDER BY n"
+    deadline = time.monotonic() + 60
+    while True:
+        first = kgai("query", "--store", str(store), cypher, env=env)
+        assert first.returncode == 0, first.stderr
+        found = list((tmp_path / "cache").glob("*/model.sqlite.graph"))
+        if found or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    graph = found[0]
+    stamp = graph.with_name(graph.name + ".stamp")
+    now = stamp.read_text("ascii")
+    stamp.write_text(now.split()[0] + "\n", "ascii")  # as an earlier release wrote it
+    built = graph.stat().st_mtime_ns
+    again = kgai("query", "--store", str(store), cypher, env=env)
+    assert again.returncode == 0 and again.stdout == first.stdout
+    assert graph.stat().st_mtime_ns == built, "opened, not built again"
+    assert stamp.read_text("ascii") == now
+
+
 def test_the_answer_of_a_moment_says_it(demo: Any) -> None:
     answer = query_answer(
         lambda: demo, "MATCH (e:Element) RETURN count(e) AS n", as_of="2026-02-01"

@@ -20,6 +20,8 @@ from kgai_tui.core.gosem.gojson import marshal_indent, with_go_floats
 from kgai_tui.core.recall.scoring import ScanScorer, scan_corpus
 from kgai_tui.core.search.analysis import query_terms
 from kgai_tui.core.search.cache import (
+    IndexState,
+    PartState,
     cache_dir_for,
     dir_manifest,
     load_state,
@@ -579,6 +581,48 @@ def test_a_damaged_index_that_cannot_be_dropped_is_one_error(
     with pytest.raises(damage.SearchIndexDamagedError) as raised:
         search_answer(source, "invoice")
     assert "\n" not in str(raised.value) and "rebuild" in raised.value.advice
+
+
+@pytest.mark.parametrize("sizes", ["as-recorded", "one-changed"])
+def test_an_earlier_releases_state_is_trusted_once_by_its_sizes(
+    tmp_path: Path, sizes: str
+) -> None:
+    """An index recorded with file sizes only (before identities) is opened as
+    that release opened it, and its state written again with identities: the
+    first search after an upgrade does not replay the whole store to build it."""
+    root = tmp_path / "store"
+    relevance_store(root)
+    _index(root)
+    cache = cache_dir_for(root)
+    state = load_state(cache, index_stamp(), str(root.resolve()))
+    assert state is not None
+
+    def sized(part: PartState) -> PartState:
+        files = {name: ident[1] for name, ident in part.files.items()}
+        if sizes == "one-changed" and part is state.live:
+            name = next(iter(files))
+            files[name] += 1
+        return PartState(part.dir, part.docs, files, part.digest)  # type: ignore[arg-type]
+
+    save_state(
+        cache,
+        IndexState(
+            state.stamp,
+            state.store,
+            state.shards,
+            sized(state.history),
+            sized(state.live),
+        ),
+    )
+    opened = SearchIndex.open_cached(root)
+    if sizes == "one-changed":
+        assert opened is None
+        return
+    assert opened is not None and opened.info.how == "cached"
+    assert load_state(cache, index_stamp(), str(root.resolve())) == state
+    raw = (cache / "state.json").read_bytes()
+    assert SearchIndex.open_cached(root) is not None
+    assert (cache / "state.json").read_bytes() == raw, "written once"
 
 
 def test_one_writer_at_a_time(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from hashlib import sha256
@@ -126,9 +127,7 @@ def _stored_graph(engine: KeptReads, say: Callable[[str], None]) -> tuple[Any, s
         build_graph(engine.projection, tmp).close()
         replace_cache_file(tmp, target)
         _remove(Path(str(tmp) + ".wal"))
-        side = stamp_file.with_name(f"{stamp_file.name}.tmp-{os.getpid()}")
-        side.write_text(_stamp_line(stamp, target), "ascii")
-        replace_cache_file(side, stamp_file)
+        _write_stamp(stamp_file, _stamp_line(stamp, target))
     finally:
         _remove(tmp)
     db = ladybug.Database(str(target), read_only=True, buffer_pool_size=READ_POOL)
@@ -142,12 +141,27 @@ def _stamp_line(stamp: str, target: Path) -> str:
 
 
 def _sealed(stamp_file: Path, stamp: str, target: Path) -> bool:
-    """Whether the graph at ``target`` is the file built for ``stamp``, untouched."""
+    """Whether the graph at ``target`` is the file built for ``stamp``, untouched.
+
+    An earlier release's stamp (the log's alone) is trusted as that release
+    trusted it, once, and written again with the file's identity: else the first
+    query after an upgrade built the graph again (about a minute at 1M)."""
     try:
         recorded = read_regular(stamp_file, 4096).decode("ascii")
-        return recorded == _stamp_line(stamp, target)
+        line = _stamp_line(stamp, target)
+        if recorded == stamp + "\n" and stat.S_ISREG(os.lstat(target).st_mode):
+            with contextlib.suppress(OSError):  # a read-only cache: as it was
+                _write_stamp(stamp_file, line)
+            return True
+        return recorded == line
     except (OSError, ValueError):
         return False  # no stamp or no graph (or not regular files): build it
+
+
+def _write_stamp(stamp_file: Path, line: str) -> None:
+    side = stamp_file.with_name(f"{stamp_file.name}.tmp-{os.getpid()}")
+    side.write_text(line, "ascii")
+    replace_cache_file(side, stamp_file)
 
 
 def _remove(path: Path) -> None:

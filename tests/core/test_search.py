@@ -468,10 +468,14 @@ def _damage_behind_the_state(root: Path) -> None:
     state = load_state(cache, index_stamp(), str(root.resolve()))
     assert state is not None
     store = next((cache / state.live.dir).glob("*.store"))
-    data = bytearray(store.read_bytes())
-    for at in range(40, min(len(data), 400)):
-        data[at] ^= 0x55
-    store.write_bytes(bytes(data))
+    # In place, never cut short: this process may still map the file (an index
+    # opened before), and a mapped page past a file's end is SIGBUS.
+    with open(store, "r+b") as fh:
+        data = bytearray(fh.read(400))
+        for at in range(40, len(data)):
+            data[at] ^= 0x55
+        fh.seek(0)
+        fh.write(bytes(data))
     live = type(state.live)(
         state.live.dir,
         state.live.docs,

@@ -30,6 +30,7 @@ import re
 import shutil
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,6 +41,8 @@ from hypothesis import strategies as st
 
 import kgai_tui.cli.support as cli_support
 from kgai_tui.cli.main import main
+from kgai_tui.core.store import shard_print
+from kgai_tui.core.store.shard_print import SETTLE_NS
 from kgai_tui.demo import DEMO_STORE
 
 PAYMENTS = "el_7afad531e3f0096a1da2"  # contested in the demo store
@@ -95,6 +98,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path
     base = tmp_path_factory.mktemp("damaged")
     store = base / "store"
     shutil.copytree(DEMO_STORE, store)
+    # Shards settled (their change time 3 s old): reads then keep their prints in
+    # the cache too (prints.json), and the property damages that file as well.
+    time.sleep(SETTLE_NS / 1e9 + 0.2)
     stop = threading.Event()
     keeper = threading.Thread(target=stop.wait, daemon=True)
     keeper.start()
@@ -113,10 +119,18 @@ def oracle(world: tuple[Path, Path]) -> list[tuple[int, str]]:
     return answers
 
 
+def _new_process() -> None:
+    """Forget what this process keeps between reads as a new process would: the
+    settled shard prints (a process that knows them never writes prints.json)."""
+    shard_print._SETTLED.clear()
+    shard_print._SEEDED.clear()
+
+
 def _fresh(store: Path, cache: Path) -> list[Path]:
     """A cache with every part built (every read run once), none of it held open
     here; its files, lock files left out (their bytes mean nothing)."""
     shutil.rmtree(cache, ignore_errors=True)
+    _new_process()
     for args in _reads(store):
         assert _run(args, cache)[0] == 0
     cli_support._HELD.clear()
@@ -205,6 +219,7 @@ def test_the_cases_reach_every_part_of_the_store(world: tuple[Path, Path]) -> No
         "model.sqlite.recall/el-*.bin",
         "model.sqlite.recall/seg-*.bin",
         "model.sqlite.seal",
+        "prints.json",
         "search/state.json",
         *(
             f"search/{part}-*/{name}"
@@ -228,6 +243,7 @@ def test_the_cases_reach_every_part_of_the_store(world: tuple[Path, Path]) -> No
         "engine.time.bin",
         "model.sqlite.graph",
         "search/state.json",
+        "prints.json",
     ],
 )
 def test_a_directory_planted_at_a_file_of_the_store_is_replaced(
@@ -246,6 +262,7 @@ def test_a_directory_planted_at_a_file_of_the_store_is_replaced(
         path.unlink()
     path.mkdir()
     (path / "inside").write_bytes(b"planted")
+    _new_process()
     reads = _reads(store)
     for args, expected in zip(reads, oracle, strict=True):
         assert _run(args, cache) == expected, args[0]

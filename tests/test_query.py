@@ -641,6 +641,24 @@ def test_the_stored_graph_is_rebuilt_when_the_log_grows(tmp_path: Path) -> None:
     assert json.loads(named.stdout)["rows"] == [{"e.kind": "feature"}]
 
 
+def _stored_graph_queried(
+    store: Path, cypher: str, env: dict[str, str], cache: Path
+) -> tuple[subprocess.CompletedProcess[bytes], Path]:
+    """The query's answer once the stored graph exists, and its file: the first
+    read answers from its replay while a detached child writes the model, and
+    the query after that builds the stored graph."""
+    deadline = time.monotonic() + 60
+    while True:
+        first = kgai("query", "--store", str(store), cypher, env=env)
+        assert first.returncode == 0, first.stderr
+        found = list(cache.glob("*/model.sqlite.graph"))
+        if found or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert found, "no stored graph was built"
+    return first, found[0]
+
+
 @pytest.mark.parametrize("damage", ["truncate", "behind-its-stamp"])
 def test_a_damaged_stored_graph_is_built_again_not_opened(
     tmp_path: Path, damage: str
@@ -655,17 +673,7 @@ def test_a_damaged_stored_graph_is_built_again_not_opened(
     shutil.copytree(DEMO_STORE, store)
     env = {"KGAI_TUI_CACHE_DIR": str(tmp_path / "cache")}
     cypher = "MATCH (e:Element) RETURN e.name AS n ORDER BY n"
-    # The first read answers from its replay while a detached child writes the
-    # model; the query after that builds the stored graph.
-    deadline = time.monotonic() + 60
-    while True:
-        first = kgai("query", "--store", str(store), cypher, env=env)
-        assert first.returncode == 0, first.stderr
-        found = list((tmp_path / "cache").glob("*/model.sqlite.graph"))
-        if found or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    graph = found[0]
+    first, graph = _stored_graph_queried(store, cypher, env, tmp_path / "cache")
     stamp = graph.with_name(graph.name + ".stamp")
     if damage == "truncate":
         with open(graph, "r+b") as fh:
@@ -688,15 +696,7 @@ def test_an_earlier_releases_graph_stamp_is_trusted_once(tmp_path: Path) -> None
     shutil.copytree(DEMO_STORE, store)
     env = {"KGAI_TUI_CACHE_DIR": str(tmp_path / "cache")}
     cypher = "MATCH (e:Element) RETURN e.name AS n ORDER BY n"
-    deadline = time.monotonic() + 60
-    while True:
-        first = kgai("query", "--store", str(store), cypher, env=env)
-        assert first.returncode == 0, first.stderr
-        found = list((tmp_path / "cache").glob("*/model.sqlite.graph"))
-        if found or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    graph = found[0]
+    first, graph = _stored_graph_queried(store, cypher, env, tmp_path / "cache")
     stamp = graph.with_name(graph.name + ".stamp")
     now = stamp.read_text("ascii")
     stamp.write_text(now.split()[0] + "\n", "ascii")  # as an earlier release wrote it

@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 from kgai_tui.core.reads.store import Store, whole_of
-from kgai_tui.core.search.damage import searched
+from kgai_tui.core.search.damage import searched_with_notes
 from kgai_tui.core.search.index import SearchIndex
 from kgai_tui.core.search.model import SearchHit
-from kgai_tui.core.search.vocab import SearchNotes
 from kgai_tui.ui.snapshot import Snapshot
 
 _INDEXES: WeakKeyDictionary[Store, SearchIndex] = WeakKeyDictionary()
@@ -81,20 +80,14 @@ def run_search(
     what the index says about a query that found little (the CLI's ``notes``)."""
     if not query.strip():
         return [], "", ()
-
-    def run(index: SearchIndex) -> tuple[list[SearchHit] | None, SearchNotes]:
-        hits = index.search(
-            query,
-            limit=LIMIT,
-            include_all=include_all,
-            as_of=snapshot.moment,
-            projection_at=snapshot.projection if snapshot.moment is not None else None,
-        )
-        return hits, index.notes(
-            query, hits, include_all=include_all, as_of=snapshot.moment
-        )
-
-    hits, said = searched(lambda: index_for(snapshot.engine), run)
+    hits, said = searched_with_notes(
+        lambda: index_for(snapshot.engine),
+        query,
+        limit=LIMIT,
+        include_all=include_all,
+        as_of=snapshot.moment,
+        projection_at=snapshot.projection if snapshot.moment is not None else None,
+    )
     out = [
         UiHit(
             kind=hit.kind,

@@ -10,8 +10,6 @@ from kgai_tui.core.reads.kg import parse_as_of
 
 if TYPE_CHECKING:
     from kgai_tui.core.search.index import SearchIndex
-    from kgai_tui.core.search.model import SearchHit
-    from kgai_tui.core.search.vocab import SearchNotes
 
 __all__ = ["IndexSource", "search_answer"]
 
@@ -41,16 +39,17 @@ def search_answer(
     Raises:
         UsageError: ``as_of`` is neither RFC3339 nor ``YYYY-MM-DD``.
     """
-    from kgai_tui.core.search.damage import searched
+    from kgai_tui.core.search.damage import searched_with_notes
     from kgai_tui.core.search.model import search_obj
 
     cut = parse_as_of(as_of) if as_of else None
-
-    def run(opened: SearchIndex) -> tuple[list[SearchHit] | None, SearchNotes]:
-        hits = opened.search(query, limit=limit, include_all=include_all, as_of=cut)
-        return hits, opened.notes(query, hits, include_all=include_all, as_of=cut)
-
-    hits, notes = searched(lambda: index(cut is not None), run)
+    hits, notes = searched_with_notes(
+        lambda: index(cut is not None),
+        query,
+        limit=limit,
+        include_all=include_all,
+        as_of=cut,
+    )
     obj = search_obj(hits)
     # kg's keys, then (only when a search found little) what would find more.
     if notes.lines:

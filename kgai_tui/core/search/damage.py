@@ -17,9 +17,14 @@ from kgai_tui.core.errors import KgaiError
 from kgai_tui.core.search.cache import drop_state
 
 if TYPE_CHECKING:
-    from kgai_tui.core.search.index import SearchIndex
+    from datetime import datetime
 
-__all__ = ["SearchIndexDamagedError", "searched"]
+    from kgai_tui.core.replay.projection_view import ProjectionView
+    from kgai_tui.core.search.index import SearchIndex
+    from kgai_tui.core.search.model import SearchHit
+    from kgai_tui.core.search.vocab import SearchNotes
+
+__all__ = ["SearchIndexDamagedError", "searched", "searched_with_notes"]
 
 T = TypeVar("T")
 
@@ -64,3 +69,30 @@ def searched(index: Callable[[], SearchIndex], run: Callable[[SearchIndex], T]) 
             if opened.info.path is not None:
                 drop_state(opened.info.path)
     raise AssertionError("unreachable: the second try returns or raises")
+
+
+def searched_with_notes(
+    index: Callable[[], SearchIndex],
+    query: str,
+    *,
+    limit: int,
+    include_all: bool,
+    as_of: datetime | None,
+    projection_at: ProjectionView | None = None,
+) -> tuple[list[SearchHit] | None, SearchNotes]:
+    """A search's hits and what the index says of a query that found little, as
+    every face asks them (:func:`searched`, so a failure inside the index is
+    retried on one built again)."""
+
+    def run(opened: SearchIndex) -> tuple[list[SearchHit] | None, SearchNotes]:
+        hits = opened.search(
+            query,
+            limit=limit,
+            include_all=include_all,
+            as_of=as_of,
+            projection_at=projection_at,
+        )
+        notes = opened.notes(query, hits, include_all=include_all, as_of=as_of)
+        return hits, notes
+
+    return searched(index, run)

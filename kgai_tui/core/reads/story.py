@@ -10,6 +10,7 @@ element replaced it here only when the superseder decides the element too
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kgai_tui.core.reads.legend import Status
@@ -33,11 +34,15 @@ class StoryEntry:
     """Decisions that superseded it without deciding this element, oldest first."""
 
 
-def element_story(v: KgView, eid: str) -> list[StoryEntry]:
-    """Every decision that shaped ``eid``, oldest first (time, lamport, id)."""
+def element_story(
+    v: KgView, eid: str, told: Sequence[int] | None = None
+) -> list[StoryEntry]:
+    """Every decision that shaped ``eid``, oldest first (time, lamport, id); or
+    only those of ``told``, a part of :meth:`KgView.history` (a list shows the
+    newest few: each entry reads its decision)."""
     shapers = v.decisions_of(eid)
     story = []
-    for idx in v.history(eid):
+    for idx in v.history(eid) if told is None else told:
         d = v.decision(idx)
         here = [s for s in d.superseded_by if shapers.get(s)]
         elsewhere = [s for s in d.superseded_by if not shapers.get(s)]

@@ -39,6 +39,7 @@ class GraphView(ScrollView, can_focus=True):
         self.trail: list[str] = []
         self._lines: list[GraphLine] = []
         self._order: list[str] = []
+        self._stale = False  # a snapshot arrived while hidden
 
     def show(self, snapshot: Snapshot, center: str | None) -> None:
         """Draw around ``center`` in a new snapshot."""
@@ -46,7 +47,21 @@ class GraphView(ScrollView, can_focus=True):
         if center is not None and center != self.center:
             self.center = center
             self.selected = 0
-        self._layout()
+        # Hidden, it is drawn when shown: a slider step pays for the view in front.
+        self._stale = not self.display
+        if self.display:
+            self._layout()
+
+    def on_show(self) -> None:
+        """Draw the snapshot that arrived while hidden."""
+        self.catch_up()
+
+    def catch_up(self) -> None:
+        """Draw the snapshot that arrived while hidden, now (the switcher calls
+        it as it shows the view, before a key typed next reads the drawing)."""
+        if self._stale:
+            self._stale = False
+            self._layout()
 
     def _layout(self) -> None:
         if self.snapshot is None or self.center is None:

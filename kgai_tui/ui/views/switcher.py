@@ -68,6 +68,10 @@ class ViewSwitcher(ContentSwitcher):
             if chosen is not None and chosen != graph.center and snapshot is not None:
                 graph.show(snapshot, chosen)
         self.current = key
+        if key == "graph":  # drawn only while shown
+            self.query_one(GraphView).catch_up()
+        elif key == "conflicts":
+            self.query_one(ConflictsView).catch_up()
         self.query_one(FOCUS[key]).focus()
 
     def leave_text(self) -> bool:

@@ -1,0 +1,231 @@
+"""Long histories in the explorer: what a slider step lays out stays bounded.
+
+An element decided hundreds of times, an element with hundreds of links and a
+store with many conflicts each made every slider step lay out all of them on the
+UI thread (an element decided 5,000 times: 0.3-1.1 s a step). The details list
+the newest part of a story and the first links; the story screen shows a page at
+a time; hidden views draw when shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from builders import ShardWriter, decision, link, upsert, write_store
+from settle import settle
+from textual import events
+from textual.pilot import Pilot
+from textual.widgets import OptionList
+
+from kgai_tui.core.wire.ids import element_id
+from kgai_tui.ui.app import KgaiApp, make_app
+from kgai_tui.ui.story import STORY_PAGE, StoryScreen
+from kgai_tui.ui.views.conflicts import ConflictsView
+from kgai_tui.ui.views.elements import LINK_ROWS, STORY_ROWS, ElementsView
+from kgai_tui.ui.views.graph import GraphView
+
+#: Decisions on ``feature:Hot``: more than a page of the story screen.
+DECIDED = STORY_PAGE + 60
+#: Links leaving ``feature:Hub``.
+LINKED = LINK_ROWS + 30
+
+
+def _store(tmp_path: Path) -> Path:
+    """``feature:Hot`` decided :data:`DECIDED` times, each replacing the one
+    before; ``feature:Hub`` linked to :data:`LINKED` elements."""
+    w = ShardWriter("i1")
+    prev: list[str] = []
+    for n in range(DECIDED):
+        d = decision(
+            f"hot step {n:03d}", [upsert("feature", "Hot", rev=str(n))], supersedes=prev
+        )
+        w.add(
+            d, lamport=n + 1, recorded_at=f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z"
+        )
+        prev = [d.id]
+    muts = [upsert("feature", "Hub")]
+    for n in range(LINKED):
+        muts.append(upsert("service", f"L{n:03d}"))
+        muts.append(
+            link("add_link", ("feature", "Hub"), ("service", f"L{n:03d}"), "USES")
+        )
+    w.add(
+        decision("the hub", muts),
+        lamport=DECIDED + 1,
+        recorded_at="2026-01-02T00:00:00Z",
+    )
+    return write_store(tmp_path / "s", {"i1.ndjson": w.to_bytes()})
+
+
+def _drive(app: KgaiApp, steps: Callable[[Pilot[None]], Awaitable[None]]) -> None:
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await steps(pilot)
+
+    asyncio.run(main())
+
+
+def _prompts(options: OptionList) -> list[str]:
+    return [
+        str(options.get_option_at_index(i).prompt) for i in range(options.option_count)
+    ]
+
+
+def test_the_details_list_the_newest_part_of_a_long_story(tmp_path: Path) -> None:
+    app = make_app(_store(tmp_path), live=False)
+    seen: list[list[str]] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        app.open_element(element_id("feature", "Hot"))
+        await settle(pilot)
+        seen.append(_prompts(app.query_one("#element-links", OptionList)))
+
+    _drive(app, steps)
+    (rows,) = seen
+    heading = [r for r in rows if r.startswith("Story · ")]
+    assert heading == [
+        f"Story · the newest {STORY_ROWS} of {DECIDED} decisions, oldest first · s: whole"
+    ]
+    told = [r for r in rows if "hot step" in r.split("\n")[0]]
+    assert len(told) == STORY_ROWS
+    assert f"hot step {DECIDED - STORY_ROWS:03d}" in told[0]
+    assert f"hot step {DECIDED - 1:03d}" in told[-1]
+
+
+def test_the_details_list_the_first_links_and_say_how_many_more(tmp_path: Path) -> None:
+    app = make_app(_store(tmp_path), live=False)
+    seen: list[list[str]] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        app.open_element(element_id("feature", "Hub"))
+        await settle(pilot)
+        seen.append(_prompts(app.query_one("#element-links", OptionList)))
+
+    _drive(app, steps)
+    (rows,) = seen
+    assert sum(r.startswith("→ USES ") for r in rows) == LINK_ROWS
+    assert f"… {LINKED - LINK_ROWS} more links out: the Graph view (2)" in rows
+    # The first by (kind, target id), as kg lists them.
+    by_id = sorted(
+        (element_id("service", f"L{n:03d}"), f"L{n:03d}") for n in range(LINKED)
+    )
+    assert [r for r in rows if r.startswith("→ ")] == [
+        f"→ USES service:{name}" for _, name in by_id[:LINK_ROWS]
+    ]
+
+
+def test_the_story_screen_shows_a_page_and_the_page_before_on_enter(
+    tmp_path: Path,
+) -> None:
+    app = make_app(_store(tmp_path), live=False)
+    seen: dict[str, object] = {}
+
+    async def steps(pilot: Pilot[None]) -> None:
+        app.open_element(element_id("feature", "Hot"))
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        assert isinstance(app.screen, StoryScreen)
+        story = app.screen.query_one("#story-list", OptionList)
+        seen["first"] = _prompts(story)
+        seen["cursor"] = story.highlighted
+        await pilot.press("home", "enter")
+        await settle(pilot)
+        seen["after"] = _prompts(story)
+        seen["cursor after"] = story.highlighted
+        await pilot.press("y")
+        await settle(pilot)
+        seen["copied"] = app.clipboard
+
+    _drive(app, steps)
+    first = seen["first"]
+    assert isinstance(first, list)
+    earlier = DECIDED - STORY_PAGE
+    assert first[0] == f"… {earlier} earlier decision(s) · enter shows {earlier} more"
+    assert len(first) == STORY_PAGE + 1
+    assert (
+        f"hot step {earlier:03d}" in first[1]
+        and f"hot step {DECIDED - 1:03d}" in first[-1]
+    )
+    assert seen["cursor"] == STORY_PAGE  # the newest, at the bottom
+    after = seen["after"]
+    assert isinstance(after, list) and len(after) == DECIDED  # no earlier line left
+    assert f"hot step {0:03d}" in after[0]
+    # The cursor stays on the entry it was on: the first of the page shown before.
+    assert seen["cursor after"] == earlier
+    assert f"hot step {earlier:03d}" in after[earlier]
+    assert isinstance(seen["copied"], str) and seen["copied"].startswith("d_")
+    assert seen["copied"] in after[earlier]
+
+
+def test_hidden_conflicts_are_listed_when_shown_not_at_every_step(
+    demo_store: Path,
+) -> None:
+    """A slider step with Elements in front lists no conflicts; showing Conflicts
+    lists those of the moment on screen, and a step in front lists them again."""
+    app = make_app(demo_store, live=False)
+    calls: list[int] = []
+    seen: dict[str, object] = {}
+
+    async def steps(pilot: Pilot[None]) -> None:
+        view = app.query_one(ConflictsView)
+        real = view._list
+
+        def counted() -> None:
+            calls.append(1)
+            real()
+
+        view._list = counted  # type: ignore[method-assign]
+        assert app.query_one(ElementsView).display
+        await pilot.press("less_than_sign")  # the first moment
+        await settle(pilot)
+        seen["hidden steps"] = len(calls)
+        await pilot.press("4")
+        await settle(pilot)
+        seen["shown"] = len(calls)
+        seen["at the start"] = _prompts(view.query_one("#conflict-list", OptionList))
+        await pilot.press("greater_than_sign")  # now
+        await settle(pilot)
+        seen["now"] = _prompts(view.query_one("#conflict-list", OptionList))
+
+    _drive(app, steps)
+    assert seen["hidden steps"] == 0
+    assert seen["shown"] == 1
+    assert seen["at the start"] == []  # one decision: nothing contested yet
+    assert isinstance(seen["now"], list) and seen["now"]  # the demo's open conflicts
+
+
+def test_a_hidden_graph_is_drawn_when_shown_not_at_every_step(tmp_path: Path) -> None:
+    """The Graph draws nothing while Elements is in front; ``2`` and Enter typed
+    together walk from the drawing of the moment on screen."""
+    app = make_app(_store(tmp_path), live=False)
+    calls: list[int] = []
+    seen: dict[str, object] = {}
+
+    async def steps(pilot: Pilot[None]) -> None:
+        graph = app.query_one(GraphView)
+        real = graph._layout
+
+        def counted() -> None:
+            calls.append(1)
+            real()
+
+        graph._layout = counted  # type: ignore[method-assign]
+        app.open_element(element_id("feature", "Hub"))
+        await settle(pilot)
+        await pilot.press("less_than_sign", "greater_than_sign")
+        await settle(pilot)
+        seen["hidden"] = len(calls)
+        # Together, as one terminal read delivers them (see test_key_order).
+        app.post_message(events.Key("2", "2"))
+        app.post_message(events.Key("enter", "\r"))
+        await settle(pilot)
+        seen["centre"] = graph.center
+
+    _drive(app, steps)
+    assert seen["hidden"] == 0
+    first = min(element_id("service", f"L{n:03d}") for n in range(LINKED))
+    assert seen["centre"] == first  # the first neighbour of the Hub, walked to

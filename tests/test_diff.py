@@ -218,3 +218,58 @@ def test_same_moment_is_an_empty_diff(demo_store: Path) -> None:
         plain(
             diff_obj(open_engine(demo_store).time_index, cut, parse_as_of("2026-01-01"))
         )
+
+
+def test_a_limited_rendering_is_the_whole_cut_to_the_first_rows(
+    demo_store: Path,
+) -> None:
+    """The explorer's: each section its first rows as the whole text has them,
+    then a line counting the rest; a limit above every count changes nothing."""
+    index = open_engine(demo_store).time_index
+    whole = render_diff(diff_obj(index, None, None))
+    assert render_diff(diff_obj(index, None, None), limit=10_000) == whole
+    limit = 2
+    cut = render_diff(diff_obj(index, None, None), limit=limit)
+    counts = plain(diff_obj(index, None, None))["counts"]
+    sections = {
+        "Decisions recorded": "decisions_recorded",
+        "Decisions superseded": "decisions_superseded",
+        "Elements added": "elements_added",
+        "Elements removed": "elements_removed",
+        "Elements relabelled": "elements_changed",
+        "Props changed": "props_changed",
+        "Links added": "links_added",
+        "Links retired": "links_retired",
+        "Conflicts opened": "conflicts_opened",
+        "Conflicts resolved": "conflicts_resolved",
+    }
+    cut_parts = _sections(cut)
+    whole_parts = _sections(whole)
+    assert cut_parts.keys() == whole_parts.keys()
+    limited = 0
+    for title, rows in cut_parts.items():
+        count = counts[sections[title]]
+        if count <= limit:
+            assert rows == whole_parts[title]
+            continue
+        limited += 1
+        assert rows[-1] == [
+            f"  … and {count - limit:,} more: kgai-tui diff prints every one"
+        ]
+        assert rows[:-1] == whole_parts[title][:limit]
+    assert limited >= 3  # the demo's sections are longer than two rows
+
+
+def _sections(text: str) -> dict[str, list[list[str]]]:
+    """Each section's rows (a row: its line and the indented lines under it)."""
+    out: dict[str, list[list[str]]] = {}
+    for block in text.split("\n\n")[1:]:
+        title, *lines = block.split("\n")
+        rows: list[list[str]] = []
+        for line in lines:
+            if line.startswith("      ") and rows:
+                rows[-1].append(line)
+            else:
+                rows.append([line])
+        out[title] = rows
+    return out

@@ -7,9 +7,10 @@ of the diff is made visible first, so none can act on the terminal either.
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any, Final
 
-from kgai_tui.core.gosem.gojson import plain
+from kgai_tui.core.gosem.gojson import Blocks, plain
 from kgai_tui.core.safe_text import visible_tree
 
 _WHY_LIMIT: Final = 160
@@ -130,9 +131,16 @@ def _section(key: str, rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def render_diff(obj: dict[str, Any]) -> str:
-    """Render a ``diff_obj`` result for people, sections in a fixed order."""
-    obj = visible_tree(plain(obj))
+def render_diff(obj: dict[str, Any], limit: int | None = None) -> str:
+    """Render a ``diff_obj`` result for people, sections in a fixed order.
+
+    ``limit``: rows a section shows at most, then a line counting the rest (the
+    explorer's: a million decisions recorded are gigabytes of text, and only
+    the first rows of a section are made)."""
+    if limit is None:
+        obj = visible_tree(plain(obj))
+    else:
+        obj = {k: _first(k, v, limit) for k, v in obj.items()}
     counts = obj["counts"]
     head = f"What changed from {obj['from']} to {obj['to']}"
     parts = [
@@ -146,4 +154,17 @@ def render_diff(obj: dict[str, Any]) -> str:
     for key, title in _TITLES.items():
         if obj[key]:
             lines += ["", title, *_section(key, _readable(key, obj[key]))]
+            if len(obj[key]) < counts[key]:
+                more = counts[key] - len(obj[key])
+                lines.append(f"  … and {more:,} more: kgai-tui diff prints every one")
     return "\n".join(lines)
+
+
+def _first(key: str, value: Any, limit: int) -> Any:
+    """The first ``limit`` rows of a section as the text orders them (made
+    visible), only those made of a :class:`Blocks`; other values as they are."""
+    if isinstance(value, Blocks):  # in history order already
+        return visible_tree(list(islice(value, limit)))
+    if key in _TITLES:
+        return visible_tree(_readable(key, value)[:limit])
+    return visible_tree(value)

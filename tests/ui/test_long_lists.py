@@ -17,10 +17,11 @@ from builders import ShardWriter, decision, link, upsert, write_store
 from settle import settle
 from textual import events
 from textual.pilot import Pilot
-from textual.widgets import OptionList
+from textual.widgets import OptionList, Static
 
 from kgai_tui.core.wire.ids import element_id
 from kgai_tui.ui.app import KgaiApp, make_app
+from kgai_tui.ui.diff_view import DIFF_ROWS, DiffModal
 from kgai_tui.ui.story import STORY_PAGE, StoryScreen
 from kgai_tui.ui.views.conflicts import ConflictsView
 from kgai_tui.ui.views.elements import LINK_ROWS, STORY_ROWS, ElementsView
@@ -229,3 +230,27 @@ def test_a_hidden_graph_is_drawn_when_shown_not_at_every_step(tmp_path: Path) ->
     assert seen["hidden"] == 0
     first = min(element_id("service", f"L{n:03d}") for n in range(LINKED))
     assert seen["centre"] == first  # the first neighbour of the Hub, walked to
+
+
+def test_the_diff_dialog_shows_each_sections_first_rows(tmp_path: Path) -> None:
+    """From the first moment to now, :data:`DECIDED` decisions were recorded: the
+    dialog lists the first :data:`DIFF_ROWS` and counts the rest."""
+    app = make_app(_store(tmp_path), live=False)
+    seen: list[str] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("m", "less_than_sign")
+        await settle(pilot)
+        await pilot.press("D")
+        await settle(pilot)
+        assert isinstance(app.screen, DiffModal)
+        seen.append(str(app.screen.query_one("#diff-body", Static).render()))
+
+    _drive(app, steps)
+    (body,) = seen
+    recorded = body.split("\n\nDecisions recorded\n")[1].split("\n\n")[0].split("\n")
+    assert sum(line.startswith("  2026-") for line in recorded) == DIFF_ROWS
+    assert (
+        recorded[-1]
+        == f"  … and {DECIDED - DIFF_ROWS} more: kgai-tui diff prints every one"
+    )

@@ -90,6 +90,14 @@ class Navigation(SyncActions):
         self.show_view("search")
         self.query_one("#search-input").focus()
 
+    def search_for(self, words: str) -> None:
+        """The Search view, searching ``words`` (the palette's decisions of a
+        large store)."""
+        from textual.widgets import Input
+
+        self.action_search_box()
+        self.query_one("#search-input", Input).value = words
+
     def action_go_back(self) -> None:
         """Back one level: leave a text box, else return to the previous place."""
         if self.query_one(ViewSwitcher).leave_text():

@@ -13,13 +13,15 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import pytest
 from builders import ShardWriter, decision, link, upsert, write_store
 from settle import settle
 from textual import events
 from textual.pilot import Pilot
-from textual.widgets import OptionList, Static
+from textual.widgets import Input, OptionList, Static
 
 from kgai_tui.core.wire.ids import element_id
+from kgai_tui.ui import palette
 from kgai_tui.ui.app import KgaiApp, make_app
 from kgai_tui.ui.diff_view import DIFF_ROWS, DiffModal
 from kgai_tui.ui.story import STORY_PAGE, StoryScreen
@@ -254,3 +256,70 @@ def test_the_diff_dialog_shows_each_sections_first_rows(tmp_path: Path) -> None:
         recorded[-1]
         == f"  … and {DECIDED - DIFF_ROWS} more: kgai-tui diff prints every one"
     )
+
+
+def test_the_palette_of_a_large_store_searches_its_decisions(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past :data:`PALETTE_DECISIONS`, the palette matches no title: one hit
+    searches the words in the Search view. (The demo store stands for a
+    large one: the bound is lowered below its count.)"""
+    monkeypatch.setattr(palette, "PALETTE_DECISIONS", 2)
+    app = make_app(demo_store, live=False)
+    seen: list[object] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"invoice")
+        await asyncio.sleep(0.5)
+        await pilot.pause()
+        hits = app.screen.query_one("CommandList", OptionList)
+        prompts = _prompts(hits)
+        seen.append(prompts)
+        hits.highlighted = next(
+            n for n, p in enumerate(prompts) if p.startswith("search decisions: ")
+        )
+        await pilot.press("enter")
+        await settle(pilot)
+        seen.append(app.current_view)
+        seen.append(app.query_one("#search-input", Input).value)
+
+    _drive(app, steps)
+    prompts, view, words = seen
+    assert isinstance(prompts, list)
+    searches = [p for p in prompts if p.startswith("search decisions: ")]
+    assert [s.split("\n")[0] for s in searches] == ["search decisions: invoice"]
+    assert not any(p.startswith("decision: ") for p in prompts)
+    assert any(p.startswith("element: ") for p in prompts)  # elements still match
+    assert (view, words) == ("search", "invoice")
+
+
+def test_the_palette_yields_to_the_loop_while_it_matches(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key typed while the palette matches thousands of labels cancels the
+    search: the provider awaits the loop every few hundred labels."""
+    waits: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def counted(delay: float, *args: object) -> object:
+        if delay == 0:
+            waits.append(delay)
+        return await real_sleep(delay, *args)
+
+    items = [(f"element: feature:E{n:05d}", "e", f"el_{n}") for n in range(4000)]
+    monkeypatch.setattr(palette.asyncio, "sleep", counted)
+    monkeypatch.setattr(palette.JumpProvider, "_items", lambda self: (items, True))
+    app = make_app(demo_store, live=False)
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        waits.clear()
+        await pilot.press("E")
+        await real_sleep(0.5)
+        await pilot.pause()
+
+    _drive(app, steps)
+    assert len(waits) >= len(items) // 400

@@ -536,6 +536,17 @@ def test_limit_says_how_many_rows_it_dropped(demo: Any) -> None:
     assert len(got.rows) == 5 and got.dropped == total - 5
     everything = run_query(demo, "MATCH (e:Element) RETURN e.name")
     assert got.rows == everything.rows[:5]
+    # Kept without sorting every row (a heap of the first ``limit``): the same
+    # rows at every limit, repeated rows (one kind, many elements) included.
+    for cypher in (
+        "MATCH (e:Element) RETURN e.kind",
+        "MATCH (d:Decision) RETURN d.author, d.id",
+    ):
+        whole = run_query(demo, cypher).rows
+        for limit in (0, 1, 2, 7, len(whole) - 1, len(whole), len(whole) + 3):
+            part = run_query(demo, cypher, limit=limit)
+            assert part.rows == whole[:limit], (cypher, limit)
+            assert part.dropped == max(len(whole) - limit, 0)
 
 
 def test_a_query_past_its_time_limit_is_stopped(demo: Any) -> None:

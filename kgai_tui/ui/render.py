@@ -16,7 +16,7 @@ from rich.text import Text
 
 from kgai_tui.core.gosem.gotext import format_epoch
 from kgai_tui.core.reads.legend import Status
-from kgai_tui.ui.safe_text import one_line, plain
+from kgai_tui.ui.safe_text import TITLE_CHARS, bounded, one_line, plain
 from kgai_tui.ui.theme import Palette
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def absent_element(now: KgView, eid: str) -> Text:
     first = now.history(eid)[:1]
     since = f" · first decided {day(now.decision(first[0]))}" if first else ""
     return Text.assemble(
-        plain(now.label(eid)), (f" does not exist at this moment{since}", "dim")
+        bounded(now.label(eid)), (f" does not exist at this moment{since}", "dim")
     )
 
 
@@ -68,7 +68,7 @@ def element_details(
         (element.kind, element.name, element.props) if element else ("", "", "")
     )
     out = Text()
-    out.append_text(plain(name or "(unnamed)", "bold"))
+    out.append_text(bounded(name or "(unnamed)", "bold", limit=TITLE_CHARS))
     out.append(f"  {kind}  ", DIM)
     out.append(eid, DIM)
     out.append("\n")
@@ -86,9 +86,9 @@ def element_details(
         out.append("  ")
         out.append_text(palette.mark(v.status_on(eid, idx)))
         out.append(" ")
-        out.append_text(plain(d.title, "bold"))
+        out.append_text(bounded(d.title, "bold", limit=TITLE_CHARS))
         out.append(f"\n    {day(d)} · ", DIM)
-        out.append_text(plain(d.author or "unknown", DIM))
+        out.append_text(bounded(d.author or "unknown", DIM))
         out.append(f" · {d.id}\n", DIM)
         for key, value in (sets or {}).get(idx, ()):
             out.append("    sets ", DIM)
@@ -105,9 +105,9 @@ def element_details(
         out.append("\nProps\n", "bold underline")
         for key in sorted(props):
             out.append("  ")
-            out.append_text(plain(key, palette.field))
+            out.append_text(bounded(key, palette.field))
             out.append(" = ")
-            out.append_text(plain(props[key]))
+            out.append_text(bounded(props[key]))
             out.append("\n")
     return out
 
@@ -147,20 +147,20 @@ def mutation_lines(
     for m in mutations:
         line = Text(f"{m.op} ", palette.field)
         if m.op == "upsert_element":
-            line.append_text(plain(f"{m.kind}:{m.name}" if m.kind else m.name))
+            line.append_text(bounded(f"{m.kind}:{m.name}" if m.kind else m.name))
             for key, value in m.props:
                 line.append("  ")
-                line.append_text(plain(f"{key}={value}", DIM))
+                line.append_text(bounded(f"{key}={value}", DIM))
         elif m.op == "set_prop":
-            line.append_text(plain(v.label(m.element_id)))
+            line.append_text(bounded(v.label(m.element_id)))
             line.append(" ")
-            line.append_text(plain(f"{m.key} = {m.value}", "bold"))
+            line.append_text(bounded(f"{m.key} = {m.value}", "bold"))
         elif m.op in ("add_link", "retire_link"):
-            line.append_text(plain(v.label(m.from_id)))
+            line.append_text(bounded(v.label(m.from_id)))
             line.append(" ─")
-            line.append_text(plain(m.link_kind, palette.link))
+            line.append_text(bounded(m.link_kind, palette.link))
             line.append("→ ")
-            line.append_text(plain(v.label(m.to_id)))
+            line.append_text(bounded(v.label(m.to_id)))
         else:
             line.append_text(plain(m.element_id or "?", DIM))
         lines.append(line)
@@ -185,7 +185,7 @@ def _append_changes(
             out.append("\n")
     elif d.summary:
         out.append(summary_heading, heading[1])
-        out.append_text(plain(d.summary))
+        out.append_text(bounded(d.summary))
         out.append("\n")
 
 
@@ -199,16 +199,16 @@ def decision_record(
     """Everything about one decision: fields, changes, shapes, what it replaced."""
     d = v.decision(idx)
     out = Text()
-    out.append_text(plain(d.title or "(untitled stub)", "bold"))
+    out.append_text(bounded(d.title or "(untitled stub)", "bold", limit=TITLE_CHARS))
     out.append(f"\n{d.id}  lamport {d.lamport}  {day(d)}\n", DIM)
     out.append("by ")
-    out.append_text(plain(d.author or "unknown"))
+    out.append_text(bounded(d.author or "unknown"))
     out.append("  writer ")
-    out.append_text(plain(d.install or "?", DIM))
+    out.append_text(bounded(d.install or "?", DIM))
     out.append("\n")
     if d.rationale:
         out.append("\nWhy\n", "bold underline")
-        out.append_text(plain(d.rationale, keep_newlines=True))
+        out.append_text(bounded(d.rationale, keep_newlines=True))
         out.append("\n")
     _append_changes(
         out,
@@ -221,7 +221,7 @@ def decision_record(
     )
     if d.refs:
         out.append("\nRefs\n", "bold underline")
-        out.append_text(plain(d.refs))
+        out.append_text(bounded(d.refs))
         out.append("\n")
     status = v.status(idx)
     out.append("\nStatus  ", "bold")
@@ -234,7 +234,7 @@ def decision_record(
             out.append("  ")
             out.append_text(palette.mark(on))
             out.append(" ")
-            out.append_text(plain(v.label(eid)))
+            out.append_text(bounded(v.label(eid)))
             out.append(f"  {on.value}\n", DIM)
     for label, ids in (("Replaces", d.supersedes), ("Replaced by", d.superseded_by)):
         if ids:
@@ -265,15 +265,15 @@ def head_card(
     d = v.decision(idx)
     top = Text()
     top.append(f"[{number}] ", "bold reverse")
-    top.append_text(plain(d.title, "bold"))
+    top.append_text(bounded(d.title, "bold", limit=TITLE_CHARS))
     top.append(f"\n{day(d)} · ", DIM)
-    top.append_text(plain(d.author or "unknown", DIM))
+    top.append_text(bounded(d.author or "unknown", DIM))
     ident = plain(d.id, DIM)
     ident.no_wrap = True
     ident.overflow = "ellipsis"
     out = Text("\n")
     if d.rationale:
-        out.append_text(plain(d.rationale, keep_newlines=True))
+        out.append_text(bounded(d.rationale, keep_newlines=True))
         out.append("\n\n")
     # A bare upsert (no props) only names the element; it changes nothing visible.
     changes = [m for m in mutations or () if m.op != "upsert_element" or m.props]

@@ -20,11 +20,16 @@ from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Static
 
+from kgai_tui.core.engine.open import open_engine
+from kgai_tui.core.reads.view import KgView
 from kgai_tui.core.wire.ids import element_id
 from kgai_tui.ui import palette
 from kgai_tui.ui.app import KgaiApp, make_app
 from kgai_tui.ui.diff_view import DIFF_ROWS, DiffModal
+from kgai_tui.ui.render import decision_record, element_details
+from kgai_tui.ui.safe_text import PROSE_LINES, TEXT_CHARS, TITLE_CHARS, bounded
 from kgai_tui.ui.story import STORY_PAGE, StoryScreen
+from kgai_tui.ui.theme import ANSI
 from kgai_tui.ui.views.conflicts import ConflictsView
 from kgai_tui.ui.views.elements import LINK_ROWS, STORY_ROWS, ElementsView
 from kgai_tui.ui.views.graph import GraphView
@@ -323,3 +328,31 @@ def test_the_palette_yields_to_the_loop_while_it_matches(
 
     _drive(app, steps)
     assert len(waits) >= len(items) // 400
+
+
+def test_huge_store_text_is_laid_out_cut_with_a_note(tmp_path: Path) -> None:
+    """A title of 100,000 characters and a rationale of 100,000 lines: the record
+    and the details lay out the first part of each, then say how much more."""
+    title, why = "T" * 100_000, "\n".join(f"line {n}" for n in range(100_000))
+    w = ShardWriter("i1")
+    w.add(
+        decision(title, [upsert("service", "Big", note="x" * 50_000)], rationale=why),
+        lamport=1,
+        recorded_at="2026-01-01T00:00:00Z",
+    )
+    root = write_store(tmp_path / "s", {"i1.ndjson": w.to_bytes()})
+    v = KgView(open_engine(root).projection)
+    (idx,) = v.history(element_id("service", "Big"))
+    record = decision_record(v, idx, palette=ANSI).plain
+    assert (
+        f"{'T' * TITLE_CHARS} … ({100_000 - TITLE_CHARS:,} more characters;" in record
+    )
+    assert "T" * (TITLE_CHARS + 1) not in record
+    assert f"line {PROSE_LINES - 1}" in record and f"line {PROSE_LINES}\n" not in record
+    assert f"({100_000 - PROSE_LINES:,} more lines;" in record
+    details = element_details(v, element_id("service", "Big"), palette=ANSI).plain
+    assert "T" * (TITLE_CHARS + 1) not in details
+    assert "x" * (TEXT_CHARS + 1) not in details
+    assert f"({50_000 - TEXT_CHARS:,} more characters;" in details
+    small = bounded("short", keep_newlines=True)
+    assert small.plain == "short"

@@ -49,7 +49,7 @@ from kgai_tui.core.replay.projection_view import ProjectionView
 from kgai_tui.core.wire.model import Event, Mutation
 from kgai_tui.demo import DEMO_STORE
 
-SETTINGS = settings(max_examples=25, deadline=None)
+SETTINGS = settings(max_examples=15, deadline=None)
 
 # A vocabulary with inflections, shared prefixes and words one edit apart.
 WORDS = [

@@ -280,7 +280,7 @@ _TEMPLATES: dict[Path, World] = {}
 
 
 @settings(
-    max_examples=12,
+    max_examples=8,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -76,7 +76,7 @@ def test_the_slider_reads_its_history_through_the_model(
     """No whole store is opened for the slider; each moment's screens equal the
     whole store's at the same moment."""
     moments = _saved(store)
-    steps = min(len(moments) - 1, 4)
+    steps = min(len(moments) - 1, 3)
     opened = counting_opens(monkeypatch)
     on_model, app, end = _at_moments(store, steps)
     assert isinstance(app.engine, ModelEngine), "the slider kept the model"

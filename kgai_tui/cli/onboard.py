@@ -154,20 +154,16 @@ def diff_command(store: str | None, as_json: bool, start: str, end: str) -> None
 
     Example: kgai-tui diff 2026-01-31 2026-03-31 --json
     """
-    from dataclasses import replace
-
     from kgai_tui.core.answers.moments import diff_answer
-    from kgai_tui.core.gosem.gojson import plain
-    from kgai_tui.text.diff import render_diff
+    from kgai_tui.text.diff import diff_lines
 
     # The store opens lazily, inside the one line that covers the comparison: the
     # model and its time index (built from a replay of the log when none was
-    # saved), or, with the model switched off, the whole store.
+    # saved), or, with the model switched off, the whole store. The decision rows
+    # are made as they are printed, JSON or text.
     with progress(lambda: _COMPARING.format(log_size(resolve_location(store).root))):
         answer = diff_answer(model_source(store), start, end)
-        if not as_json:  # its decision rows are made when read: under this line
-            answer = replace(answer, obj=plain(answer.obj))
-    show(answer, as_json, render_diff)
+    show(answer, as_json, diff_lines)
 
 
 _COMPARING = "kgai-tui: reading the history of the log ({}) to compare two moments"

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn, ParamSpec, TypeVar
 
@@ -170,16 +171,30 @@ def emit_json(obj: Any, *, floats: bool = False) -> None:
 
 
 def show(
-    answer: Answer, as_json: bool, render: Callable[[dict[str, Any]], str]
+    answer: Answer,
+    as_json: bool,
+    render: Callable[[dict[str, Any]], str | Iterator[str]],
 ) -> None:
     """Print a read's answer: its JSON bytes, or ``render`` of the same object
-    (with ``pending_approval`` when the project's ``.kgairc`` waits, as in JSON)."""
+    (with ``pending_approval`` when the project's ``.kgairc`` waits, as in JSON):
+    its text, or its lines as they are made (a wide ``diff`` is never held)."""
     if as_json:
         emit(answer)
-    else:
-        from kgai_tui.core.answers.config import pending_path
+        return
+    from kgai_tui.core.answers.config import pending_path
 
-        click.echo(render(with_pending(answer, pending_path()).obj))
+    text = render(with_pending(answer, pending_path()).obj)
+    if isinstance(text, str):
+        click.echo(text)
+        return
+    lines = list(islice(text, _ECHO_LINES))
+    while lines:
+        click.echo("\n".join(lines))
+        lines = list(islice(text, _ECHO_LINES))
+
+
+#: Lines a streamed text answer prints at a time.
+_ECHO_LINES = 4096
 
 
 class _GuardedText(io.TextIOWrapper):

@@ -7,10 +7,10 @@ of the diff is made visible first, so none can act on the terminal either.
 
 from __future__ import annotations
 
-from itertools import islice
+from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from kgai_tui.core.gosem.gojson import Blocks, plain
+from kgai_tui.core.gosem.gojson import Blocks
 from kgai_tui.core.safe_text import visible_tree
 
 _WHY_LIMIT: Final = 160
@@ -131,40 +131,60 @@ def _section(key: str, rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def render_diff(obj: dict[str, Any], limit: int | None = None) -> str:
-    """Render a ``diff_obj`` result for people, sections in a fixed order.
+def render_diff(obj: Mapping[str, Any], limit: int | None = None) -> str:
+    """Render a ``diff_obj`` result for people, sections in a fixed order
+    (:func:`diff_lines`, joined)."""
+    return "\n".join(diff_lines(obj, limit))
 
-    ``limit``: rows a section shows at most, then a line counting the rest (the
-    explorer's: a million decisions recorded are gigabytes of text, and only
-    the first rows of a section are made)."""
-    if limit is None:
-        obj = visible_tree(plain(obj))
-    else:
-        obj = {k: _first(k, v, limit) for k, v in obj.items()}
+
+def diff_lines(obj: Mapping[str, Any], limit: int | None = None) -> Iterator[str]:
+    """The lines of :func:`render_diff`, made a block of rows at a time.
+
+    A section streamed from the store (:class:`Blocks`: the decisions recorded
+    and superseded) is never held as text: a day of the 1M bench store is 27 MB
+    of it. ``limit``: rows a section shows at most, then a line counting the
+    rest (the explorer's), and only those rows are made."""
     counts = obj["counts"]
-    head = f"What changed from {obj['from']} to {obj['to']}"
+    head = f"What changed from {visible_tree(obj['from'])} to {visible_tree(obj['to'])}"
     parts = [
         f"{n} {_TITLES[key].lower() if n != 1 else _ONE[key]}"
         for key, n in counts.items()
         if n
     ]
     if not parts:
-        return f"{head}\nnothing changed"
-    lines = [head, " · ".join(parts)]
+        yield head
+        yield "nothing changed"
+        return
+    yield head
+    yield " · ".join(parts)
     for key, title in _TITLES.items():
-        if obj[key]:
-            lines += ["", title, *_section(key, _readable(key, obj[key]))]
-            if len(obj[key]) < counts[key]:
-                more = counts[key] - len(obj[key])
-                lines.append(f"  … and {more:,} more: kgai-tui diff prints every one")
-    return "\n".join(lines)
+        if not len(obj[key]):
+            continue
+        yield ""
+        yield title
+        shown = 0
+        for rows in _row_blocks(key, obj[key], limit):
+            yield from _section(key, rows)
+            shown += len(rows)
+        if shown < counts[key]:
+            more = counts[key] - shown
+            yield f"  … and {more:,} more: kgai-tui diff prints every one"
 
 
-def _first(key: str, value: Any, limit: int) -> Any:
-    """The first ``limit`` rows of a section as the text orders them (made
-    visible), only those made of a :class:`Blocks`; other values as they are."""
-    if isinstance(value, Blocks):  # in history order already
-        return visible_tree(list(islice(value, limit)))
-    if key in _TITLES:
-        return visible_tree(_readable(key, value)[:limit])
-    return visible_tree(value)
+def _row_blocks(
+    key: str, value: Blocks | list[dict[str, Any]], limit: int | None
+) -> Iterator[list[dict[str, Any]]]:
+    """A section's rows as the text orders them, made visible, a block at a time
+    (the first ``limit`` of them)."""
+    if not isinstance(value, Blocks):
+        rows = _readable(key, visible_tree(value))
+        yield rows if limit is None else rows[:limit]
+        return
+    left = limit
+    for block in value.blocks():  # in history order already
+        rows = visible_tree(block if left is None else block[:left])
+        yield rows
+        if left is not None:
+            left -= len(rows)
+            if left <= 0:
+                return

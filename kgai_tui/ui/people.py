@@ -16,7 +16,14 @@ from kgai_tui.core.reads.legend import Status, decision_status
 if TYPE_CHECKING:
     from kgai_tui.core.replay.projection_view import ProjectionView
 
-__all__ = ["Flow", "elements_shaped", "monthly_counts", "spark", "supersession_flow"]
+__all__ = [
+    "Flow",
+    "elements_shaped",
+    "monthly_counts",
+    "spark",
+    "supersession_flow",
+    "supersession_flows",
+]
 
 BARS: Final = "▁▂▃▄▅▆▇█"
 """The sparkline's eight heights (a blank for an empty month)."""
@@ -37,29 +44,57 @@ def supersession_flow(p: ProjectionView, author: str) -> Flow:
     """The supersession flow of ``author``'s recorded decisions: those the legend
     calls superseded (in force nowhere, replaced; ``core.reads.legend``), so the
     count is People's "superseded" column, and who replaced them."""
-    decisions = replaced = 0
-    by: Counter[str] = Counter()
-    for i, (ev_hash, who, later) in enumerate(
-        zip(p.dec_hash, p.dec_author, p.dec_superseded_by, strict=True)
-    ):
-        if not ev_hash or who != author:
-            continue
-        decisions += 1
-        if later and decision_status(p, i) is Status.SUPERSEDED:
-            replaced += 1
-            by.update({p.dec_author[j] for j in later})
-    ranked = sorted(by.items(), key=lambda kv: (-kv[1], kv[0]))
-    return Flow(author, decisions, replaced, tuple(ranked))
+    return supersession_flows(p).get(author) or Flow(author, 0, 0, ())
+
+
+def supersession_flows(p: ProjectionView) -> dict[str, Flow]:
+    """:func:`supersession_flow` of every author, in one pass over the decisions
+    (the view makes them in its worker: one pass per highlighted row, on the UI
+    thread, took seconds at a million decisions)."""
+    decisions: Counter[str] = Counter()
+    replaced: Counter[str] = Counter()
+    by: dict[str, Counter[str]] = {}
+    stored = p.stored
+    if stored is not None:  # the model's rows, grouped in a few queries
+        counted, gone, pairs = stored.supersession_parts()
+        decisions.update(counted)
+        replaced.update(gone)
+        for who, other, n in pairs:
+            by.setdefault(who, Counter())[other] += n
+    else:
+        authors = p.dec_author
+        for i, (ev_hash, who, later) in enumerate(
+            zip(p.dec_hash, authors, p.dec_superseded_by, strict=True)
+        ):
+            if not ev_hash:
+                continue
+            decisions[who] += 1
+            if later and decision_status(p, i) is Status.SUPERSEDED:
+                replaced[who] += 1
+                by.setdefault(who, Counter()).update({authors[j] for j in later})
+    return {
+        who: Flow(
+            who,
+            n,
+            replaced[who],
+            tuple(sorted(by.get(who, {}).items(), key=lambda kv: (-kv[1], kv[0]))),
+        )
+        for who, n in decisions.items()
+    }
 
 
 def elements_shaped(p: ProjectionView, author: str) -> list[str]:
     """``kind:name`` of every element ``author``'s decisions shape, sorted."""
     ids: set[str] = set()
-    for ev_hash, who, shapes in zip(
-        p.dec_hash, p.dec_author, p.dec_shapes, strict=True
-    ):
-        if ev_hash and who == author:
-            ids.update(shapes)
+    stored = p.stored
+    if stored is not None:  # the model's per-author counts
+        ids.update(stored.shaped_by(author))
+    else:
+        for ev_hash, who, shapes in zip(
+            p.dec_hash, p.dec_author, p.dec_shapes, strict=True
+        ):
+            if ev_hash and who == author:
+                ids.update(shapes)
     out = []
     for eid in ids:
         kind, name, _ = p.element(eid) or ("", "", "")
@@ -76,9 +111,15 @@ def monthly_counts(p: ProjectionView) -> tuple[list[str], dict[str, list[int]]]:
     """Every calendar month (UTC) from the first decision to the last, ``YYYY-MM``,
     and each author's decisions per month (undated decisions are left out)."""
     per: dict[str, Counter[tuple[int, int]]] = {}
-    for ev_hash, who, stamp in zip(p.dec_hash, p.dec_author, p.dec_time, strict=True):
-        if ev_hash and stamp is not None:
-            per.setdefault(who, Counter())[_month(stamp)] += 1
+    stored = p.stored
+    if stored is not None:  # the model's rows, grouped by day in one query
+        for who, day, n in stored.author_days():
+            per.setdefault(who, Counter())[_month(day * 86400)] += n
+    else:
+        columns = zip(p.dec_hash, p.dec_author, p.dec_time, strict=True)
+        for ev_hash, who, stamp in columns:
+            if ev_hash and stamp is not None:
+                per.setdefault(who, Counter())[_month(stamp)] += 1
     seen = [m for c in per.values() for m in c]
     if not seen:
         return [], {}

@@ -18,6 +18,7 @@ from kgai_tui.ui.people import (
     monthly_counts,
     spark,
     supersession_flow,
+    supersession_flows,
 )
 from kgai_tui.ui.views import people as people_view
 
@@ -145,3 +146,48 @@ def test_people_are_counted_only_while_their_view_is_shown(
             assert "· as of now" in caption
 
     asyncio.run(main())
+
+
+def test_the_views_reads_from_the_model_equal_the_whole_stores(
+    demo_store: Path, tmp_path: Path
+) -> None:
+    """The model answers the months (its rows grouped by day), the flow lines
+    (grouped by author and superseder) and what a person shaped (its per-author
+    counts) in a few queries; each is the walk's over the whole store, around
+    1970 and a new year too."""
+    from builders import ShardWriter, decision, upsert, write_store
+
+    from kgai_tui.core.model.open import open_model
+
+    w = ShardWriter("i1")
+    times = ["1969-12-31T23:59:59Z", "1970-01-01T00:00:00Z", "2025-12-31T23:59:59Z",
+             "2026-01-01T00:00:00Z", "2026-03-15T12:00:00Z"]  # fmt: skip
+    prev: list[str] = []
+    for n, when in enumerate(times, start=1):
+        d = decision(
+            f"d{n}",
+            [upsert("feature", f"F{n % 2}")],
+            author=f"a{n % 3}",
+            supersedes=prev if n % 2 else (),
+        )
+        w.add(d, lamport=n, recorded_at=when)
+        prev = [d.id]
+    edges = write_store(tmp_path / "edges", {"i1.ndjson": w.to_bytes()})
+    for root in (demo_store, edges):
+        model = open_model(root)
+        try:
+            assert model.projection.stored is not None
+            whole = open_engine(root).projection
+            assert monthly_counts(model.projection) == monthly_counts(whole)
+            flows = supersession_flows(model.projection)
+            assert flows == supersession_flows(whole)
+            for author in flows:
+                assert elements_shaped(model.projection, author) == elements_shaped(
+                    whole, author
+                )
+                assert flows[author] == supersession_flow(whole, author)
+        finally:
+            model.close()
+    months, counts = monthly_counts(open_engine(edges).projection)
+    assert months[0] == "1969-12" and months[-1] == "2026-03"
+    assert sum(map(sum, counts.values())) == len(times)

@@ -265,6 +265,57 @@ class DiskProjection:
         ).fetchone()
         return int(hit[0])
 
+    def author_days(self) -> list[tuple[str, int, int]]:
+        """``(author, UTC day, decisions)`` of the recorded decisions with a time,
+        in one grouped query (floor division, also before 1970): a walk over a
+        million decision rows took the People view 3 s."""
+        return [
+            (str(author), int(day), int(n))
+            for author, day, n in self.db.execute(
+                "SELECT author, time / 86400 - (time % 86400 < 0), count(*)"
+                " FROM dec WHERE hash != '' AND time IS NOT NULL GROUP BY 1, 2"
+            )
+        ]
+
+    def shaped_by(self, author: str) -> list[str]:
+        """The ids of the elements ``author``'s recorded decisions shape, from the
+        per-author counts (one indexed range, not a pass over every decision)."""
+        return [
+            str(eid)
+            for (eid,) in self.db.execute(
+                "SELECT eid FROM person_el WHERE author = ? AND n > 0", (author,)
+            )
+        ]
+
+    def supersession_parts(
+        self,
+    ) -> tuple[dict[str, int], dict[str, int], list[tuple[str, str, int]]]:
+        """Per author: decisions recorded, those superseded (in force nowhere,
+        replaced: a head is one of the ``head`` rows), and per superseding author
+        how many of them it replaced; three grouped queries (a walk over a million
+        decision rows took the People view 32 s)."""
+        db = self.db
+        gone = (
+            "d.hash != '' AND d.superseded_by IS NOT NULL"
+            " AND d.ix NOT IN (SELECT ix FROM head)"
+        )
+        decisions = db.execute(
+            "SELECT author, count(*) FROM dec WHERE hash != '' GROUP BY 1"
+        ).fetchall()
+        replaced = db.execute(
+            f"SELECT d.author, count(*) FROM dec d WHERE {gone} GROUP BY 1"
+        ).fetchall()
+        by = db.execute(
+            "SELECT d.author, s.author, count(DISTINCT d.ix)"
+            " FROM dec d, json_each(d.superseded_by) j JOIN dec s ON s.ix = j.value"
+            f" WHERE {gone} GROUP BY 1, 2"
+        ).fetchall()
+        return (
+            {str(a): int(n) for a, n in decisions},
+            {str(a): int(n) for a, n in replaced},
+            [(str(a), str(b), int(n)) for a, b, n in by],
+        )
+
     def report_timeline(
         self, last: int
     ) -> tuple[int, list[int], int | None, dict[int, int]]:

@@ -98,6 +98,22 @@ class StoredReads(Protocol):
         """What the report reads of every decision (see ``Timeline``)."""
         ...
 
+    def supersession_parts(
+        self,
+    ) -> tuple[dict[str, int], dict[str, int], list[tuple[str, str, int]]]:
+        """Per author: decisions, those superseded, and by whom (the People
+        view's flow lines)."""
+        ...
+
+    def shaped_by(self, author: str) -> list[str]:
+        """The elements an author's recorded decisions shape, in no order."""
+        ...
+
+    def author_days(self) -> list[tuple[str, int, int]]:
+        """``(author, UTC day, decisions)`` of the recorded decisions with a time
+        (the People view's months)."""
+        ...
+
 
 class KeptReads(Protocol):
     """The reads at a moment, and the export, that the read model keeps on disk.

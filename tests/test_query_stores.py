@@ -140,13 +140,13 @@ def test_the_reference_vectors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 @pytest.mark.slow
-def test_a_generated_100k_store(
+def test_a_generated_50k_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "store"
     subprocess.run(
         [sys.executable, "-m", "kgai_tui", "bench", "generate", str(root),
-         "--decisions", "100000", "--writers", "30", "--elements", "10000"],
+         "--decisions", "50000", "--writers", "30", "--elements", "5000"],
         check=True, capture_output=True,
     )  # fmt: skip
     check_kg_examples(root, tmp_path / "cache", monkeypatch, whole_objects=False)

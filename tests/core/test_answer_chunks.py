@@ -49,7 +49,7 @@ def _whole(obj: dict[str, Any], floats: bool) -> bytes:
     return escape_json_controls(marshal_indent(value))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(obj=_OBJECT, floats=st.booleans())
 def test_pieces_join_to_the_whole_encoding(obj: dict[str, Any], floats: bool) -> None:
     with pytest.MonkeyPatch.context() as patch:

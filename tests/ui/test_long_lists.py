@@ -76,6 +76,19 @@ def _drive(app: KgaiApp, steps: Callable[[Pilot[None]], Awaitable[None]]) -> Non
     asyncio.run(main())
 
 
+def _counted(widget: object, method: str) -> list[int]:
+    """Count the calls of a widget's method from now on (one item a call)."""
+    calls: list[int] = []
+    real = getattr(widget, method)
+
+    def counted() -> None:
+        calls.append(1)
+        real()
+
+    setattr(widget, method, counted)
+    return calls
+
+
 def _prompts(options: OptionList) -> list[str]:
     return [
         str(options.get_option_at_index(i).prompt) for i in range(options.option_count)
@@ -175,18 +188,11 @@ def test_hidden_conflicts_are_listed_when_shown_not_at_every_step(
     """A slider step with Elements in front lists no conflicts; showing Conflicts
     lists those of the moment on screen, and a step in front lists them again."""
     app = make_app(demo_store, live=False)
-    calls: list[int] = []
     seen: dict[str, object] = {}
 
     async def steps(pilot: Pilot[None]) -> None:
         view = app.query_one(ConflictsView)
-        real = view._list
-
-        def counted() -> None:
-            calls.append(1)
-            real()
-
-        view._list = counted  # type: ignore[method-assign]
+        calls = _counted(view, "_list")
         assert app.query_one(ElementsView).display
         await pilot.press("less_than_sign")  # the first moment
         await settle(pilot)
@@ -210,18 +216,11 @@ def test_a_hidden_graph_is_drawn_when_shown_not_at_every_step(tmp_path: Path) ->
     """The Graph draws nothing while Elements is in front; ``2`` and Enter typed
     together walk from the drawing of the moment on screen."""
     app = make_app(_store(tmp_path), live=False)
-    calls: list[int] = []
     seen: dict[str, object] = {}
 
     async def steps(pilot: Pilot[None]) -> None:
         graph = app.query_one(GraphView)
-        real = graph._layout
-
-        def counted() -> None:
-            calls.append(1)
-            real()
-
-        graph._layout = counted  # type: ignore[method-assign]
+        calls = _counted(graph, "_layout")
         app.open_element(element_id("feature", "Hub"))
         await settle(pilot)
         await pilot.press("less_than_sign", "greater_than_sign")

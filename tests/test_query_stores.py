@@ -140,9 +140,7 @@ def test_the_reference_vectors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 @pytest.mark.slow
-def test_a_generated_50k_store(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_generated_50k_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "store"
     subprocess.run(
         [sys.executable, "-m", "kgai_tui", "bench", "generate", str(root),

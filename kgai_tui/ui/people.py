@@ -7,9 +7,10 @@ plain data; the view turns it into ``Text`` through :func:`safe_text.plain`.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.reads.legend import Status, decision_status
 
@@ -21,7 +22,6 @@ __all__ = [
     "elements_shaped",
     "monthly_counts",
     "spark",
-    "supersession_flow",
     "supersession_flows",
 ]
 
@@ -40,47 +40,35 @@ class Flow:
     """Authors of the superseding decisions with their counts, most first."""
 
 
-def supersession_flow(p: ProjectionView, author: str) -> Flow:
-    """The supersession flow of ``author``'s recorded decisions: those the legend
-    calls superseded (in force nowhere, replaced; ``core.reads.legend``), so the
-    count is People's "superseded" column, and who replaced them."""
-    return supersession_flows(p).get(author) or Flow(author, 0, 0, ())
-
-
-def supersession_flows(p: ProjectionView) -> dict[str, Flow]:
-    """:func:`supersession_flow` of every author, in one pass over the decisions
-    (the view makes them in its worker: one pass per highlighted row, on the UI
-    thread, took seconds at a million decisions)."""
-    decisions: Counter[str] = Counter()
-    replaced: Counter[str] = Counter()
+def supersession_flows(
+    p: ProjectionView, people: Sequence[Mapping[str, Any]]
+) -> dict[str, Flow]:
+    """Each author's supersession flow: of their recorded decisions, those the
+    legend calls superseded (in force nowhere, replaced; ``core.reads.legend``),
+    and who replaced them. ``people`` are the rows of ``people`` for ``p``: their
+    "decisions" and "superseded" are the flow's counts, so only who replaced whom
+    is read here (the model groups it in one query; a projection in memory is
+    walked; in the view's worker, never per highlighted row on the UI thread)."""
     by: dict[str, Counter[str]] = {}
     stored = p.stored
-    if stored is not None:  # the model's rows, grouped in a few queries
-        counted, gone, pairs = stored.supersession_parts()
-        decisions.update(counted)
-        replaced.update(gone)
-        for who, other, n in pairs:
+    if stored is not None:
+        for who, other, n in stored.superseders():
             by.setdefault(who, Counter())[other] += n
     else:
         authors = p.dec_author
         for i, (ev_hash, who, later) in enumerate(
             zip(p.dec_hash, authors, p.dec_superseded_by, strict=True)
         ):
-            if not ev_hash:
-                continue
-            decisions[who] += 1
-            if later and decision_status(p, i) is Status.SUPERSEDED:
-                replaced[who] += 1
+            if ev_hash and later and decision_status(p, i) is Status.SUPERSEDED:
                 by.setdefault(who, Counter()).update({authors[j] for j in later})
-    return {
-        who: Flow(
-            who,
-            n,
-            replaced[who],
-            tuple(sorted(by.get(who, {}).items(), key=lambda kv: (-kv[1], kv[0]))),
+    flows = {}
+    for row in people:
+        who = str(row["author"])
+        ranked = sorted(by.get(who, {}).items(), key=lambda kv: (-kv[1], kv[0]))
+        flows[who] = Flow(
+            who, int(row["decisions"]), int(row["superseded"]), tuple(ranked)
         )
-        for who, n in decisions.items()
-    }
+    return flows
 
 
 def elements_shaped(p: ProjectionView, author: str) -> list[str]:

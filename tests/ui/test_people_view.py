@@ -11,13 +11,12 @@ from settle import settle
 from textual.widgets import ContentSwitcher, DataTable, Static
 
 from kgai_tui.core.engine.open import open_engine
-from kgai_tui.core.reads.people import people_obj
+from kgai_tui.core.reads.people import people_now, people_obj
 from kgai_tui.ui.app import make_app
 from kgai_tui.ui.people import (
     elements_shaped,
     monthly_counts,
     spark,
-    supersession_flow,
     supersession_flows,
 )
 from kgai_tui.ui.views import people as people_view
@@ -32,7 +31,7 @@ def test_people_view_flow_and_elements(
     rows = people_obj(projection)["people"]
     assert len(rows) >= 2
     second = rows[1]["author"]
-    flow = supersession_flow(projection, second)
+    flow = supersession_flows(projection, rows)[second]
     shaped = elements_shaped(projection, second)
     assert shaped
     app = make_app(demo_store, live=False)
@@ -80,8 +79,10 @@ def test_people_view_flow_and_elements(
 def test_flow_counts_superseding_authors(demo_store: Path) -> None:
     """The flow agrees with the decision columns, replaced ≤ decisions."""
     p = open_engine(demo_store).projection
-    for row in people_obj(p)["people"]:
-        flow = supersession_flow(p, row["author"])
+    rows = people_obj(p)["people"]
+    flows = supersession_flows(p, rows)
+    for row in rows:
+        flow = flows[row["author"]]
         assert flow.decisions == row["decisions"]
         assert flow.replaced == row["superseded"]
         assert sum(n for _, n in flow.by) >= flow.replaced
@@ -179,13 +180,16 @@ def test_the_views_reads_from_the_model_equal_the_whole_stores(
             assert model.projection.stored is not None
             whole = open_engine(root).projection
             assert monthly_counts(model.projection) == monthly_counts(whole)
-            flows = supersession_flows(model.projection)
-            assert flows == supersession_flows(whole)
+            flows = supersession_flows(
+                model.projection, people_now(model.projection)["people"]
+            )
+            whole_flows = supersession_flows(whole, people_obj(whole)["people"])
+            assert flows == whole_flows
             for author in flows:
                 assert elements_shaped(model.projection, author) == elements_shaped(
                     whole, author
                 )
-                assert flows[author] == supersession_flow(whole, author)
+                assert flows[author] == whole_flows[author]
         finally:
             model.close()
     months, counts = monthly_counts(open_engine(edges).projection)

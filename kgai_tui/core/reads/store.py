@@ -98,11 +98,9 @@ class StoredReads(Protocol):
         """What the report reads of every decision (see ``Timeline``)."""
         ...
 
-    def supersession_parts(
-        self,
-    ) -> tuple[dict[str, int], dict[str, int], list[tuple[str, str, int]]]:
-        """Per author: decisions, those superseded, and by whom (the People
-        view's flow lines)."""
+    def superseders(self) -> list[tuple[str, str, int]]:
+        """``(author, superseding author, decisions)`` of the superseded
+        decisions (the People view's flow lines)."""
         ...
 
     def shaped_by(self, author: str) -> list[str]:

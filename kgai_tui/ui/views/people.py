@@ -74,22 +74,20 @@ class PeopleData:
 
 def people_data(snapshot: Snapshot, at: datetime) -> PeopleData:
     """The people, the stale elements and the monthly counts of a snapshot."""
-    from kgai_tui.core.reads.people import people_now, people_obj, stale_obj
+    from kgai_tui.core.reads.people import people_now, stale_obj
 
     p = snapshot.projection
     months, counts = monthly_counts(p)
-    # Now, the model's per-author totals, as ``kgai-tui people`` reads them (a
-    # walk over a million decisions took 5.4 s); at a moment, the view's walk.
-    people = (
-        people_now(p) if snapshot.moment is None else people_obj(p, snapshot.moment)
-    )
+    # As ``kgai-tui people`` reads them: the model's per-author totals (a walk
+    # over a million decisions took 5.4 s); a view at a moment is walked.
+    people = people_now(p)["people"]
     return PeopleData(
-        people["people"],
+        people,
         stale_obj(p, STALE_AFTER, at)["stale"],
         months,
         counts,
         at,
-        supersession_flows(p),
+        supersession_flows(p, people),
     )
 
 

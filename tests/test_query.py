@@ -472,6 +472,10 @@ def test_writes_are_refused_and_nothing_changes(
     if any(forked):
         # The first read's detached build goes on writing the model after it (the
         # moments, then what follows them): what it writes is not this read's doing.
+        # It runs beside this test, on a loaded machine for seconds: wait for it.
+        deadline = time.monotonic() + 120
+        while meta_written(model, MOMENTS_KEY) is None and time.monotonic() < deadline:
+            time.sleep(0.1)
         assert meta_written(model, MOMENTS_KEY) is not None
     before = _snapshot(store) | _snapshot(cache)
     for _ in range(120):  # until nothing changes for half a second

@@ -40,7 +40,7 @@ from kgai_tui.core.engine.pool import (
     sent,
     start_resource_tracker,
 )
-from kgai_tui.core.heap import GcPaused
+from kgai_tui.core.heap import GcPaused, trim_heap
 from kgai_tui.core.replay.order import RELEASE_EVERY
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.decision_fields import concat_fields
@@ -240,12 +240,12 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _map(path: Path) -> mmap.mmap | bytes:
+def _map(path: Path, *, populate: bool = True) -> mmap.mmap | bytes:
     """A regular shard's bytes at its size at open, mapped; ``b""`` for anything
     else (the verifier reports it, and the replay then takes the exact path)."""
     try:
         with open_regular(path) as f:
-            return f.map()
+            return f.map(populate=populate)
     except (OSError, ValueError):
         return b""
 
@@ -261,7 +261,10 @@ def _optimistic(
     :func:`_keys_into`) returns: those shards' keys are read there, the others here.
     """
     helped = helped or {}
-    maps = [_map(p) for p in paths]
+    # Not populated: every shard's pages at once were the whole log resident
+    # beside the replay (787 MB of the first read's peak at 1M); each is faulted in
+    # as it is read, and let go after (release_pages).
+    maps = [_map(p, populate=False) for p in paths]
     try:
         found: list[_Keys | None] = []
         for i, data in enumerate(maps):
@@ -496,6 +499,7 @@ def _fill(
     packs = [s.fields for s in scans]
     if any(p is None for p in packs):
         return False  # a shard was read again without them
+    trim_heap()  # the replay's order and parsed lines, freed: not under the fill
     try:
         text, times = concat_fields(
             [p for p in packs if p is not None], [len(s) for s in scans]
@@ -505,6 +509,7 @@ def _fill(
     for s in scans:
         s.fields = None  # the columns hold them now (the shards' parts go)
     packs.clear()
+    trim_heap()  # the shards' columns, joined above
     lamports = np.concatenate(
         [np.frombuffer(k.lamports, dtype=np.int64) for k in keys]
         or [np.zeros(0, dtype=np.int64)]

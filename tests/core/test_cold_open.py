@@ -9,6 +9,7 @@ decision, and one event present in two shards.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import subprocess
@@ -29,7 +30,9 @@ from kgai_tui.core.engine.open import open_engine
 from kgai_tui.core.engine.pool import received
 from kgai_tui.core.reads.export import export_digest, export_parts
 from kgai_tui.core.replay.columns import TextColumn, TimeColumn
+from kgai_tui.core.replay.ordered_keys import OrderedDecisionKeys
 from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.store.hash_column import HashColumn
 from kgai_tui.core.store.logscan import scan_file
 from kgai_tui.core.wire.codec import decision_id
 from kgai_tui.core.wire.model import Decision
@@ -282,7 +285,7 @@ def _line(lamport: int, actor: str = "a") -> bytes:
     return (
         b'{"hash":"sha256:%s","op":"assert","actor":"%s","install_id":"i",'
         b'"lamport":%d,"recorded_at":"","parents":null,"decision":null}\n'
-        % (b"0" * 64, actor.encode(), lamport)
+        % (b"0a" * 32, actor.encode(), lamport)
     )
 
 
@@ -331,8 +334,11 @@ def test_keys_read_by_a_worker_equal_the_keys_read_here(tmp_path: Path) -> None:
         for path, theirs in zip(paths, sent, strict=True):
             mine = cold_open._read_keys(path.read_bytes())
             assert theirs is not None and mine is not None
-            assert not theirs.hashes  # one string instead of a list
-            assert cold_open._split(theirs.hash_text) == mine.hashes
+            assert isinstance(theirs.hashes, HashColumn)  # raw bytes, not strings
+            assert theirs.hashes == mine.hashes
+            assert list(theirs.hashes) == [
+                line[9:80].decode() for line in path.read_bytes().splitlines()
+            ]
             assert theirs.offsets == mine.offsets
             assert theirs.lamports == mine.lamports
             for column in ("starts", "ends", "prefix"):
@@ -385,3 +391,36 @@ def test_a_host_that_captured_stderr_still_opens_a_big_store(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr[-2000:]
     serial = open_engine(root)
     assert done.stdout.strip() == export_digest(export_parts(serial.projection))
+
+
+def test_the_whole_replays_order_read_from_bytes_is_the_tuples_order(
+    store: Path, parallel: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The time index is built in canonical order from the cold open's scans, whose
+    hashes are bytes: that order equals the tuples' sort of the same events, across
+    shards, duplicates and unusual lamports, at every chunk boundary."""
+    from kgai_tui.core.replay import order as replay_order
+    from kgai_tui.core.replay import ordered_keys
+
+    monkeypatch.setattr(ordered_keys, "_CHUNK", 7)
+    engine = open_engine(store)
+    assert parallel == ["verified"]
+    assert all(isinstance(s.hashes, HashColumn) for s in engine.scans if len(s))
+    ordered = replay_order.canonical_order(engine.scans)
+    assert isinstance(ordered, replay_order.OrderedKeys)
+    as_lists = [dataclasses.replace(s, hashes=list(s.hashes)) for s in engine.scans]
+    expected = replay_order.canonical_order(as_lists)
+    assert isinstance(expected, list) and len(expected) > 600
+    assert list(ordered) == expected
+    assert [ordered[i] for i in range(len(expected))] == expected
+    assert ordered[5:40:3] == expected[5:40:3]
+    assert list(ordered[10:30]) == expected[10:30] and ordered[-1] == expected[-1]
+    # The search index's order (shard names break ties): the same, with names and lines.
+    by_name = replay_order.decision_keys(engine.scans)
+    assert isinstance(by_name, OrderedDecisionKeys)
+    want = replay_order.decision_keys(as_lists)
+    assert isinstance(want, list)
+    assert list(by_name) == want
+    cut = len(want) // 3
+    assert list(by_name[:cut]) == want[:cut] and list(by_name[cut:]) == want[cut:]
+    assert list(by_name[cut:][2:9]) == want[cut + 2 : cut + 9]

@@ -228,7 +228,7 @@ def test_the_numpy_replay_order_is_the_lamport_then_hash_order() -> None:
     """Colliding lamports, hashes alike in their first 32 digits, a duplicate."""
     near = "sha256:" + "ab" * 16
     shards = [
-        [(5, near + "f" * 32), (5, "sha256:" + "0" * 64), (7, "sha256:" + "1" * 64)],
+        [(5, near + "f" * 32), (5, "sha256:" + "2" * 64), (7, "sha256:" + "1" * 64)],
         [(5, near + "0" * 32), (-2, "sha256:" + "9" * 64), (7, "sha256:" + "1" * 64)],
         [],
     ]

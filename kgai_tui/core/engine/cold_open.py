@@ -44,6 +44,7 @@ from kgai_tui.core.heap import GcPaused, trim_heap
 from kgai_tui.core.replay.order import RELEASE_EVERY
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.decision_fields import concat_fields
+from kgai_tui.core.store.hash_column import HashColumn
 from kgai_tui.core.store.logscan import (
     CANONICAL,
     DECISION_ID_OK,
@@ -76,7 +77,6 @@ class _Keys:
 
     __slots__ = (
         "ends",
-        "hash_text",
         "hashes",
         "lamports",
         "offsets",
@@ -87,9 +87,7 @@ class _Keys:
     def __init__(self) -> None:
         self.offsets: array[int] = array("q")
         self.lamports: array[int] = array("q")
-        self.hashes: list[str] = []
-        #: Every line's hash, end to end (what a worker sends instead of the list).
-        self.hash_text = ""
+        self.hashes = HashColumn()
         self.starts: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self.ends: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self.prefix: npt.NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
@@ -175,20 +173,23 @@ _ReadKeys = list["_Keys | None"]
 
 
 def _keys_into(paths: Sequence[Path], out: str | None) -> _ReadKeys | str:
-    """:func:`_read_keys` of each shard, in a worker: each hash list goes as one
-    string, which the replaying process splits (it keeps the strings)."""
+    """:func:`_read_keys` of each shard, in a worker (the hashes travel as their
+    raw bytes, 32 a line)."""
     got: _ReadKeys = []
     for path in paths:
         data = _map(path)
         try:
-            got.append(_read_keys(data, split=False))
+            got.append(_read_keys(data))
         finally:
             if isinstance(data, mmap.mmap):
                 data.close()
     return sent(got, out)
 
 
-def _hash_digest(hashes: list[str]) -> _Digest:
+def _hash_digest(hashes: Sequence[str]) -> _Digest:
+    """SHA-256 of the hashes joined by newlines, and how many there are."""
+    if isinstance(hashes, HashColumn):
+        return hashes.lines_digest(), len(hashes)
     return hashlib.sha256("\n".join(hashes).encode()).digest(), len(hashes)
 
 
@@ -217,7 +218,7 @@ def _with_hashes(
     if digest is None:
         return scan  # the worker kept them
     if mine is not None and _hash_digest(mine.hashes) == digest:
-        scan.hashes = mine.hashes  # the projection's own str objects
+        scan.hashes = mine.hashes  # the projection's own bytes
         return scan
     data = _map(path)
     try:
@@ -280,7 +281,6 @@ def _optimistic(
                 theirs = there[at]
                 if theirs is None:
                     return None
-                theirs.hashes, theirs.hash_text = _split(theirs.hash_text), ""
                 found[i] = theirs
         keys = [k for k in found if k is not None]
         order = _replay_order(keys)
@@ -334,7 +334,7 @@ def _parsed(
         yield obj, at
 
 
-def _read_keys(data: mmap.mmap | bytes, *, split: bool = True) -> _Keys | None:
+def _read_keys(data: mmap.mmap | bytes) -> _Keys | None:
     """Offsets, lamports and hashes of canonical-looking lines; ``None`` otherwise.
 
     Done with numpy over the whole shard: every non-blank line must start with
@@ -368,7 +368,9 @@ def _read_keys(data: mmap.mmap | bytes, *, split: bool = True) -> _Keys | None:
             return None
         lamports = array("q", map(int, found))
     gathered = a[starts[:, None] + _HASH_AT]
-    text = gathered.tobytes().decode("ascii")
+    hashes = HashColumn.from_hex(gathered[:, len("sha256:") :])
+    if hashes is None:
+        return None  # not lowercase hex, or a zero hash: no canonical event
     # The first 16 hex digits as a number: it sorts as the strings do.
     mine.prefix = (
         np.ascontiguousarray(gathered[:, 7:15]).view(">u8").ravel().astype(np.uint64)
@@ -377,17 +379,8 @@ def _read_keys(data: mmap.mmap | bytes, *, split: bool = True) -> _Keys | None:
     mine.ends = ends
     mine.starts = starts
     mine.lamports = lamports
-    if split:
-        mine.hashes = _split(text)
-    else:
-        mine.hash_text = text
+    mine.hashes = hashes
     return mine
-
-
-def _split(text: str) -> list[str]:
-    """The hashes of :attr:`_Keys.hash_text`, each ``sha256:`` and 64 hex digits."""
-    width = _HASH_LEN
-    return [text[i : i + width] for i in range(0, len(text), width)]
 
 
 _MARK: Final = np.frombuffer(b',"lamport":', dtype=np.uint8)
@@ -451,7 +444,7 @@ def _replay_order(
     )
     starts = np.concatenate([k.starts for k in keys])
     ends = np.concatenate([k.ends for k in keys])
-    hashes = [h for k in keys for h in k.hashes]
+    hashes = HashColumn.joined(k.hashes for k in keys)
     order = np.lexsort((prefix, lam))
     lam_o, prefix_o = lam[order], prefix[order]
     tie = (lam_o[1:] == lam_o[:-1]) & (prefix_o[1:] == prefix_o[:-1])
@@ -476,18 +469,17 @@ def _in_order(
     starts: npt.NDArray[np.int64],
     ends: npt.NDArray[np.int64],
     order: npt.NDArray[np.int64],
-    hashes: list[str],
+    hashes: HashColumn,
 ) -> Iterator[tuple[int, int, int, str, int]]:
     """The tuples of :func:`_replay_order`, made a chunk at a time."""
     for a in range(0, len(order), _ORDER_CHUNK):
         b = a + _ORDER_CHUNK
-        perm = order[a:b].tolist()
         yield from zip(
             shard[a:b].tolist(),
             starts[a:b].tolist(),
             ends[a:b].tolist(),
-            map(hashes.__getitem__, perm),
-            perm,
+            hashes.take(order[a:b]),  # one hex() of the chunk's hashes
+            order[a:b].tolist(),
             strict=True,
         )
 
@@ -514,8 +506,9 @@ def _fill(
         [np.frombuffer(k.lamports, dtype=np.int64) for k in keys]
         or [np.zeros(0, dtype=np.int64)]
     )
-    hashes = [h for k in keys for h in k.hashes]
-    projection.fill_deferred(text, times, lamports, hashes)
+    projection.fill_deferred(
+        text, times, lamports, HashColumn.joined(k.hashes for k in keys)
+    )
     return True
 
 

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from kgai_tui.core.heap import GcPaused, settle_heap
 from kgai_tui.core.replay.order import (
     GATES,
-    DecisionKey,
     EventObserver,
     LineSource,
     apply_in_order,
@@ -32,6 +31,7 @@ from kgai_tui.core.replay.order import (
     decision_objs_of,
     scans_from_shards,
 )
+from kgai_tui.core.replay.ordered_keys import DecisionKey
 from kgai_tui.core.replay.projection import Projection
 from kgai_tui.core.store.logscan import (
     ShardScan,
@@ -181,10 +181,9 @@ class Engine:
         """``log/<shard>:<line>`` of the last parsed line with this hash, or ``?``."""
         found = "?"
         for scan in self.scans:
-            lines, hashes = scan.lines, scan.hashes
-            for i in range(len(hashes)):
-                if hashes[i] == event_hash:
-                    found = f"log/{scan.name}:{lines[i]}"
+            for i, h in enumerate(scan.hashes):
+                if h == event_hash:
+                    found = f"log/{scan.name}:{scan.lines[i]}"
         return found
 
     def _decode(self, si: int, i: int) -> Event:
@@ -204,7 +203,7 @@ class Engine:
         for obj, id_ok in self.decision_objs():
             yield event_from_obj(obj), id_ok
 
-    def decision_order(self) -> list[DecisionKey]:
+    def decision_order(self) -> Sequence[DecisionKey]:
         """The keys of the hash-verified events, in the order bulk readers (the
         search index) consume the log in (:func:`decision_keys`)."""
         return decision_keys(self.scans)

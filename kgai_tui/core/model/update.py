@@ -250,7 +250,7 @@ class OverlayProjection(Projection):
 
 
 def _same_events(
-    staged: Staged, shard_meta: list[dict[str, Any]], keys: list[Any]
+    staged: Staged, shard_meta: list[dict[str, Any]], keys: Sequence[Any]
 ) -> bool:
     """Whether the staged overlay is the stored state plus exactly ``keys``' events.
 

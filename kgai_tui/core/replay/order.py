@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import mmap
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -10,7 +11,15 @@ from typing import Any, Final
 
 import orjson
 
+from kgai_tui.core.replay.ordered_keys import (
+    DecisionKey,
+    OrderedDecisionKeys,
+    OrderedKeys,
+    OrderKey,
+    sort_events,
+)
 from kgai_tui.core.replay.projection import Projection
+from kgai_tui.core.store.hash_column import HashColumn
 from kgai_tui.core.store.logscan import (
     CANONICAL,
     DECISION_ID_OK,
@@ -80,13 +89,19 @@ def scans_from_shards(shards: Sequence[ShardRead]) -> list[ShardScan]:
 
 def canonical_order(
     scans: Sequence[ShardScan], start: Sequence[int] | None = None
-) -> list[tuple[int, str, int, int]]:
+) -> Sequence[OrderKey]:
     """``(lamport, hash, shard, event)`` of every hash-verified event, in replay order.
 
     ``start`` skips each shard's first events (those already applied on a warm open).
     Equal hashes are adjacent, so a caller drops duplicates by looking one back.
+    Scans whose hashes a cold open keeps as bytes are ordered by NumPy
+    (:mod:`~kgai_tui.core.replay.ordered_keys`); a tail's few lines, as tuples
+    (no NumPy on a write).
     """
-    keys: list[tuple[int, str, int, int]] = []
+    if start is None and any(isinstance(s.hashes, HashColumn) for s in scans):
+        with contextlib.suppress(ValueError):  # a verified hash that is not one
+            return OrderedKeys(sort_events(scans, by_name=False))
+    keys: list[OrderKey] = []
     for si, scan in enumerate(scans):
         first = 0 if start is None else start[si]
         lam, hashes, flags = scan.lamports, scan.hashes, scan.flags
@@ -159,17 +174,17 @@ class LineSource:
         self._data.clear()
 
 
-#: ``(lamport, hash, shard, line, shard index, event index)`` of one event.
-DecisionKey = tuple[int, str, str, int, int, int]
-
-
 def decision_keys(
     scans: Sequence[ShardScan], shifts: Sequence[int] | None = None
-) -> list[DecisionKey]:
+) -> Sequence[DecisionKey]:
     """The keys of every hash-verified event of ``scans``, sorted: the order bulk
     readers (the search index) consume the log in. ``shifts``: per scan, the lines
     before it (a scan of an appended tail numbers its lines from 1). Lines are
-    selected with ``zip`` and ``compress`` (C loops), not a test per event."""
+    selected with ``zip`` and ``compress`` (C loops), not a test per event; a
+    whole replay's scans, whose hashes are bytes, are sorted by NumPy."""
+    if shifts is None and any(isinstance(s.hashes, HashColumn) for s in scans):
+        with contextlib.suppress(ValueError):
+            return OrderedDecisionKeys(sort_events(scans, by_name=True), scans)
     keys: list[DecisionKey] = []
     for si, scan in enumerate(scans):
         shift = shifts[si] if shifts is not None else 0

@@ -24,6 +24,7 @@ from kgai_tui.core.replay.projection_view import (
     element_of,
     newest_first,
 )
+from kgai_tui.core.store.hash_column import HashColumn
 from kgai_tui.core.wire.codec import event_obj
 from kgai_tui.core.wire.props import CLEAN_KEYS, ElementProps, clean_key
 
@@ -79,7 +80,7 @@ class Projection(GraphReads):
         self.dec_time: list[int | None] | TimeColumn = []
         self.dec_lamport: list[int] | array[int] = []
         self.dec_install: list[str] = []
-        self.dec_hash: list[str] = []
+        self.dec_hash: list[str] | HashColumn = []
         self.dec_shapes: list[list[str]] = []
         self.dec_supersedes: list[list[int]] = []
         self.dec_superseded_by: list[list[int]] = []
@@ -182,7 +183,7 @@ class Projection(GraphReads):
         text: Sequence[Joined],
         times: npt.NDArray[np.int64],
         lamports: npt.NDArray[np.int64],
-        hashes: list[str],
+        hashes: HashColumn,
     ) -> None:
         """Fill the deferred columns from per-line columns (:mod:`decision_fields`).
 
@@ -241,7 +242,7 @@ class Projection(GraphReads):
         self.dec_refs = pick(refs)
         self.dec_summary = pick(summaries)
         self.dec_install = shared(installs)
-        self.dec_hash = gather(hashes)
+        self.dec_hash = hashes.take(at)
         self.dec_lamport = array("q")
         self.dec_lamport.frombytes(np.append(lamports, 0)[at].view(np.uint8).data)
         stamps = array("q")

@@ -84,7 +84,7 @@ def history_items(
         # Lines the exact path read (not canonical bytes) stay here: their canonical
         # dicts are not what orjson would read from the file.
         scans = engine.scans
-        mine = mine + [k for k in theirs if k[5] in scans[k[4]].slow]
+        mine = [*mine, *(k for k in theirs if k[5] in scans[k[4]].slow)]
         theirs = [k for k in theirs if k[5] not in scans[k[4]].slow]
     with tempfile.TemporaryDirectory(prefix="kgai-index-", dir=_scratch()) as tmp:
         spec = os.path.join(tmp, "work.npz")

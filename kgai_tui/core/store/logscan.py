@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from kgai_tui.core.store.decision_fields import PLAIN_GROUPS, FieldColumns, PackedFields
+from kgai_tui.core.store.hash_column import HashColumn
 from kgai_tui.core.store.shard_print import EDGE_BYTES, ShardPrint, appended_bytes
 from kgai_tui.core.store.shards import (
     LineProblem,
@@ -57,7 +58,8 @@ class ShardScan:
     lengths: array[int] = field(default_factory=lambda: array("q"))
     lines: array[int] = field(default_factory=lambda: array("q"))
     lamports: array[int] = field(default_factory=lambda: array("q"))
-    hashes: list[str] = field(default_factory=list)
+    # A cold open's clean shards hold theirs as bytes (hash_column).
+    hashes: list[str] | HashColumn = field(default_factory=list)
     flags: bytearray = field(default_factory=bytearray)
     problems: list[LineProblem] = field(default_factory=list)
     torn_tail: bytes = b""

@@ -5,7 +5,7 @@ own index in memory and never reads or writes this file."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -129,7 +129,7 @@ def _fold(
     add: Callable[[dict[str, Any], int | None, bool], None],
     log_dir: Path | None,
     scans: Sequence[ShardScan],
-    keys: list[tuple[int, str, int, int]],
+    keys: Iterable[tuple[int, str, int, int]],
 ) -> None:
     """Add each event of ``keys`` (canonical order) once, as its line reads."""
     source = LineSource(log_dir, scans)

@@ -30,7 +30,7 @@ from kgai_tui.ui.render import decision_record, element_details
 from kgai_tui.ui.safe_text import PROSE_LINES, TEXT_CHARS, TITLE_CHARS, bounded
 from kgai_tui.ui.story import STORY_PAGE, StoryScreen
 from kgai_tui.ui.theme import ANSI
-from kgai_tui.ui.views.conflicts import ConflictsView
+from kgai_tui.ui.views.conflicts import CONFLICT_PAGE, ConflictsView
 from kgai_tui.ui.views.elements import LINK_ROWS, STORY_ROWS, ElementsView
 from kgai_tui.ui.views.graph import GraphView
 
@@ -355,3 +355,52 @@ def test_huge_store_text_is_laid_out_cut_with_a_note(tmp_path: Path) -> None:
     assert f"({50_000 - TEXT_CHARS:,} more characters;" in details
     small = bounded("short", keep_newlines=True)
     assert small.plain == "short"
+
+
+def test_many_conflicts_are_laid_out_a_page_at_a_time(tmp_path: Path) -> None:
+    """With more conflicts than a page, the list lays out one page and a line for
+    the rest; Enter on that line lays out the next page, the cursor on its first
+    conflict, and Enter on a conflict still opens its element."""
+    many = CONFLICT_PAGE + 30
+    writers = [ShardWriter("i1"), ShardWriter("i2")]
+    for n in range(many):
+        for w, who in zip(writers, ("alice", "bob"), strict=True):
+            d = decision(
+                f"{who} on {n:03d}", [upsert("feature", f"C{n:03d}")], author=who
+            )
+            w.add(
+                d,
+                lamport=n + 1,
+                recorded_at=f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z",
+            )
+    store = write_store(
+        tmp_path / "store",
+        {f"i{k}.ndjson": w.to_bytes() for k, w in enumerate(writers, 1)},
+    )
+    app = make_app(store, live=False)
+    seen: dict[str, object] = {}
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("4")
+        await settle(pilot)
+        options = app.query_one(ConflictsView).query_one("#conflict-list", OptionList)
+        seen["first"] = _prompts(options)
+        options.highlighted = options.option_count - 1
+        await pilot.press("enter")
+        await settle(pilot)
+        seen["more"] = _prompts(options)
+        seen["cursor"] = options.highlighted
+        await pilot.press("enter")
+        await settle(pilot)
+        seen["opened"] = app.query_one(ElementsView).display
+
+    _drive(app, steps)
+    first, more = seen["first"], seen["more"]
+    assert isinstance(first, list) and isinstance(more, list)
+    assert len(first) == CONFLICT_PAGE + 1
+    assert first[-1] == "… 30 more conflict(s) · enter shows 30 more"
+    assert first[0] == "feature:C000  2 heads"
+    assert first[-2] == f"feature:C{CONFLICT_PAGE - 1:03d}  2 heads"
+    assert len(more) == many and more[-1] == f"feature:C{many - 1:03d}  2 heads"
+    assert seen["cursor"] == CONFLICT_PAGE
+    assert seen["opened"] is True

@@ -19,49 +19,35 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Final, overload
 
+from kgai_tui.core.store.packed_column import PackedColumn
+
 __all__ = ["TextColumn", "TimeColumn"]
 
 #: Values made at a time by a pass over a column.
 _CHUNK: Final = 65536
 
 
-class TextColumn(Sequence[str]):
+class TextColumn(PackedColumn):
     """Per decision, one line of ``"\\n"``-joined UTF-8 (``at`` the decision's
     line; -1 for an empty value), then the values appended after."""
 
-    __slots__ = ("_at", "_blob", "_starts", "_tail")
+    __slots__ = ("_at", "_blob", "_starts")
 
     def __init__(self, blob: bytes, starts: array[int], at: array[int]) -> None:
         """Line ``k`` is ``blob[starts[k] : starts[k + 1] - 1]``; ``at`` is shared
         with the other columns of the same decisions (never changed after)."""
+        super().__init__()
         self._blob, self._starts, self._at = blob, starts, at
-        self._tail: list[str] = []
 
-    def __len__(self) -> int:
-        return len(self._at) + len(self._tail)
+    def _held(self) -> int:
+        return len(self._at)
 
-    def _one(self, i: int) -> str:
-        n = len(self._at)
-        if i < 0:
-            i += n + len(self._tail)
-            if i < 0:
-                raise IndexError("column index out of range")
-        if i >= n:
-            return self._tail[i - n]
+    def _packed(self, i: int) -> str:
         line = self._at[i]
         if line < 0:
             return ""
         s = self._starts
         return self._blob[s[line] : s[line + 1] - 1].decode("utf-8", "surrogatepass")
-
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[str]: ...
-    def __getitem__(self, i: int | slice) -> str | list[str]:
-        if isinstance(i, slice):
-            return list(map(self._one, range(*i.indices(len(self)))))
-        return self._one(i)
 
     def __iter__(self) -> Iterator[str]:
         blob, s = self._blob, self._starts
@@ -71,10 +57,6 @@ class TextColumn(Sequence[str]):
             else:
                 yield blob[s[line] : s[line + 1] - 1].decode("utf-8", "surrogatepass")
         yield from self._tail
-
-    def append(self, value: str) -> None:
-        """A decision added after the fill."""
-        self._tail.append(value)
 
 
 class TimeColumn(Sequence["int | None"]):

@@ -13,6 +13,8 @@ import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Final, overload
 
+from kgai_tui.core.store.packed_column import PackedColumn
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
@@ -28,7 +30,7 @@ _ZERO_HEX: Final = "0" * (2 * WIDTH)
 _CHUNK: Final = 65536
 
 
-class HashColumn(Sequence[str]):
+class HashColumn(PackedColumn):
     """Hashes as ``WIDTH`` raw bytes each, then the values appended after.
 
     All-zero bytes stand for the empty value: a decision known only as superseded
@@ -36,14 +38,14 @@ class HashColumn(Sequence[str]):
     preimage), and :meth:`from_hex` refuses one that claims to.
     """
 
-    __slots__ = ("_raw", "_tail")
+    __slots__ = ("_raw",)
 
     def __init__(self, raw: bytes = b"") -> None:
         """``raw``: the hashes' bytes end to end (a multiple of ``WIDTH``)."""
         if len(raw) % WIDTH:
             raise ValueError("a hash column's bytes are not whole hashes")
+        super().__init__()
         self._raw = raw
-        self._tail: list[str] = []
 
     @classmethod
     def from_hex(cls, digits: npt.NDArray[np.uint8]) -> HashColumn | None:
@@ -102,17 +104,10 @@ class HashColumn(Sequence[str]):
         """The hashes' bytes (not the appended values)."""
         return self._raw
 
-    def __len__(self) -> int:
-        return len(self._raw) // WIDTH + len(self._tail)
+    def _held(self) -> int:
+        return len(self._raw) // WIDTH
 
-    def _one(self, i: int) -> str:
-        n = len(self._raw) // WIDTH
-        if i < 0:
-            i += n + len(self._tail)
-            if i < 0:
-                raise IndexError("hash column index out of range")
-        if i >= n:
-            return self._tail[i - n]
+    def _packed(self, i: int) -> str:
         row = self._raw[i * WIDTH : (i + 1) * WIDTH]
         return "" if row == _ZERO else PREFIX + row.hex()
 
@@ -126,8 +121,7 @@ class HashColumn(Sequence[str]):
             n = len(self._raw) // WIDTH
             if step == 1 and stop <= n:
                 return self._run(start, stop) if start < stop else []
-            return list(map(self._one, range(start, stop, step)))
-        return self._one(i)
+        return super().__getitem__(i)
 
     def _run(self, start: int, stop: int) -> list[str]:
         """The values ``start:stop`` of the bytes, made from one ``hex()`` of them."""
@@ -205,10 +199,6 @@ class HashColumn(Sequence[str]):
                 return True
             pos = raw.find(_ZERO, pos + 1)
         return False
-
-    def append(self, value: str) -> None:
-        """A hash added after the column was made."""
-        self._tail.append(value)
 
 
 def _digest(value: object) -> bytes | None:

@@ -90,10 +90,12 @@ def state(p: ProjectionView) -> dict[str, Any]:
                 p.dec_lamport,
                 p.dec_install,
                 p.dec_hash,
-                p.dec_shapes,
-                p.dec_supersedes,
-                p.dec_superseded_by,
             )
+        ]
+        # List fields as lists: the replay's edges are packed tuples, rows' JSON lists.
+        + [
+            [list(v) for v in col]
+            for col in (p.dec_shapes, p.dec_supersedes, p.dec_superseded_by)
         ],
         "el_shapes": [(e, list(s.items())) for e, s in p.el_shapes.items()],
         "heads": [(e, sorted(h)) for e, h in p.heads.items()],

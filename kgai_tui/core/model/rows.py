@@ -224,6 +224,17 @@ class DecColumn(Sequence[Any]):
     def __setitem__(self, i: int, value: Any) -> None:
         self._rows.row(i)[self._k] = value
 
+    def add(self, i: int, value: Any) -> bool:
+        """Add ``value`` last to row ``i``'s list field unless it holds it already;
+        whether it was added (as
+        :meth:`~kgai_tui.core.replay.index_lists.IndexLists.add` does in memory)."""
+        row = self._rows.row(i)
+        held = row[self._k]
+        if value in held:
+            return False
+        row[self._k] = [*held, value]
+        return True
+
     def append(self, value: Any) -> None:
         """Set the field of the next index (a new decision's row grows column by column)."""
         rows, k = self._rows, self._k

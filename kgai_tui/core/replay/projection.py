@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.gosem.gotext import recorded_epoch
 from kgai_tui.core.replay.columns import TextColumn, TimeColumn
+from kgai_tui.core.replay.index_lists import IndexLists
 from kgai_tui.core.replay.projection_view import (
     GraphReads,
     column_fields,
@@ -38,11 +39,11 @@ if TYPE_CHECKING:
     from kgai_tui.core.wire.model import Event
 
 _ZERO_TIME: Final = -62135596800  # Go's time.Time{} as a Unix timestamp
-# Shared empty lists: most decisions supersede nothing, and a million empty lists
-# cost 56 MB each. Code that appends replaces an empty list with a fresh one first
+# Shared empty lists: most decisions shape nothing new, and a million empty lists
+# cost 56 MB. Code that appends replaces an empty list with a fresh one first
 # (``if not lst``), so a shared empty list is never grown in place.
 _NONE_STR: Final[list[str]] = []
-_NONE_INT: Final[list[int]] = []
+_NONE_INT: Final[tuple[int, ...]] = ()
 _NO_EDGES: Final[dict[str, Any]] = {}
 
 
@@ -82,8 +83,9 @@ class Projection(GraphReads):
         self.dec_install: list[str] = []
         self.dec_hash: list[str] | HashColumn = []
         self.dec_shapes: list[list[str]] = []
-        self.dec_supersedes: list[list[int]] = []
-        self.dec_superseded_by: list[list[int]] = []
+        # SUPERSEDES edges each way, packed: grown only by ``append`` and ``add``.
+        self.dec_supersedes = IndexLists()
+        self.dec_superseded_by = IndexLists()
         # Per element: decision index -> authority, in SHAPES creation order.
         self._el_shapes: MutableMapping[str, dict[int, bool]] = {}
         self.heads: dict[str, set[int]] = {}
@@ -410,18 +412,9 @@ class Projection(GraphReads):
                         old = dec_index.get(prev_id)
                         if old is None:
                             old = self._new_decision(prev_id)
-                        sup = sup_col[idx]
-                        if old in sup:
+                        if not sup_col.add(idx, old):
                             continue
-                        if sup:
-                            sup.append(old)
-                        else:
-                            sup_col[idx] = [old]
-                        by = by_col[old]
-                        if by:
-                            by.append(idx)
-                        else:
-                            by_col[old] = [idx]
+                        by_col.add(old, idx)
                         for eid in shaped[idx]:
                             if el_shapes[eid][idx]:
                                 heads = heads_map.get(eid)

@@ -255,7 +255,7 @@ def add_decision(
         if eid not in p.graph:
             p.graph.add_node(eid, kind="", name="", props="")
         p.el_shapes.setdefault(eid, {})[idx] = True
-        p.dec_shapes[idx] = [*p.dec_shapes[idx], eid]  # never grow a shared empty list
+        p.dec_shapes.add(idx, eid)
     p.applied_count += 1
     return idx
 
@@ -346,9 +346,9 @@ def test_appends_placeholders_and_new_shapes_are_seen(
         assert_exact(ix, p, q, ["src/b"])
     # A placeholder gets text and shapes; an old decision gains a shape.
     p.dec_title[1] = "gamma"
-    p.dec_shapes[1] = [*p.dec_shapes[1], "e0"]
+    p.dec_shapes.add(1, "e0")
     p.el_shapes["e0"][1] = True
-    p.dec_shapes[2] = [*p.dec_shapes[2], "e0"]
+    p.dec_shapes.add(2, "e0")
     p.el_shapes["e0"][2] = True
     p.applied_count += 1
     for q in queries:

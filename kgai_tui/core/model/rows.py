@@ -227,7 +227,7 @@ class DecColumn(Sequence[Any]):
     def add(self, i: int, value: Any) -> bool:
         """Add ``value`` last to row ``i``'s list field unless it holds it already;
         whether it was added (as
-        :meth:`~kgai_tui.core.replay.index_lists.IndexLists.add` does in memory)."""
+        :meth:`~kgai_tui.core.replay.short_lists.IndexLists.add` does in memory)."""
         row = self._rows.row(i)
         held = row[self._k]
         if value in held:

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.gosem.gotext import recorded_epoch
 from kgai_tui.core.replay.columns import TextColumn, TimeColumn
-from kgai_tui.core.replay.index_lists import IndexLists
 from kgai_tui.core.replay.projection_view import (
     GraphReads,
     column_fields,
     element_of,
     newest_first,
 )
+from kgai_tui.core.replay.short_lists import IndexLists, NameLists
 from kgai_tui.core.store.hash_column import HashColumn
 from kgai_tui.core.wire.codec import event_obj
 from kgai_tui.core.wire.props import CLEAN_KEYS, ElementProps, clean_key
@@ -39,11 +39,8 @@ if TYPE_CHECKING:
     from kgai_tui.core.wire.model import Event
 
 _ZERO_TIME: Final = -62135596800  # Go's time.Time{} as a Unix timestamp
-# Shared empty lists: most decisions shape nothing new, and a million empty lists
-# cost 56 MB. Code that appends replaces an empty list with a fresh one first
-# (``if not lst``), so a shared empty list is never grown in place.
-_NONE_STR: Final[list[str]] = []
-_NONE_INT: Final[tuple[int, ...]] = ()
+# A new decision's shapes and edges, before any (the columns copy nothing of it).
+_NONE: Final[tuple[()]] = ()
 _NO_EDGES: Final[dict[str, Any]] = {}
 
 
@@ -82,8 +79,8 @@ class Projection(GraphReads):
         self.dec_lamport: list[int] | array[int] = []
         self.dec_install: list[str] = []
         self.dec_hash: list[str] | HashColumn = []
-        self.dec_shapes: list[list[str]] = []
-        # SUPERSEDES edges each way, packed: grown only by ``append`` and ``add``.
+        # SHAPES and SUPERSEDES (each way), packed: grown by ``append`` and ``add``.
+        self.dec_shapes = NameLists()
         self.dec_supersedes = IndexLists()
         self.dec_superseded_by = IndexLists()
         # Per element: decision index -> authority, in SHAPES creation order.
@@ -301,9 +298,9 @@ class Projection(GraphReads):
                     idx = len(ids)
                     dec_index[did] = idx
                     ids.append(did)
-                    shaped.append(_NONE_STR)
-                    sup_col.append(_NONE_INT)
-                    by_col.append(_NONE_INT)
+                    shaped.append(_NONE)
+                    sup_col.append(_NONE)
+                    by_col.append(_NONE)
                     if deferred is None:
                         self._append_fields(d, ev)
                     else:
@@ -381,11 +378,7 @@ class Projection(GraphReads):
                             continue
                         authority = legacy or eid in targets
                         shapers[idx] = authority
-                        shaped_by = shaped[idx]
-                        if shaped_by:
-                            shaped_by.append(intern(eid, eid))
-                        else:  # one slot: an append to [] reserves four (72 MB at 1M)
-                            shaped[idx] = [intern(eid, eid)]
+                        shaped.add(idx, intern(eid, eid))
                         if authority:
                             heads = heads_map.get(eid)
                             if heads is None:
@@ -456,9 +449,9 @@ class Projection(GraphReads):
         self.dec_id.append(dec_id)
         if self._fill_at is not None:
             self._fill_at.append(-1)
-            self.dec_shapes.append(_NONE_STR)
-            self.dec_supersedes.append(_NONE_INT)
-            self.dec_superseded_by.append(_NONE_INT)
+            self.dec_shapes.append(_NONE)
+            self.dec_supersedes.append(_NONE)
+            self.dec_superseded_by.append(_NONE)
             return idx
         self.dec_title.append("")
         self.dec_rationale.append("")
@@ -469,9 +462,9 @@ class Projection(GraphReads):
         self.dec_lamport.append(0)
         self.dec_install.append("")
         self.dec_hash.append("")
-        self.dec_shapes.append(_NONE_STR)
-        self.dec_supersedes.append(_NONE_INT)
-        self.dec_superseded_by.append(_NONE_INT)
+        self.dec_shapes.append(_NONE)
+        self.dec_supersedes.append(_NONE)
+        self.dec_superseded_by.append(_NONE)
         return idx
 
     def flush_props(self) -> None:

@@ -417,17 +417,8 @@ class IndexFold(IndexTables):
         if carry is None:  # the decision is new: every pair is new
             if "" in shapes or (len(shapes) > 1 and len(set(shapes)) < len(shapes)):
                 shapes = [e for i, e in enumerate(shapes) if e and e not in shapes[:i]]
-            mirror = self._mirror
-            if (
-                mirror is not None
-                and g < len(mirror.dec_shapes)
-                and mirror.dec_shapes[g] == shapes
-            ):
-                # The mirror's own list (copied by finish() unless it is shared).
-                shapes = mirror.dec_shapes[g]
-            else:
-                # One string per element, not one per decoded line (~90 MB at 1M).
-                shapes = [intern(e, e) for e in shapes]
+            # One string per element, not one per decoded line (~90 MB at 1M).
+            shapes = [intern(e, e) for e in shapes]
             if self._tail_from is not None:
                 self._tail_shapes[g] = list(shapes)
             else:
@@ -532,8 +523,8 @@ class IndexFold(IndexTables):
         self._stale = False
 
     def use_mirror(self, mirror: Projection) -> None:
-        """Before the first :meth:`add`: take equal ids, fields and shapes from
-        ``mirror`` (the projection of the same log) instead of keeping them twice."""
+        """Before the first :meth:`add`: take equal ids and fields from ``mirror``
+        (the projection of the same log) instead of keeping them twice."""
         self._mirror = mirror
         self._recs = PackedRecs(mirror)
 
@@ -542,23 +533,11 @@ class IndexFold(IndexTables):
         if projection is not None and self._same_as(projection):
             self._recs = None
             self.share(projection)
-        else:
-            self._own_shapes()
         self._mirror = None
         self._dirty = None
         self._stale = True
         self.refresh()
         return self
-
-    def _own_shapes(self) -> None:
-        """Copy the shapes lists taken from the mirror: it grows them in place."""
-        mirror = self._mirror
-        if mirror is None:
-            return
-        theirs, mine = mirror.dec_shapes, self.owned()[2]
-        for g in range(min(len(theirs), len(mine))):
-            if mine[g] is theirs[g]:
-                mine[g] = list(theirs[g])
 
     def _same_as(self, p: Projection) -> bool:
         n = len(self.d_id)

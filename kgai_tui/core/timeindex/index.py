@@ -105,8 +105,8 @@ class TimeIndexBuilder:
         """Start an empty index.
 
         Args:
-            mirror: The projection of the same log, when at hand. A decision's id,
-                fields and shapes equal to the mirror's at the same index are not
+            mirror: The projection of the same log, when at hand. A decision's id
+                and fields equal to the mirror's at the same index are not
                 kept a second time during the build (at 1M decisions ~330 MB
                 less at the build's peak); the result is the same either way. The
                 mirror must not change until :meth:`finish`.

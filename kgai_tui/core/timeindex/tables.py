@@ -127,8 +127,8 @@ class IndexTables:
         # finish() drops them when it shares an equal projection's lists, else
         # unpacks them into the lists above.
         self._recs: PackedRecs | None = PackedRecs() if packed else None
-        # The projection of the same log, while building: equal ids, fields and
-        # shapes are taken from it instead of kept twice (see TimeIndexBuilder).
+        # The projection of the same log, while building: equal ids and fields
+        # are taken from it instead of kept twice (see TimeIndexBuilder).
         self._mirror: Projection | None = None
         # Extending a loaded index that shares a projection which already holds
         # the appended events (see IndexFold.begin_tail): the decisions it held

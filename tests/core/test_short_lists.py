@@ -1,5 +1,6 @@
-"""The packed SUPERSEDES lists answer what a list of lists grown the replay's way
-would: same entries, same order, each index once, every way a read asks."""
+"""The packed shapes and SUPERSEDES lists answer what a list of lists grown the
+replay's way would: same entries, same order, each value once, every way a read
+asks."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgai_tui.core.replay.index_lists import IndexLists
+from kgai_tui.core.replay.short_lists import IndexLists, NameLists
 
 # A program: new decisions (with initial indices) and adds to existing ones.
 _steps = st.lists(
@@ -20,22 +21,30 @@ _steps = st.lists(
 
 
 @settings(max_examples=300, deadline=None)
-@given(_steps)
-def test_equals_lists_of_lists(steps: list[tuple[object, ...]]) -> None:
-    packed = IndexLists()
-    plain: list[list[int]] = []
+@given(_steps, st.booleans())
+def test_equals_lists_of_lists(steps: list[tuple[object, ...]], names: bool) -> None:
+    """Indices, or element ids (``e<n>``: the same program over strings)."""
+    packed: IndexLists | NameLists = NameLists() if names else IndexLists()
+    if names:
+        steps = [
+            ("new", [f"e{v}" for v in step[1]])  # type: ignore[attr-defined]
+            if step[0] == "new"
+            else ("add", step[1], f"e{step[2]}")
+            for step in steps
+        ]
+    plain: list[list[object]] = []
     for step in steps:
         if step[0] == "new":
             values = list(step[1])  # type: ignore[call-overload]
-            packed.append(values)
+            packed.append(values)  # type: ignore[arg-type]
             plain.append(list(dict.fromkeys(values)))
         elif plain:
             i = int(step[1]) % len(plain)  # type: ignore[call-overload]
-            v = int(step[2])  # type: ignore[call-overload]
+            v = step[2]
             added = v not in plain[i]
             if added:
                 plain[i].append(v)
-            assert packed.add(i, v) is added
+            assert packed.add(i, v) is added  # type: ignore[arg-type]
     want = [tuple(x) for x in plain]
     assert len(packed) == len(want)
     assert list(packed) == want

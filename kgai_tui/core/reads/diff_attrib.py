@@ -101,8 +101,9 @@ class IndexCauses:
 
     def because(self, events: Iterable[int]) -> dict[int, Obj]:
         """See :class:`Causes`."""
-        ids = self._ix.d_id
         return {
-            pos: because(ids[g], c[2], c[4], c[10], c[3])
-            for pos, (g, c) in EventFields(self._ix).of(events).items()
+            pos: because(dec_id, title, author, stamp, rationale)
+            for pos, (dec_id, title, rationale, author, stamp) in EventFields(self._ix)
+            .of(events)
+            .items()
         }

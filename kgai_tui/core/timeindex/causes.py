@@ -19,7 +19,7 @@ that event's decision fields.
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
@@ -27,9 +27,18 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from kgai_tui.core.timeindex.keys import Carry
-    from kgai_tui.core.timeindex.tables import IndexTables
+    from kgai_tui.core.timeindex.tables import IndexTables, Rec
 
 LinkKey = tuple[str, str, str]  # (from id, link kind, to id)
+#: Decisions whose fields are read together.
+_BLOCK: Final = 4096
+#: A decision as an event recorded it: (id, title, rationale, author, time).
+Named = tuple[str, str, str, str, "int | None"]
+
+
+def _named(f: Rec) -> tuple[str, str, str, int | None]:
+    """Title, rationale, author and time of a decision's final fields."""
+    return f[0], f[1], f[2], f[5]
 
 
 def created_pos(ix: IndexTables, cut: int, eid: str) -> int | None:
@@ -86,23 +95,39 @@ class EventFields:
         self._pos = cpos[self._g]  # increasing: decisions are created in event order
         self._carried: dict[int, tuple[int, Carry]] | None = None
 
-    def of(self, positions: Iterable[int]) -> dict[int, tuple[int, Carry]]:
-        """``(decision, fields)`` of the event at each position that recorded one
-        (the decisions' own rows fetched together when they are on disk)."""
+    def of(self, positions: Iterable[int]) -> dict[int, Named]:
+        """The decision the event at each position recorded, with the fields that
+        event gave it (only positions that recorded one).
+
+        A decision created by its own event has its final fields. On disk they
+        are read together and kept nowhere: a whole-range diff at 1M names tens
+        of thousands, and their rows, kept, were 78 MB of its peak."""
         wanted = np.asarray(sorted(set(positions)), dtype=np.int64)
         j = np.searchsorted(self._pos, wanted)
         j[j == len(self._pos)] = 0
         own = self._pos[j] == wanted if len(self._pos) else wanted < 0
         found = dict(zip(wanted[own].tolist(), self._g[j[own]].tolist(), strict=True))
         ix = self._ix
-        if ix.shared is not None:
-            ix.shared.prefetch(found.values())
-        out = {pos: (g, ix.base_carry(g)) for pos, g in found.items()}
+        carried: dict[int, tuple[int, Carry]] = {}
         rest = wanted[~own].tolist()
         if rest:
             if self._carried is None:
                 self._carried = {
                     c[0]: (g, c) for g, cs in ix.d_carry.items() for c in cs
                 }
-            out.update((p, self._carried[p]) for p in rest if p in self._carried)
+            carried = {p: self._carried[p] for p in rest if p in self._carried}
+        gs = [*found.values(), *(g for g, _ in carried.values())]
+        if ix.shared is not None:
+            named = []
+            for at in range(0, len(gs), _BLOCK):  # not every row read at once
+                named += ix.shared.decision_fields(
+                    gs[at : at + _BLOCK], ("id", "title", "rationale", "author", "time")
+                )
+        else:
+            named = [(ix.d_id[g], *_named(ix.fields(g))) for g in gs]
+        out: dict[int, Named] = dict(zip(found, named[: len(found)], strict=True))
+        for (pos, (_, c)), (dec_id, *_) in zip(
+            carried.items(), named[len(found) :], strict=True
+        ):
+            out[pos] = (dec_id, c[2], c[3], c[4], c[10])
         return out

@@ -13,7 +13,13 @@ a decision with authority on the same element), and a full scan is never needed.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable, MutableMapping, Sequence
+from collections.abc import (
+    Callable,
+    Iterable,
+    MutableMapping,
+    MutableSequence,
+    Sequence,
+)
 from typing import TYPE_CHECKING, Any, Final
 
 from kgai_tui.core.gosem.gotext import recorded_epoch
@@ -24,7 +30,7 @@ from kgai_tui.core.replay.projection_view import (
     element_of,
     newest_first,
 )
-from kgai_tui.core.replay.short_lists import IndexLists, NameLists
+from kgai_tui.core.replay.short_lists import IndexLists, NameLists, ShortLists
 from kgai_tui.core.store.hash_column import HashColumn
 from kgai_tui.core.wire.codec import event_obj
 from kgai_tui.core.wire.props import CLEAN_KEYS, ElementProps, clean_key
@@ -277,6 +283,17 @@ class Projection(GraphReads):
             dec_index = self.dec_index
         ids, shaped = self.dec_id, self.dec_shapes
         sup_col, by_col = self.dec_supersedes, self.dec_superseded_by
+        # Packed columns (a write session's are its rows): their first slots are
+        # read and filled here without a call (9M calls were 1.7 s of 12 at 1M).
+        packed = isinstance(shaped, ShortLists)
+        shape_first: MutableSequence[str | None] = shaped.slots if packed else []
+        sup_first: MutableSequence[int] = sup_col.slots if packed else []
+        by_first: MutableSequence[int] = by_col.slots if packed else []
+        new_shape, new_sup, new_by = (
+            shape_first.append,
+            sup_first.append,
+            by_first.append,
+        )
         el_shapes, heads_map = self._el_shapes, self.heads
         contested_add, contested_discard = self.contested.add, self.contested.discard
         max_auth = self._max_auth
@@ -298,9 +315,14 @@ class Projection(GraphReads):
                     idx = len(ids)
                     dec_index[did] = idx
                     ids.append(did)
-                    shaped.append(_NONE)
-                    sup_col.append(_NONE)
-                    by_col.append(_NONE)
+                    if packed:
+                        new_shape(None)
+                        new_sup(-1)
+                        new_by(-1)
+                    else:
+                        shaped.append(_NONE)
+                        sup_col.append(_NONE)
+                        by_col.append(_NONE)
                     if deferred is None:
                         self._append_fields(d, ev)
                     else:
@@ -378,16 +400,23 @@ class Projection(GraphReads):
                             continue
                         authority = legacy or eid in targets
                         shapers[idx] = authority
-                        shaped.add(idx, intern(eid, eid))
+                        if packed and shape_first[idx] is None:
+                            shape_first[idx] = intern(eid, eid)
+                        else:
+                            shaped.add(idx, intern(eid, eid))
                         if authority:
                             heads = heads_map.get(eid)
                             if heads is None:
                                 heads = heads_map[eid] = set()
-                            by = by_col[idx]
-                            if not by or not any(shapers.get(s) for s in by):
-                                heads.add(idx)
-                            for prev in sup_col[idx]:
-                                heads.discard(prev)
+                            if packed and by_first[idx] == -1:
+                                heads.add(idx)  # superseded by none
+                            else:
+                                by = by_col[idx]
+                                if not by or not any(shapers.get(s) for s in by):
+                                    heads.add(idx)
+                            if not packed or sup_first[idx] != -1:
+                                for prev in sup_col[idx]:
+                                    heads.discard(prev)
                             if len(heads) > 1:
                                 contested_add(eid)
                             else:
@@ -405,9 +434,14 @@ class Projection(GraphReads):
                         old = dec_index.get(prev_id)
                         if old is None:
                             old = self._new_decision(prev_id)
-                        if not sup_col.add(idx, old):
+                        if packed and sup_first[idx] == -1:
+                            sup_first[idx] = old
+                        elif not sup_col.add(idx, old):
                             continue
-                        by_col.add(old, idx)
+                        if packed and by_first[old] == -1:
+                            by_first[old] = idx
+                        else:
+                            by_col.add(old, idx)
                         for eid in shaped[idx]:
                             if el_shapes[eid][idx]:
                                 heads = heads_map.get(eid)

@@ -22,20 +22,27 @@ T = TypeVar("T")
 class ShortLists(Sequence[tuple[T, ...]], Generic[T]):
     """Short lists, one per decision, grown by :meth:`append` (a new decision) and
     :meth:`add` (one more value, last, kept once); never by changing what a read
-    returned. ``first`` holds each list's first value or ``none``."""
+    returned.
 
-    __slots__ = ("_first", "_more", "_none")
+    :attr:`slots` holds each list's first value, or :attr:`none`: the replay's hot
+    loop reads it, and fills an empty one, without a call; anything else goes
+    through the methods.
+    """
+
+    __slots__ = ("_more", "none", "slots")
 
     def __init__(self, first: MutableSequence[Any], none: Any) -> None:
         """Empty, the first values kept in ``first`` (``none``: no value)."""
-        self._first = first
-        self._none = none
+        #: Per decision, its first value or :attr:`none`.
+        self.slots = first
+        #: What a slot holds for an empty list.
+        self.none = none
         # Per decision naming more than one: its values after the first.
         self._more: dict[int, list[T]] = {}
 
     def __len__(self) -> int:
         """How many decisions have an entry."""
-        return len(self._first)
+        return len(self.slots)
 
     @overload
     def __getitem__(self, i: int) -> tuple[T, ...]: ...
@@ -46,24 +53,24 @@ class ShortLists(Sequence[tuple[T, ...]], Generic[T]):
     def __getitem__(self, i: int | slice) -> tuple[T, ...] | list[tuple[T, ...]]:
         """Decision ``i``'s values in the order they were added (a slice: a list)."""
         if isinstance(i, slice):
-            return [self._at(j) for j in range(*i.indices(len(self._first)))]
+            return [self._at(j) for j in range(*i.indices(len(self.slots)))]
         if i < 0:
-            i += len(self._first)
+            i += len(self.slots)
             if i < 0:
-                raise IndexError(i - len(self._first))
+                raise IndexError(i - len(self.slots))
         return self._at(i)
 
     def _at(self, i: int) -> tuple[T, ...]:
-        first = self._first[i]  # an index out of range raises IndexError here
-        if first == self._none:
+        first = self.slots[i]  # an index out of range raises IndexError here
+        if first == self.none:
             return ()
         more = self._more.get(i)
         return (first,) if more is None else (first, *more)
 
     def __iter__(self) -> Iterator[tuple[T, ...]]:
         """Every decision's values, in decision order."""
-        more, none = self._more, self._none
-        for i, first in enumerate(self._first):
+        more, none = self._more, self.none
+        for i, first in enumerate(self.slots):
             if first == none:
                 yield ()
             elif i in more:
@@ -74,20 +81,20 @@ class ShortLists(Sequence[tuple[T, ...]], Generic[T]):
     def append(self, values: Sequence[T]) -> None:
         """A new last decision naming ``values`` (usually none), each once."""
         if not values:
-            self._first.append(self._none)
+            self.slots.append(self.none)
             return
         first = values[0]
-        self._first.append(first)
+        self.slots.append(first)
         rest = [v for v in dict.fromkeys(values) if v != first]
         if rest:
-            self._more[len(self._first) - 1] = rest
+            self._more[len(self.slots) - 1] = rest
 
     def add(self, i: int, value: T) -> bool:
         """Add ``value`` last to decision ``i``'s values (``i`` from 0) unless it is
         there already; whether it was added."""
-        first = self._first[i]
-        if first == self._none:
-            self._first[i] = value
+        first = self.slots[i]
+        if first == self.none:
+            self.slots[i] = value
             return True
         if first == value:
             return False

@@ -498,6 +498,42 @@ def test_the_first_read_leaves_moments_so_the_first_as_of_reads_the_model(
     assert on.returncode == 0 and on.stdout == off.stdout
 
 
+_READ_RIGHT_AFTER = """
+import sys, time
+from pathlib import Path
+from kgai_tui.core.model.open import open_model
+from kgai_tui.core.model.schema import model_path
+from kgai_tui.core.model.seal import model_lock
+root, cache = Path(sys.argv[1]), Path(sys.argv[2])
+first = open_model(root, cache, background=True)  # forks the detached build
+assert first.how == "cold", first.how
+with model_lock(model_path(root, cache)):  # as a second read checks the model
+    print("held", flush=True)
+    time.sleep(float(sys.argv[3]))
+"""
+
+
+def test_a_read_holding_the_lock_as_the_build_ends_costs_it_nothing(
+    tmp_path: Path,
+) -> None:
+    """A read that takes the model's lock the moment the detached build lets it go
+    (the second read of a first-time user, checking the model) made the build give
+    up its moments and per-author steps: the first ``as-of`` then replayed the
+    whole store again (34 s at 1M). The build waits for such a holder instead."""
+    from kgai_tui.core.model.people_steps import PEOPLE_STEPS_KEY
+
+    cache = tmp_path / "cache"
+    path = model_path(DEMO_STORE, cache)
+    run = [sys.executable, "-c", _READ_RIGHT_AFTER, str(DEMO_STORE), str(cache), "2"]
+    done = subprocess.run(run, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == "held\n", done.stderr
+    moments = _moments_written(path)
+    assert moments is not None, "the detached build gave up its moments"
+    assert moments["gaps"] == [] and moments["clean"]
+    assert _moments_written(path, key=PEOPLE_STEPS_KEY) is not None
+    assert sealed(path)
+
+
 def test_a_lock_let_go_is_free_for_another_process(tmp_path: Path) -> None:
     """After :func:`let_go_held_locks` (a detached build, its model sealed) another
     process takes the model's lock without waiting."""

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
 
-__all__ = ["build_detached", "build_now"]
+__all__ = ["DETACHED_PATIENCE", "build_detached", "build_now"]
+
+#: How long (seconds) a detached build waits for the model lock before it writes
+#: the moments or the per-author steps. A read that follows the first one takes the
+#: lock for a few milliseconds to check the model: a build that gave up at once
+#: then left the moments for the first ``as-of`` to build (1M: 34 s). Bounded, so
+#: the build does not hold its whole replay in memory through someone's rebuild.
+DETACHED_PATIENCE = 10.0
 
 
 def build_now(engine: Engine, path: Path) -> None:
@@ -58,7 +65,12 @@ def _build_then_moments(
     with contextlib.suppress(OSError):
         os.nice(10)
     with GcPaused():
-        save_moments(path, save_history(engine, path), engine_prints(engine))
+        save_moments(
+            path,
+            save_history(engine, path),
+            engine_prints(engine),
+            patience=DETACHED_PATIENCE,
+        )
     if then is not None:
         # The time index is garbage now, part of it in cycles, its pages in the
         # middle of the heap: collected and handed back before ``then`` builds on

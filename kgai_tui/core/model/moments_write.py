@@ -175,25 +175,31 @@ def moments_of(ix: TimeIndex) -> Moments | None:
     return moment_rows(ix), meta
 
 
-def write_moments(path: Path, moments: Moments | None, prints: list[Any]) -> bool:
+def write_moments(
+    path: Path, moments: Moments | None, prints: list[Any], patience: float = 0.0
+) -> bool:
     """Store ``moments`` in the model at ``path`` when it holds the log whose
     shards have these fingerprints (the log they were made from).
 
-    Never waits: when another process holds the model's lock, nothing is written
-    and the next read at a moment tries again. Returns whether they were written.
+    A read never waits: when another process holds the model's lock, nothing is
+    written and the next read at a moment tries again. A detached build, which no
+    one waits for, gives the holder ``patience`` seconds. Returns whether they
+    were written.
     """
     if moments is None or not sealed(path):
         return False
     try:
-        with model_lock(path, wait=False):
+        with model_lock(path, wait=False, patience=patience):
             return _save(path, prints, *moments)
     except BlockingIOError:
         return False
 
 
-def save_moments(path: Path, ix: TimeIndex, prints: list[Any]) -> bool:
+def save_moments(
+    path: Path, ix: TimeIndex, prints: list[Any], patience: float = 0.0
+) -> bool:
     """:func:`moments_of` ``ix``, then :func:`write_moments`."""
-    return write_moments(path, moments_of(ix), prints)
+    return write_moments(path, moments_of(ix), prints, patience)
 
 
 def _save(

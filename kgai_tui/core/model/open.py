@@ -25,7 +25,11 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
 from kgai_tui.core.errors import StoreNotFoundError
-from kgai_tui.core.model.build_after import build_detached, build_now
+from kgai_tui.core.model.build_after import (
+    DETACHED_PATIENCE,
+    build_detached,
+    build_now,
+)
 from kgai_tui.core.model.disk import DiskProjection, read_meta
 from kgai_tui.core.model.recall_files import check_recall
 from kgai_tui.core.model.rows import ModelCorruptError
@@ -566,32 +570,21 @@ def _bring_up_to_date(
 def _after_build(
     engine: Engine, *, path: Path, then: Callable[[Engine], object] | None
 ) -> None:
-    """What a detached build does once the model and moments are stored: the
-    caller's ``then`` (the command line builds the search index), then the
-    per-author steps of ``people --as-of``."""
+    """A detached build's work once the model and moments are stored: the caller's
+    ``then`` (the command line builds the search index), then the per-author steps
+    of ``people --as-of`` when the model holds the log as it is and has none (else
+    the first such read builds them: 49 s at 10M decisions, 4.6 s at 1M)."""
+    from kgai_tui.core.model import people_steps as ps
+
     if then is not None:
         then(engine)
-    if engine.root is not None:
-        _people_steps_ahead(engine.root, path)
-
-
-def _people_steps_ahead(root: Path, path: Path) -> None:
-    """Build and store the per-author steps of ``people --as-of`` from the model
-    at ``path`` when it holds the log as it is and has none: the first such read
-    builds them otherwise (49 s at 10M decisions, 4.6 s at 1M)."""
-    from kgai_tui.core.model.people_steps import (
-        people_steps_of,
-        people_steps_stored,
-        save_people_steps,
-    )
-
-    model = peek_model(root, path.parent.parent)
+    model = None if engine.root is None else peek_model(engine.root, path.parent.parent)
     if model is None:
         return
     try:
-        db = model.db
-        if not people_steps_stored(db):
-            save_people_steps(path, model.shard_states, people_steps_of(db), db)
+        if not ps.people_steps_stored(db := model.db):
+            steps, shards = ps.people_steps_of(db), model.shard_states
+            ps.save_people_steps(path, shards, steps, db, patience=DETACHED_PATIENCE)
     except _FAILURES:
         pass  # the first people --as-of builds them, as before
     finally:

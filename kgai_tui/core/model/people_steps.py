@@ -269,11 +269,13 @@ def save_people_steps(
     shards: list[dict[str, Any]],
     steps: list[PersonSteps],
     reader: sqlite3.Connection | None = None,
+    patience: float = 0.0,
 ) -> bool:
     """Store ``steps`` (built by a read whose snapshot held ``shards``) in the
-    model at ``path`` when it still holds that log. Never waits: when another
-    process holds the model's lock, nothing is written and a later read builds
-    them again. Returns whether they were written.
+    model at ``path`` when it still holds that log. A read never waits: when
+    another process holds the model's lock, nothing is written and a later read
+    builds them again; a detached build gives the holder ``patience`` seconds.
+    Returns whether they were written.
 
     ``reader`` is that read's connection (in a read transaction). Its snapshot
     would hold the write-ahead log's checkpoint back, leaving the steps (160 MB
@@ -282,7 +284,7 @@ def save_people_steps(
     let go: no writer can come between, so it reads the same log state after,
     with the steps."""
     try:
-        with model_lock(path, wait=False):
+        with model_lock(path, wait=False, patience=patience):
             if reader is not None and reader.in_transaction:
                 reader.execute("COMMIT")
             try:

@@ -16,6 +16,7 @@ import fcntl
 import os
 import sqlite3
 import sys
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -167,11 +168,30 @@ def show_lock_waits(
     _WAIT_DISPLAY[:] = [] if display is None else [display]
 
 
+def _lock_within(fd: int, patience: float) -> None:
+    """Take the ``flock`` on ``fd`` without blocking, polling for ``patience``
+    seconds; :class:`BlockingIOError` if it is still held then."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
+
+
 @contextlib.contextmanager
-def model_lock(path: Path, *, wait: bool = True) -> Iterator[None]:
+def model_lock(
+    path: Path, *, wait: bool = True, patience: float = 0.0
+) -> Iterator[None]:
     """Hold the model's writer lock (``<model>.lock``, an exclusive ``flock``).
 
-    ``wait=False``: raise :class:`BlockingIOError` at once when another holds it.
+    ``wait=False``: raise :class:`BlockingIOError` when another holds it, at once
+    or, with ``patience``, once it has been held that many seconds more (polled:
+    a detached build waits out a reader's short check of the model, but never a
+    rebuild it would hold its whole replay in memory for).
 
     In the cache directory, never in the store: readers of the store take no lock.
     Multiprocessing workers forked meanwhile do not keep it (see above).
@@ -182,7 +202,7 @@ def model_lock(path: Path, *, wait: bool = True) -> Iterator[None]:
     _HELD.add(held)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _lock_within(fd, 0.0 if wait else patience)
         except BlockingIOError:
             if not wait:
                 raise

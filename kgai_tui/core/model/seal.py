@@ -16,13 +16,13 @@ import fcntl
 import os
 import sqlite3
 import sys
-import time
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import orjson
 
+from kgai_tui.core.store.flock import flock_within
 from kgai_tui.core.store.regular_file import identity, read_regular, replace_cache_file
 
 __all__ = [
@@ -168,20 +168,6 @@ def show_lock_waits(
     _WAIT_DISPLAY[:] = [] if display is None else [display]
 
 
-def _lock_within(fd: int, patience: float) -> None:
-    """Take the ``flock`` on ``fd`` without blocking, polling for ``patience``
-    seconds; :class:`BlockingIOError` if it is still held then."""
-    deadline = time.monotonic() + patience
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(0.05)
-
-
 @contextlib.contextmanager
 def model_lock(
     path: Path, *, wait: bool = True, patience: float = 0.0
@@ -201,11 +187,9 @@ def model_lock(
     held = _Held(fd)
     _HELD.add(held)
     try:
-        try:
-            _lock_within(fd, 0.0 if wait else patience)
-        except BlockingIOError:
+        if not flock_within(fd, fcntl.LOCK_EX, 0.0 if wait else patience):
             if not wait:
-                raise
+                raise BlockingIOError(f"another process holds {path}'s lock")
             display = _WAIT_DISPLAY[0] if _WAIT_DISPLAY else contextlib.nullcontext
             with display():
                 fcntl.flock(fd, fcntl.LOCK_EX)

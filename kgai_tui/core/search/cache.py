@@ -29,7 +29,6 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +38,7 @@ import orjson
 
 from kgai_tui.core.errors import WriteError
 from kgai_tui.core.store.cache_file import store_cache_dir
+from kgai_tui.core.store.flock import flock_within
 from kgai_tui.core.store.regular_file import identity, read_regular, replace_cache_file
 from kgai_tui.core.store.shard_print import ShardPrint
 from kgai_tui.core.store.shard_print import prints_from_disk as _prints_in
@@ -291,20 +291,6 @@ def save_state(cache_dir: Path, state: IndexState) -> None:
     replace_cache_file(tmp, cache_dir / _STATE_NAME)
 
 
-def _flock_within(fd: int, mode: int, timeout: float, step: float) -> bool:
-    """Take ``mode`` (``LOCK_EX`` or ``LOCK_SH``) on ``fd``, polling every ``step``
-    seconds for at most ``timeout``; whether it was taken."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            fcntl.flock(fd, mode | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(step)
-
-
 def wait_for_writer(cache_dir: Path, timeout: float) -> bool:
     """Wait until no process holds the write lock (at most ``timeout`` seconds);
     whether one held it when called. Takes nothing: a reader that finds an index
@@ -314,9 +300,9 @@ def wait_for_writer(cache_dir: Path, timeout: float) -> bool:
     except OSError:
         return False  # no lock file: no writer ever
     try:
-        if _flock_within(fd, fcntl.LOCK_SH, 0.0, 0.0):
+        if flock_within(fd, fcntl.LOCK_SH, 0.0, 0.0):
             return False
-        _flock_within(fd, fcntl.LOCK_SH, timeout, 0.2)
+        flock_within(fd, fcntl.LOCK_SH, timeout, 0.2)
         return True
     finally:
         os.close(fd)  # a shared lock taken goes with the descriptor
@@ -336,7 +322,7 @@ def write_lock(cache_dir: Path, timeout: float = 600.0) -> Iterator[None]:
     cache_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(cache_dir / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        if not _flock_within(fd, fcntl.LOCK_EX, timeout, 0.05):
+        if not flock_within(fd, fcntl.LOCK_EX, timeout, 0.05):
             raise WriteError(
                 f"search index in {cache_dir} is locked by another process"
             )

@@ -60,11 +60,12 @@ class Navigation(SyncActions):
         """The id of the view in front."""
         return self.query_one(ViewSwitcher).current or "elements"
 
-    def show_view(self, key: str, *, remember: bool = True) -> None:
-        """Switch to a view by id; ``remember`` the one left for Escape and ``q``."""
+    def show_view(self, key: str, *, remember: bool = True, back: bool = False) -> None:
+        """Switch to a view by id; ``remember`` the one left for Escape and ``q``;
+        ``back``: returning to it, its focus as it was left."""
         if remember and key != self.current_view:
             self._remember()
-        self.query_one(ViewSwitcher).show_view(key)
+        self.query_one(ViewSwitcher).show_view(key, back=back)
         self._show_keys()
 
     def _remember(self) -> None:
@@ -112,7 +113,7 @@ class Navigation(SyncActions):
             and self.snapshot is not None
         ):
             self.query_one(ViewSwitcher).select_element(self.snapshot, element)
-        self.show_view(view, remember=False)
+        self.show_view(view, remember=False, back=True)
 
     def action_quit_or_back(self) -> None:
         """``q``: back one level, or quit when there is nothing to go back to."""

@@ -83,6 +83,42 @@ def test_keys_one_to_five_switch_views(demo_store: Path) -> None:
     assert seen == ["elements", "graph", "timeline", "conflicts", "search", "elements"]
 
 
+def test_going_back_to_a_view_restores_where_its_focus_was(demo_store: Path) -> None:
+    """Escape returns to the previous view with the focus where the user left it:
+    a Paths box left for its list stays left, so the next digit switches views
+    instead of being typed into the box (``6``, escape, ``7``, escape, ``8``
+    typed "8" into the paths box). Entered by its key, a view focuses its box."""
+    app = make_app(demo_store, live=False)
+    seen: list[tuple[str | None, str | None]] = []
+    typed: list[str] = []
+
+    def place() -> tuple[str | None, str | None]:
+        focused = app.screen.focused
+        return app.query_one(ContentSwitcher).current, focused and focused.id
+
+    async def steps(pilot: Pilot[None]) -> None:
+        for keys in (("6",), ("escape",), ("7",), ("escape",), ("8",), ("escape",)):
+            await pilot.press(*keys)
+            await pilot.pause()
+            seen.append(place())
+        await pilot.press("escape", "escape", "6")  # back to People, then Paths
+        await pilot.pause()
+        seen.append(place())
+        typed.append(app.query_one("#paths-input", Input).value)
+
+    _drive(app, steps)
+    assert seen == [
+        ("paths", "paths-input"),
+        ("paths", "paths-results"),
+        ("people", "people-table"),
+        ("paths", "paths-results"),  # not the box: the 8 below is a view key
+        ("query", "query-input"),
+        ("query", "query-table"),
+        ("paths", "paths-input"),  # entered by its key: the box, to type in
+    ]
+    assert typed == [""]
+
+
 def test_header_counts_match_the_engine(demo_store: Path) -> None:
     """The header shows the store's elements, decisions, writers and conflicts."""
     app = make_app(demo_store, live=False)

@@ -46,6 +46,9 @@ class ViewSwitcher(ContentSwitcher):
         """Start on Elements; ``root`` is where Conflicts writes resolutions."""
         super().__init__(initial="elements", id=id)
         self.root = root
+        #: Per view, the id of the widget that had the focus when it was left:
+        #: going back restores it (a box left for its list stays left).
+        self._left_focus: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         """The six views."""
@@ -58,9 +61,14 @@ class ViewSwitcher(ContentSwitcher):
         yield PeopleView(id="people")
         yield QueryView(id="query")
 
-    def show_view(self, key: str) -> None:
+    def show_view(self, key: str, *, back: bool = False) -> None:
         """Show a view by id and focus its main widget; the Graph centred on the
-        element chosen in Elements (a walk in the Graph chooses there too)."""
+        element chosen in Elements (a walk in the Graph chooses there too).
+
+        ``back``: the view is returned to (Escape, ``q``): the focus goes where it
+        was when the view was left, so a search box the user had left for its
+        hits does not take the next key typed (``8`` went into the box)."""
+        self._note_focus()
         if key == "graph":
             chosen = self.query_one(ElementsView).choice
             graph = self.query_one(GraphView)
@@ -72,7 +80,20 @@ class ViewSwitcher(ContentSwitcher):
             self.query_one(GraphView).catch_up()
         elif key == "conflicts":
             self.query_one(ConflictsView).catch_up()
-        self.query_one(FOCUS[key]).focus()
+        left = self._left_focus.get(key) if back else None
+        target = self.query(f"#{left}") if left is not None else None
+        if target:
+            target.first().focus()
+        else:
+            self.query_one(FOCUS[key]).focus()
+
+    def _note_focus(self) -> None:
+        """Remember which widget of the view in front has the focus, as it is left."""
+        current, focused = self.current, self.screen.focused
+        if current is None or focused is None or focused.id is None:
+            return
+        if any(node.id == current for node in focused.ancestors):
+            self._left_focus[current] = focused.id
 
     def leave_text(self) -> bool:
         """Leave a focused text box of the current view for its main list;

@@ -115,6 +115,43 @@ def test_tokenize_many_in_chunks_gives_the_same_arrays_and_ids(
     assert list(parts.items()) == list(whole.items())
 
 
+@PROPS
+@given(
+    pairs=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 40)), max_size=80),
+    n_rows=st.integers(7, 9),
+)
+def test_postings_group_each_rows_members_ascending_once(
+    pairs: list[tuple[int, int]], n_rows: int
+) -> None:
+    """:meth:`Csr.build` (one key per pair, sorted in place) gives each row its
+    members ascending, a repeated pair once, and every row its bounds, also rows
+    with no member: what grouping the pairs by hand gives."""
+    from kgai_tui.core.recall.fields import Csr
+
+    pairs.sort(key=lambda p: p[1])  # members arrive ascending, as tokens do
+    rows = np.array([r for r, _ in pairs], dtype=np.int64)
+    members = np.array([m for _, m in pairs], dtype=np.int32)
+    csr = Csr.build(rows, members, n_rows)
+    want = [sorted({m for r, m in pairs if r == row}) for row in range(n_rows)]
+    got = [csr.members[csr.ptr[r] : csr.ptr[r + 1]].tolist() for r in range(n_rows)]
+    assert got == want
+    assert csr.ptr.dtype == np.int64 and csr.members.dtype == np.int32
+
+
+def test_tokens_of_repeated_texts_are_gathered_in_blocks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Texts that repeat take their distinct text's tokens a block of texts at a
+    time; any block size gives the arrays of one pass."""
+    texts = [f"alpha beta {i % 5} gammaDelta" for i in range(23)] + ["", "beta"]
+    whole: dict[bytes, int] = {}
+    want = [a.tolist() for a in tokenize_many(texts, whole)]
+    for block in (1, 2, 7):
+        monkeypatch.setattr(recall_tokens, "_EXPAND_TEXTS", block)
+        got = [a.tolist() for a in tokenize_many(texts, {})]
+        assert got == want, block
+
+
 def test_tokenize_many_camel_case_and_stopwords() -> None:
     texts = ["InvoiceRendering HTMLParser aB a1B", "The Order OF x", "fooBarBaz", ""]
     vocab: dict[bytes, int] = {}

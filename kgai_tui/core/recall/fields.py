@@ -59,17 +59,32 @@ class Csr:
     members: I32
 
     @staticmethod
-    def build(rows: I64, members: I64, n_rows: int) -> Csr:
-        """Group ascending ``members`` by ``rows``, dropping repeated pairs."""
-        order = np.argsort(rows, kind="stable")
-        rows, members = rows[order], members[order]
-        if len(rows):
-            keep = np.ones(len(rows), dtype=np.bool_)
-            keep[1:] = (rows[1:] != rows[:-1]) | (members[1:] != members[:-1])
-            rows, members = rows[keep], members[keep]
-        ptr = np.zeros(n_rows + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=n_rows), out=ptr[1:])
-        return Csr(ptr, members.astype(np.int32))
+    def build(rows: I64, members: I32, n_rows: int) -> Csr:
+        """Group ascending ``members`` (below 2**31) by ``rows``, dropping
+        repeated pairs.
+
+        One int64 key per pair, the row above the member, sorted in place:
+        members ascending within a row, as a stable sort by row leaves them.
+        ``rows`` is taken as that key's buffer (the caller's array is consumed):
+        a stable argsort, then each array gathered in its order, held five
+        arrays as long as the postings at once (the 10M recall build's peak).
+        """
+        key = rows
+        key <<= 32
+        key |= members
+        key.sort()
+        if len(key) > 1:
+            keep = np.empty(len(key), dtype=np.bool_)
+            keep[0] = True
+            np.not_equal(key[1:], key[:-1], out=keep[1:])
+            if not keep.all():
+                key = key[keep]
+            del keep
+        bounds = np.arange(n_rows + 1, dtype=np.int64)
+        bounds <<= 32
+        ptr = np.searchsorted(key, bounds).astype(np.int64)
+        key &= 0xFFFFFFFF
+        return Csr(ptr, key.astype(np.int32))
 
     def nbytes(self) -> int:
         """Array bytes held."""
@@ -83,17 +98,24 @@ class Fields:
         """Tokenize every field; ``texts`` are ``(weight, per-row text)`` pairs,
         each let go once tokenized (a generator makes the next one then)."""
         vocab: dict[bytes, int] = {}
-        raw: list[tuple[float, I64, I64]] = []
+        raw: list[tuple[float, I32, I32]] = []
         for weight, column in texts:
             owner, tid = tokenize_many(column, vocab)
             del column
             raw.append((weight, owner, tid))
+            del owner, tid
         self.vocab = Vocab(vocab)
+        del vocab
         self.n = n
-        self.fields: list[tuple[float, Csr]] = [
-            (w, Csr.build(self.vocab.remap[tid], owner, len(self.vocab)))
-            for w, owner, tid in raw
-        ]
+        self.fields: list[tuple[float, Csr]] = []
+        remap = self.vocab.remap
+        raw.reverse()
+        while raw:  # each field's tokens let go once its postings are built
+            weight, owner, tid = raw.pop()
+            rows = remap[tid]  # a new int64 array: Csr.build's key
+            del tid
+            self.fields.append((weight, Csr.build(rows, owner, len(self.vocab))))
+            del owner, rows
         self.vocab.remap = np.zeros(0, dtype=np.int64)
 
     def nbytes(self) -> int:

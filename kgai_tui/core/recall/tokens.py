@@ -80,7 +80,7 @@ def _piece_ids(
     return ids, multi
 
 
-def tokenize_many(texts: Sequence[str], vocab: dict[bytes, int]) -> tuple[I64, I64]:
+def tokenize_many(texts: Sequence[str], vocab: dict[bytes, int]) -> tuple[I32, I32]:
     """Tokenize many texts at once, exactly as ``tokenize`` would one by one.
 
     Distinct texts are tokenized once. ASCII texts (without ``\x01``) go through
@@ -94,9 +94,11 @@ def tokenize_many(texts: Sequence[str], vocab: dict[bytes, int]) -> tuple[I64, I
     Returns:
         ``(owner, tid)``: one row per token of a text (text index, token id),
         grouped by text index; a text's repeated token may appear more than once.
+        Both int32 (a text index and a token id are below 2**31): at 10M decisions
+        these arrays are hundreds of millions of rows, the recall build's peak.
     """
     n = len(texts)
-    empty = np.zeros(0, dtype=np.int64)
+    empty = np.zeros(0, dtype=np.int32)
     if n == 0:
         return empty, empty.copy()
     uniq = dict.fromkeys(texts)
@@ -117,8 +119,8 @@ def tokenize_many(texts: Sequence[str], vocab: dict[bytes, int]) -> tuple[I64, I
         slow = [i for i, good in enumerate(ok) if not good]
         fast_pos = np.flatnonzero(np.asarray(ok, dtype=np.bool_))
     del joined
-    owners: list[I64] = []
-    tids: list[I64] = []
+    owners: list[I32] = []
+    tids: list[I32] = []
     mixed = bool(slow)  # tokens not in text order: sorted at the end
     # A chunk of texts at a time: the runs of a million titles, split at once, were
     # ~290 MB of bytes objects (the peak of a model's first build at 1M). Chunks
@@ -139,8 +141,8 @@ def tokenize_many(texts: Sequence[str], vocab: dict[bytes, int]) -> tuple[I64, I
         if fast_pos is not None:
             which = fast_pos[which]
         keep = ids >= 0
-        owners.append(which[keep])
-        tids.append(ids[keep])
+        owners.append(which[keep].astype(np.int32))
+        tids.append(ids[keep].astype(np.int32))
         if multi:
             mixed = True
             at = np.flatnonzero(ids <= _MULTI_BASE)
@@ -150,8 +152,8 @@ def tokenize_many(texts: Sequence[str], vocab: dict[bytes, int]) -> tuple[I64, I
                 for t in multi[_MULTI_BASE - m]:
                     o.append(w)
                     k.append(t)
-            owners.append(np.asarray(o, dtype=np.int64))
-            tids.append(np.asarray(k, dtype=np.int64))
+            owners.append(np.asarray(o, dtype=np.int32))
+            tids.append(np.asarray(k, dtype=np.int32))
     if slow:
         o = []
         k = []
@@ -159,20 +161,43 @@ def tokenize_many(texts: Sequence[str], vocab: dict[bytes, int]) -> tuple[I64, I
             for tok in tokenize(ulist[i]):
                 o.append(i)
                 k.append(vocab.setdefault(utf8(tok), len(vocab)))
-        owners.append(np.asarray(o, dtype=np.int64))
-        tids.append(np.asarray(k, dtype=np.int64))
+        owners.append(np.asarray(o, dtype=np.int32))
+        tids.append(np.asarray(k, dtype=np.int32))
     u_owner = np.concatenate(owners) if owners else empty
+    del owners
     u_tid = np.concatenate(tids) if tids else empty
+    del tids
     if mixed:
         order = np.argsort(u_owner, kind="stable")
         u_owner, u_tid = u_owner[order], u_tid[order]
+        del order
     if text_uid is None:
         return u_owner, u_tid
-    # Expand to every text: text i holds the tokens of its distinct text.
-    u_ptr = np.zeros(len(ulist) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(u_owner, minlength=len(ulist)), out=u_ptr[1:])
+    return _expand(u_owner, u_tid, text_uid, len(ulist))
+
+
+#: Texts whose tokens :func:`_expand` gathers at a time.
+_EXPAND_TEXTS: Final = 1 << 16
+
+
+def _expand(u_owner: I32, u_tid: I32, text_uid: I64, n_unique: int) -> tuple[I32, I32]:
+    """Every text's tokens, text ``i`` holding those of its distinct text
+    ``text_uid[i]`` (whose tokens are ``u_owner``/``u_tid``, grouped by it).
+
+    Gathered a block of texts at a time: whole-length index arrays were four
+    int64 arrays as long as the result (at 10M decisions, gigabytes)."""
+    u_ptr = np.zeros(n_unique + 1, dtype=np.int64)
+    np.cumsum(np.bincount(u_owner, minlength=n_unique), out=u_ptr[1:])
+    del u_owner
     counts = u_ptr[text_uid + 1] - u_ptr[text_uid]
-    total = int(counts.sum())
-    owner = np.repeat(np.arange(n, dtype=np.int64), counts)
-    first = np.repeat(u_ptr[text_uid] - (np.cumsum(counts) - counts), counts)
-    return owner, u_tid[first + np.arange(total, dtype=np.int64)]
+    at = np.zeros(len(text_uid) + 1, dtype=np.int64)  # where each text's run starts
+    np.cumsum(counts, out=at[1:])
+    owner = np.repeat(np.arange(len(text_uid), dtype=np.int32), counts)
+    tid = np.empty(int(at[-1]), dtype=np.int32)
+    for a in range(0, len(text_uid), _EXPAND_TEXTS):
+        b = min(a + _EXPAND_TEXTS, len(text_uid))
+        lo, hi = int(at[a]), int(at[b])
+        shift = np.repeat(u_ptr[text_uid[a:b]] - at[a:b], counts[a:b])
+        shift += np.arange(lo, hi, dtype=np.int64)
+        tid[lo:hi] = u_tid[shift]
+    return owner, tid

@@ -367,3 +367,39 @@ def test_live_reload_times_the_new_present_and_the_history(tmp_path: Path) -> No
         out[1],
     ), out
     assert out[2] == "the store now holds 2100 events"
+
+
+def test_recall_build_compares_two_trees_row_by_row(tmp_path: Path) -> None:
+    """``benchmarks/recall_build.py``: a row per case and run with both trees'
+    time and memory, and whether they built the same bytes (the same tree twice:
+    yes; a tree whose postings keep repeated pairs: NO)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from kgai_tui.demo import DEMO_STORE
+
+    repo = Path(__file__).parent.parent
+    other = tmp_path / "other"
+    shutil.copytree(repo / "kgai_tui", other / "kgai_tui")
+    fields = other / "kgai_tui" / "core" / "recall" / "fields.py"
+    source = fields.read_text()
+    dedupe = "np.not_equal(key[1:], key[:-1], out=keep[1:])"
+    assert dedupe in source
+    fields.write_text(source.replace(dedupe, "keep[1:] = True"))
+    script = repo / "benchmarks" / "recall_build.py"
+
+    def rows(after: Path) -> list[str]:
+        argv = [sys.executable, str(script), str(DEMO_STORE), "--runs", "1"]
+        argv += ["--before", str(repo), "--after", str(after), "--synthetic", "3000"]
+        return subprocess.run(
+            argv, capture_output=True, text=True, check=True, timeout=180
+        ).stdout.splitlines()
+
+    same = rows(repo)
+    assert same[0].startswith("| case | run | before:")
+    assert len(same) == 4, same
+    assert same[2].startswith("| store | 1 |") and same[2].endswith("| yes |")
+    assert same[3].startswith("| synthetic | 1 |") and same[3].endswith("| yes |")
+    differs = rows(other)
+    assert differs[3].endswith("| NO |"), differs

@@ -81,9 +81,10 @@ class ViewSwitcher(ContentSwitcher):
         elif key == "conflicts":
             self.query_one(ConflictsView).catch_up()
         left = self._left_focus.get(key) if back else None
-        target = self.query(f"#{left}") if left is not None else None
-        if target:
-            target.first().focus()
+        found = self.query(f"#{left}") if left is not None else None
+        target = found.first() if found else None
+        if target is not None and target.focusable:
+            target.focus()
         else:
             self.query_one(FOCUS[key]).focus()
 

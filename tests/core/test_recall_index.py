@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import mmap
 import shutil
 from collections.abc import Sequence
@@ -136,6 +137,45 @@ def test_postings_group_each_rows_members_ascending_once(
     got = [csr.members[csr.ptr[r] : csr.ptr[r + 1]].tolist() for r in range(n_rows)]
     assert got == want
     assert csr.ptr.dtype == np.int64 and csr.members.dtype == np.int32
+
+
+@PROPS
+@given(
+    texts=TEXTS,
+    ascii_words=st.lists(
+        st.from_regex(r"[A-Za-z0-9 ]{0,20}", fullmatch=True), max_size=12
+    ),
+    cuts=st.lists(st.integers(0, 40), max_size=4),
+)
+def test_fields_built_from_runs_of_rows_equal_whole_columns(
+    texts: list[str], ascii_words: list[str], cuts: list[int]
+) -> None:
+    """A segment tokenizes its texts a run of rows at a time: any split into runs
+    (non-ASCII texts, repeats and empty runs among them) gives the vocabulary and
+    the postings of whole columns."""
+    from kgai_tui.core.recall.fields import Fields
+
+    titles = ascii_words + texts + ascii_words[:2]
+    rationales = list(reversed(titles))
+    n = len(titles)
+    bounds = sorted({0, n, *(min(c, n) for c in cuts)})
+
+    def runs(column: list[str]) -> list[list[str]]:
+        return [column[a:b] for a, b in itertools.pairwise(bounds)]
+
+    whole = Fields([(3.0, titles), (1.0, rationales)], n)
+    split = Fields.chunked([(3.0, runs(titles)), (1.0, runs(rationales))], n)
+
+    def parts(f: Fields) -> list[object]:
+        out: list[object] = [
+            (length, b.toks.tolist()) for length, b in sorted(f.vocab.buckets.items())
+        ]
+        out += [(w, c.ptr.tolist(), c.members.tolist()) for w, c in f.fields]
+        return out
+
+    assert parts(split) == parts(whole)
+    with pytest.raises(ValueError, match="rows"):
+        Fields.chunked([(3.0, [titles])], n + 1)
 
 
 def test_tokens_of_repeated_texts_are_gathered_in_blocks(

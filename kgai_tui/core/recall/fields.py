@@ -43,6 +43,15 @@ class SparseRows:
 _EMPTY_ROWS: Final = np.zeros(0, dtype=np.int64)
 
 
+def _joined(parts: list[I32]) -> I32:
+    """One array of ``parts`` (emptied), without a copy when there is one."""
+    if len(parts) == 1:
+        return parts.pop()
+    out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+    parts.clear()
+    return out
+
+
 def _postings(csr: Csr, starts: I64, counts: I64, values: F64) -> tuple[I32, F64]:
     """The members of the postings ``starts``/``counts`` (all non-empty), each
     with its posting's value."""
@@ -97,13 +106,43 @@ class Fields:
     def __init__(self, texts: Iterable[tuple[float, Sequence[str]]], n: int) -> None:
         """Tokenize every field; ``texts`` are ``(weight, per-row text)`` pairs,
         each let go once tokenized (a generator makes the next one then)."""
+        self._build(((weight, (column,)) for weight, column in texts), n)
+
+    @classmethod
+    def chunked(
+        cls, fields: Iterable[tuple[float, Iterable[Sequence[str]]]], n: int
+    ) -> Fields:
+        """The same fields, each field's texts given as runs of consecutive rows:
+        one run's strings are alive at a time, not a whole column's (at 10M
+        decisions ten million titles, their distinct-text dict and their joined
+        text). The vocabulary is sorted once every run is in, so the ids, and so
+        the postings, are those of whole columns."""
+        out = cls.__new__(cls)
+        out._build(fields, n)
+        return out
+
+    def _build(
+        self, fields: Iterable[tuple[float, Iterable[Sequence[str]]]], n: int
+    ) -> None:
         vocab: dict[bytes, int] = {}
         raw: list[tuple[float, I32, I32]] = []
-        for weight, column in texts:
-            owner, tid = tokenize_many(column, vocab)
-            del column
-            raw.append((weight, owner, tid))
-            del owner, tid
+        for weight, runs in fields:
+            owners: list[I32] = []
+            tids: list[I32] = []
+            base = 0
+            for run in runs:
+                owner, tid = tokenize_many(run, vocab)
+                if base:
+                    owner += base
+                base += len(run)
+                del run
+                owners.append(owner)
+                tids.append(tid)
+                del owner, tid
+            if base != n:
+                raise ValueError(f"a field holds {base} rows, not {n}")
+            raw.append((weight, _joined(owners), _joined(tids)))
+            del owners, tids
         self.vocab = Vocab(vocab)
         del vocab
         self.n = n

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from kgai_tui.core.replay.projection import Projection
 
 __all__ = [
+    "TEXT_RUN",
     "ElementPart",
     "Elements",
     "Segment",
@@ -46,6 +47,8 @@ _SPARSE_MIN: Final = 4096
 _SPARSE_SHARE: Final = 16
 #: Scored rows whose shaped elements are gathered (and let go of) at a time.
 _GATHER: Final = 8192
+#: Decisions whose texts a segment's build makes and tokenizes at a time.
+TEXT_RUN: Final = 1 << 16
 
 
 @dataclass(slots=True)
@@ -85,13 +88,19 @@ class Segment:
         idx = decs.tolist()
         title, rat, summ = p.dec_title, p.dec_rationale, p.dec_summary
 
-        def texts() -> Iterator[tuple[float, list[str]]]:
-            # Each field's texts made when it is tokenized and let go after: at
-            # a model's first build at 1M both at once were ~190 MB of its peak.
-            yield 3.0, [title[i] for i in idx]
-            yield 1.0, [rat[i] + " " + summ[i] for i in idx]
+        runs = range(0, len(idx), TEXT_RUN)
 
-        self.fields = Fields(texts(), len(idx))
+        def titles() -> Iterator[list[str]]:
+            for a in runs:
+                yield [title[i] for i in idx[a : a + TEXT_RUN]]
+
+        def rationales() -> Iterator[list[str]]:
+            for a in runs:
+                yield [rat[i] + " " + summ[i] for i in idx[a : a + TEXT_RUN]]
+
+        # A run of texts at a time: whole columns were most of what the recall
+        # build added at 10M (3.8 GB), once its token arrays were made compact.
+        self.fields = Fields.chunked([(3.0, titles()), (1.0, rationales())], len(idx))
         shapes = p.dec_shapes
         lens = np.fromiter(
             (len(shapes[i]) for i in idx), dtype=np.int64, count=len(idx)

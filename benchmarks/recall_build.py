@@ -13,9 +13,11 @@ the same bytes (the file names are random: their kinds and contents are hashed).
 
 The bench generator's texts are a few tokens each (a title of four words, a
 rationale of three). ``--synthetic N`` also builds the recall postings
-(``Fields``) of N decisions with realistic text, held in memory before: 8-word
-titles and 40-word rationales drawn from 20,000 words (a fixed seed), in a row
-of its own, its bytes those of the vocabulary and the postings.
+(``Fields``) of N decisions with realistic text: 8-word titles and 40-word
+rationales drawn from 20,000 words (fixed seeds, made a run of 65,536 rows at a
+time, as a segment makes them from the replay), in a row of its own, its bytes
+those of the vocabulary and the postings. A tree with ``Fields.chunked`` takes
+the runs as they come; an older one, whole columns.
 """
 
 from __future__ import annotations
@@ -75,14 +77,23 @@ if mode == "store":
             h.update(f.name.split("-")[0].encode())
             h.update(f.read_bytes())
 else:
+    import numpy as np
     from kgai_tui.core.recall.fields import Fields
-    n, rnd = int(arg), random.Random(7)
-    words = [f"w{rnd.randrange(10**9):x}" for _ in range(20000)]
-    titles = [" ".join(rnd.choices(words, k=8)) for _ in range(n)]
-    rats = [" ".join(rnd.choices(words, k=40)) for _ in range(n)]
-    fields, seconds, base, top = measured(
-        lambda: Fields(iter([(3.0, titles), (1.0, rats)]), n)
-    )
+    n, run = int(arg), 1 << 16
+    pick = np.random.default_rng(7).integers(0, 10**9, 20000)
+    words = np.array([f"w{x:x}" for x in pick], dtype=object)
+    def texts(a, k, salt):  # rows a.. of a run, k words each, the same in every tree
+        got = np.random.default_rng(a * 7 + salt).integers(0, 20000, (min(run, n - a), k))
+        return [" ".join(words[row]) for row in got]
+    def runs(k, salt):
+        return (texts(a, k, salt) for a in range(0, n, run))
+    def build():
+        if hasattr(Fields, "chunked"):  # the texts of a run of rows at a time
+            return Fields.chunked([(3.0, runs(8, 1)), (1.0, runs(40, 2))], n)
+        whole = ((3.0, [s for r in runs(8, 1) for s in r]),
+                 (1.0, [s for r in runs(40, 2) for s in r]))
+        return Fields(iter(whole), n)
+    fields, seconds, base, top = measured(build)
     for length in sorted(fields.vocab.buckets):
         h.update(fields.vocab.buckets[length].toks.tobytes())
     for weight, csr in fields.fields:

@@ -74,9 +74,9 @@ class Csr:
 
         One int64 key per pair, the row above the member, sorted in place:
         members ascending within a row, as a stable sort by row leaves them.
-        ``rows`` is taken as that key's buffer (the caller's array is consumed):
-        a stable argsort, then each array gathered in its order, held five
-        arrays as long as the postings at once (the 10M recall build's peak).
+        ``rows`` becomes that key (the caller's array is consumed). A stable
+        argsort with each array gathered in its order held five arrays as long
+        as the postings at once: at 10M, most of the recall build's peak.
         """
         key = rows
         key <<= 32

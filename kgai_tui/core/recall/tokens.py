@@ -94,8 +94,8 @@ def tokenize_many(texts: Sequence[str], vocab: dict[bytes, int]) -> tuple[I32, I
     Returns:
         ``(owner, tid)``: one row per token of a text (text index, token id),
         grouped by text index; a text's repeated token may appear more than once.
-        Both int32 (a text index and a token id are below 2**31): at 10M decisions
-        these arrays are hundreds of millions of rows, the recall build's peak.
+        Both int32 (a text index and a token id are below 2**31): one row per
+        token, so at 10M decisions of real text hundreds of millions of rows.
     """
     n = len(texts)
     empty = np.zeros(0, dtype=np.int32)

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from kgai_tui.core.model.people_rows import HeadCounts, PersonTotals
     from kgai_tui.core.model.timeline_rows import Columns
     from kgai_tui.core.recall.index import RecallIndex
-    from kgai_tui.core.replay.projection import Projection
     from kgai_tui.core.replay.projection_view import Field
 
 __all__ = ["DiskProjection", "as_networkx", "read_meta"]
@@ -203,7 +202,7 @@ class DiskProjection:
 
         return load_recall(
             self._model,
-            cast("Projection", self),
+            self,
             read_meta(self.db, "recall"),
             stored_delta(self.db),
         )

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from kgai_tui.core.recall.fields import Fields
     from kgai_tui.core.recall.index import ElementPart, RecallIndex, SegmentPart
     from kgai_tui.core.recall.segments import Elements
-    from kgai_tui.core.replay.projection import Projection
+    from kgai_tui.core.replay.projection_view import ProjectionView
 
 __all__ = [
     "SEGMENT_EVERY",
@@ -222,7 +222,7 @@ def _checked(model: Path, entry: dict[str, Any], reader: Callable[[Path], Any]) 
 
 
 def load_recall(
-    model: Path, p: Projection, recall: dict[str, Any], delta: ElementDelta
+    model: Path, p: ProjectionView, recall: dict[str, Any], delta: ElementDelta
 ) -> RecallIndex:
     """The recall index of a model's snapshot ``p`` (its ``meta`` entries
     ``recall`` and ``recall_delta``)."""
@@ -335,7 +335,7 @@ def _by_decision(arrays: dict[str, Any]) -> tuple[Any, Any]:
 # ---------------------------------------------------------------------- writing
 
 
-def build_recall(model: Path, p: Projection) -> dict[str, Any]:
+def build_recall(model: Path, p: ProjectionView) -> dict[str, Any]:
     """Index a whole replayed projection; return the ``recall`` meta entry."""
     import numpy as np
 
@@ -359,7 +359,7 @@ def build_recall(model: Path, p: Projection) -> dict[str, Any]:
 
 def update_recall(
     model: Path,
-    p: Projection,
+    p: ProjectionView,
     recall: dict[str, Any],
     db: sqlite3.Connection,
     *,
@@ -428,7 +428,7 @@ def update_recall(
 
 def _grown(
     model: Path,
-    p: Projection,
+    p: ProjectionView,
     recall: dict[str, Any],
     delta: ElementDelta,
     changed: Sequence[tuple[str, tuple[str, str, str]]],

@@ -11,9 +11,8 @@ order is still canonical ``(lamport, hash)``, exactly as spec 6.6 and 14.8 say.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from kgai_tui.core.gosem.gotext import format_rfc3339, rfc3339_epoch
@@ -121,7 +120,9 @@ def _graph_obj(p: ProjectionView, cut: datetime) -> dict[str, Any]:
     ]
     # Every head's id and title fetched in one pass (a view's columns are lazy).
     flat = [i for _, order in orders for i in order]
-    ids, titles = _take(p.dec_id, flat), _take(p.dec_title, flat)
+    fields = p.decision_fields(flat, ("id", "title"))
+    ids: list[str] = [f[0] for f in fields]
+    titles: list[str] = [f[1] for f in fields]
     at = 0
     for eid, order in orders:
         node = attrs[eid]
@@ -137,14 +138,3 @@ def _graph_obj(p: ProjectionView, cut: datetime) -> dict[str, Any]:
         )
         at = end
     return _obj(cut, names, links, heads, conflict_groups(p))
-
-
-def _take(column: Sequence[str], indices: list[int]) -> list[str]:
-    """``[column[i] for i in indices]``, in one C call where the column allows."""
-    take = getattr(column, "take", None)
-    if take is not None:
-        values: list[str] = take(indices)
-        return values
-    if isinstance(column, list) and len(indices) > 1:
-        return list(itemgetter(*indices)(column))
-    return [column[i] for i in indices]

@@ -10,7 +10,7 @@ is never held whole.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -100,13 +100,20 @@ class ProjectionExport:
         return [[{"authority": a, "decision": d, "element": e} for d, e, a in rows]]
 
 
+def source_parts(
+    source: ExportSource,
+) -> tuple[tuple[str, Callable[[], Iterable[list[Row]]]], ...]:
+    """Each part's name (:data:`PARTS`) with the method that reads it, in order."""
+    reads = (source.elements, source.links, source.decisions, source.shapes)
+    return tuple(zip(PARTS, reads, strict=True))
+
+
 def export_parts(p: ProjectionView) -> dict[str, list[Row]]:
     """The four export parts of a projection, each in print order (what the
     property tests compare every export against)."""
-    source = ProjectionExport(p)
     return {
-        name: [row for chunk in getattr(source, name)() for row in chunk]
-        for name in PARTS
+        name: [row for chunk in read() for row in chunk]
+        for name, read in source_parts(ProjectionExport(p))
     }
 
 
@@ -138,12 +145,12 @@ def export_chunks(
     """
     digest = hashlib.sha256(b'{"ok":false')
     yield b'{\n  "ok": true'
-    for name in PARTS:
+    for name, read in source_parts(source):
         key = marshal(name)
         yield b",\n  " + key + b": "
         digest.update(b"," + key + b":")
         any_rows = False
-        for chunk in _chunks(getattr(source, name)()):
+        for chunk in _chunks(read()):
             nested = marshal({"": chunk}, orjson.OPT_INDENT_2)
             # {\n  "": [\n    {...},\n    {...}\n  ]\n}  ->  the rows' lines alone
             body = escape_json_controls(nested[10:-6])

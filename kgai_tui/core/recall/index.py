@@ -33,7 +33,7 @@ from kgai_tui.core.recall.tiers import merged_tail
 from kgai_tui.core.recall.tokens import F64, utf8
 
 if TYPE_CHECKING:
-    from kgai_tui.core.replay.projection import Projection
+    from kgai_tui.core.replay.projection_view import ProjectionView
 
 __all__ = [
     "ElementPart",
@@ -69,7 +69,7 @@ class RecallIndex:
     #: Element id -> position, for a stored index built on first use.
     _el_map: dict[str, int] | None = None
 
-    def __init__(self, p: Projection) -> None:
+    def __init__(self, p: ProjectionView) -> None:
         """Index the whole projection (prefer :meth:`from_projection`)."""
         self._p = p
         self._frozen = False
@@ -78,7 +78,7 @@ class RecallIndex:
     @classmethod
     def stored(
         cls,
-        p: Projection,
+        p: ProjectionView,
         elements: Elements,
         segments: Sequence[SegmentPart],
         stale: Iterable[int],
@@ -129,12 +129,12 @@ class RecallIndex:
         return self._elements.part(), [s.part() for s in self._segments]
 
     @classmethod
-    def from_projection(cls, p: Projection) -> RecallIndex:
+    def from_projection(cls, p: ProjectionView) -> RecallIndex:
         """Build the index of a replayed projection."""
         return cls(p)
 
     @property
-    def projection(self) -> Projection:
+    def projection(self) -> ProjectionView:
         """The projection this index answers for."""
         return self._p
 
@@ -329,10 +329,10 @@ class RecallIndex:
         lam = p.dec_lamport
         lams = [lam[i] for i in tied]
         newest = max(lams)
-        ids = p.dec_id
+        dec_ids = p.dec_id
         return min(
             (i for i, at in zip(tied, lams, strict=True) if at == newest),
-            key=ids.__getitem__,
+            key=dec_ids.__getitem__,
         )
 
     def elements_named(self, token: str) -> list[str]:
@@ -381,10 +381,12 @@ class RecallIndex:
         return dict(zip(ids, rel.tolist(), strict=True))
 
 
-_BUILT: weakref.WeakKeyDictionary[Projection, RecallIndex] = weakref.WeakKeyDictionary()
+_BUILT: weakref.WeakKeyDictionary[ProjectionView, RecallIndex] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def recall_index_of(p: Projection) -> RecallIndex:
+def recall_index_of(p: ProjectionView) -> RecallIndex:
     """The recall index of a projection, built on its first use and kept with it."""
     index = _BUILT.get(p)
     if index is None:

@@ -33,7 +33,7 @@ from kgai_tui.core.gosem.gotext import go_fields, go_lower, go_trim_space
 from kgai_tui.core.wire.props import parse_props
 
 if TYPE_CHECKING:
-    from kgai_tui.core.replay.projection import Projection
+    from kgai_tui.core.replay.projection_view import ProjectionView
 
 __all__ = [
     "STOPWORDS",
@@ -370,7 +370,7 @@ class ScanDoc:
     fields: tuple[tuple[float, tuple[str, ...]], ...]
 
 
-def scan_corpus(p: Projection) -> list[ScanDoc]:
+def scan_corpus(p: ProjectionView) -> list[ScanDoc]:
     """Build the reference search documents: every element, then every decision.
 
     Elements (stubs included) have name (weight 3), kind (2) and the raw props blob

@@ -27,7 +27,7 @@ from kgai_tui.core.recall.scoring import (
 from kgai_tui.core.recall.tokens import F64, I32, I64
 
 if TYPE_CHECKING:
-    from kgai_tui.core.replay.projection import Projection
+    from kgai_tui.core.replay.projection_view import ProjectionView
 
 __all__ = [
     "TEXT_RUN",
@@ -82,7 +82,7 @@ class ElementPart:
 class Segment:
     """A frozen set of decisions with their text postings and shaped elements."""
 
-    def __init__(self, p: Projection, decs: I64, el_of: dict[str, int]) -> None:
+    def __init__(self, p: ProjectionView, decs: I64, el_of: dict[str, int]) -> None:
         """Index decisions ``decs`` (global indices, ascending) of ``p``."""
         self.decs = decs
         idx = decs.tolist()
@@ -262,7 +262,7 @@ class Segment:
 class Elements:
     """Element fields (name 3, kind 2, props 1) and stored paths, by position."""
 
-    def __init__(self, p: Projection) -> None:
+    def __init__(self, p: ProjectionView) -> None:
         """Index every element of the graph in node order."""
         nodes = p.graph.nodes
         self.ids: list[str] = list(nodes)
@@ -342,12 +342,14 @@ def stored_paths(
     return out
 
 
-def element_part(p: Projection) -> ElementPart:
+def element_part(p: ProjectionView) -> ElementPart:
     """The element fields of a projection (its graph), as stored parts."""
     return Elements(p).part()
 
 
-def segment_part(p: Projection, decs: I64, element_ids: Sequence[str]) -> SegmentPart:
+def segment_part(
+    p: ProjectionView, decs: I64, element_ids: Sequence[str]
+) -> SegmentPart:
     """A segment over decisions ``decs`` of ``p`` (ascending), as stored parts;
     ``element_ids`` in the element part's order (graph order)."""
     el_of = {e: k for k, e in enumerate(element_ids)}

@@ -32,7 +32,7 @@ from kgai_tui.core.search.query import compounds, split_camel
 from kgai_tui.core.wire.codec import event_obj
 
 if TYPE_CHECKING:
-    from kgai_tui.core.replay.projection import Projection
+    from kgai_tui.core.replay.projection_view import ProjectionView
     from kgai_tui.core.wire.model import Event
 
 __all__ = [
@@ -426,7 +426,7 @@ LIVE_KEYS: Final = {
 
 
 def live_decision(
-    p: Projection, attrs: dict[str, dict[str, Any]], idx: int
+    p: ProjectionView, attrs: dict[str, dict[str, Any]], idx: int
 ) -> DocRecord:
     """The live document of decision ``idx`` (a decision in force), from the projection.
 
@@ -491,13 +491,13 @@ def live_element(eid: str, attrs: dict[str, Any]) -> DocRecord:
     )
 
 
-def element_attrs(p: Projection) -> dict[str, dict[str, Any]]:
+def element_attrs(p: ProjectionView) -> dict[str, dict[str, Any]]:
     """Element attributes by id, as a plain dict (faster than the graph's views)."""
     nodes = p.graph.nodes
     return {eid: nodes[eid] for eid in nodes}
 
 
-def live_members(p: Projection) -> tuple[list[int], list[str]]:
+def live_members(p: ProjectionView) -> tuple[list[int], list[str]]:
     """The decisions in force (indices) and every element id of a projection."""
     head_idx: set[int] = set()
     for heads in p.heads.values():
@@ -505,7 +505,7 @@ def live_members(p: Projection) -> tuple[list[int], list[str]]:
     return sorted(head_idx), list(p.graph.nodes)
 
 
-def live_records(p: Projection) -> list[DocRecord]:
+def live_records(p: ProjectionView) -> list[DocRecord]:
     """The live documents (current elements, decisions in force) in key order."""
     attrs = element_attrs(p)
     decisions, elements = live_members(p)

@@ -73,7 +73,6 @@ from kgai_tui.core.wire.ids import resolve_ref
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
-    from kgai_tui.core.replay.projection import Projection
     from kgai_tui.core.replay.projection_view import ProjectionView
 
 __all__ = ["MAX_LIMIT", "SearchIndex"]
@@ -175,7 +174,7 @@ class SearchIndex(ForgivingSearch):
         cls,
         root: Path,
         prints: tuple[ShardPrint, ...],
-        projection: Projection,
+        projection: ProjectionView,
         *,
         cache_base: Path | None = None,
     ) -> SearchIndex | None:
@@ -202,7 +201,7 @@ class SearchIndex(ForgivingSearch):
         cache: Path,
         root: Path,
         prints: tuple[ShardPrint, ...],
-        projection: Projection,
+        projection: ProjectionView,
         engine: Engine | None,
     ) -> SearchIndex | None:
         """Under the write lock: the recorded index as it is, or extended by an

@@ -35,7 +35,7 @@ from kgai_tui.core.search.docs import (
 )
 
 if TYPE_CHECKING:
-    from kgai_tui.core.replay.projection import Projection
+    from kgai_tui.core.replay.projection_view import ProjectionView
     from kgai_tui.core.wire.model import Event
 
 __all__ = ["LiveEntry", "LiveSet", "live_set", "touched_by"]
@@ -93,7 +93,7 @@ def touched_by(events: Iterable[Event]) -> tuple[set[str], set[str]]:
 
 
 def live_set(
-    p: Projection,
+    p: ProjectionView,
     previous: LiveSet | None = None,
     touched: tuple[set[str], set[str]] | None = None,
 ) -> LiveSet:

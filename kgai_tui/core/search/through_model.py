@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from kgai_tui.core.model.rows import ModelCorruptError
 from kgai_tui.core.model.schema import model_enabled
@@ -24,7 +24,6 @@ from kgai_tui.core.store.shard_print import ShardPrint
 
 if TYPE_CHECKING:
     from kgai_tui.core.reads.store import KeptReads
-    from kgai_tui.core.replay.projection import Projection
 
 __all__ = ["index_of_model", "index_through_model", "model_prints"]
 
@@ -50,7 +49,7 @@ def index_of_model(
         return SearchIndex.extended(
             root,
             model_prints(kept.shard_states),
-            cast("Projection", kept.projection),
+            kept.projection,
             cache_base=cache_base,
         )
     except (sqlite3.Error, ModelCorruptError):

@@ -31,7 +31,7 @@ from kgai_tui.core.wire.codec import event_from_obj
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
-    from kgai_tui.core.replay.projection import Projection
+    from kgai_tui.core.replay.projection_view import ProjectionView
 
 __all__ = [
     "IndexInfo",
@@ -289,7 +289,7 @@ def extend_persisted(
     cache: Path,
     state: IndexState,
     prints: tuple[ShardPrint, ...],
-    projection: Projection,
+    projection: ProjectionView,
     log_dir: Path,
 ) -> Parts | None:
     """Add the decision events appended up to ``prints`` (read from the shards'

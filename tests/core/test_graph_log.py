@@ -61,3 +61,119 @@ def test_a_long_log_is_folded_into_the_state(
     assert model.how == "append"
     assert _log_rows(root, cache) == 0
     assert_same(model, root)
+
+
+def _wide_store(tmp_path: Path) -> tuple[Path, Path, bytes]:
+    """A store of one decision, and the line of a second one that upserts 1,300
+    new elements: its update logs 1,300 node operations, past
+    ``elements // 8 + _LOG_FLOOR`` (1,186), so the log is long after it."""
+    from builders import ShardWriter, decision, upsert, write_store
+
+    root, cache = tmp_path / "store", tmp_path / "cache"
+    w = ShardWriter("i-one")
+    w.add(
+        decision("first", [upsert("feature", "F")]),
+        lamport=1,
+        recorded_at="2026-01-01T00:00:00Z",
+    )
+    wide = [upsert("service", f"S{n:04d}", tier=str(n % 7)) for n in range(1300)]
+    w.add(decision("wide", wide), lamport=2, recorded_at="2026-01-02T00:00:00Z")
+    write_store(root, {"i-one.ndjson": lines(w.events[:1])})
+    return root, cache, lines(w.events[1:])
+
+
+def test_a_command_line_read_leaves_the_fold_until_it_has_answered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``background`` update (a command-line read) that makes the log long
+    writes its rows and log, not the state: the fold is handed to a detached
+    process once the lock is let go. The model answers as a whole replay does
+    before the fold and after it, and stays sealed (the next read is warm)."""
+    from kgai_tui.core.model import graph_fold, seal
+
+    root, cache, w = linked_store(tmp_path)
+    open_model(root, cache).close()
+    monkeypatch.setattr(graph_log, "_LOG_FLOOR", 0)
+    append_files(root, {"i-one.ndjson": lines(w.events[2:])})
+    handed: list[object] = []
+
+    def spied(work: object) -> bool:
+        assert not seal._HELD, "the fold is handed over with the lock still held"
+        handed.append(work)
+        return True
+
+    monkeypatch.setattr(graph_fold, "run_detached", spied)
+    model = open_model(root, cache, background=True)
+    assert model.how == "append"
+    assert len(handed) == 1
+    assert _log_rows(root, cache) == 1  # logged, not folded in line
+    assert_same(model, root)
+    model.close()
+    path = model_path(root, cache)
+    assert graph_fold.fold_graph(path)
+    assert _log_rows(root, cache) == 0
+    assert not graph_fold.fold_graph(path)  # folded already: nothing to do
+    model = open_model(root, cache)
+    assert model.how == "warm"
+    assert_same(model, root)
+    model.close()
+
+
+def test_a_fold_gives_way_to_a_holder_of_the_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fold waits for the model's lock no longer than its patience, and
+    then writes nothing; with the lock free it folds."""
+    from kgai_tui.core.model import graph_fold
+    from kgai_tui.core.model.seal import model_lock
+
+    root, cache, w = linked_store(tmp_path)
+    open_model(root, cache).close()
+    monkeypatch.setattr(graph_log, "_LOG_FLOOR", 0)
+    append_files(root, {"i-one.ndjson": lines(w.events[2:])})
+    monkeypatch.setattr(graph_fold, "run_detached", lambda work: True)
+    open_model(root, cache, background=True).close()
+    path = model_path(root, cache)
+    assert _log_rows(root, cache) == 1
+    with model_lock(path):
+        assert not graph_fold.fold_graph(path, patience=0.2)
+    assert _log_rows(root, cache) == 1
+    assert graph_fold.fold_graph(path, patience=0.2)
+    assert _log_rows(root, cache) == 0
+
+
+def test_the_detached_fold_of_a_real_read_leaves_the_model_sealed(
+    tmp_path: Path,
+) -> None:
+    """A real ``status`` after the wide append answers; a detached process then
+    folds the log (within seconds), and the model it leaves is sealed: the next
+    read trusts it (warm) and equals a whole replay."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    root, cache, wide = _wide_store(tmp_path)
+    env = {**os.environ, "KGAI_TUI_CACHE_DIR": str(cache)}
+    argv = [sys.executable, "-m", "kgai_tui", "status", "--json", "--store", str(root)]
+    first = subprocess.run(argv, env=env, capture_output=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    append_files(root, {"i-one.ndjson": wide})
+    second = subprocess.run(argv, env=env, capture_output=True, timeout=120)
+    assert second.returncode == 0, second.stderr
+    assert b'"elements": 1301' in second.stdout
+    deadline = time.monotonic() + 30
+    while _log_rows(root, cache) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _log_rows(root, cache) == 0
+    time.sleep(0.2)  # the seal is written as the fold's connection closes
+    model = open_model(root, cache)
+    assert model.how == "warm"
+    model.close()
+    off = {**env, "KGAI_TUI_READ_MODEL": "off"}
+    for args in (["status"], ["export", "--canonical"], ["heads"]):
+        argv = [sys.executable, "-m", "kgai_tui", *args, "--json", "--store", str(root)]
+        on = subprocess.run(argv, env=env, capture_output=True, timeout=120)
+        whole = subprocess.run(argv, env=off, capture_output=True, timeout=120)
+        assert on.returncode == whole.returncode == 0, on.stderr
+        assert on.stdout == whole.stdout, args

@@ -11,9 +11,10 @@ stored state. Orders depend only on the state and the sequence of operations, so
 the graph a reader gets is the one the replay left (``tests/core/test_model.py``
 compares every order with a whole replay after appends in any split).
 
-When the log grows past :func:`log_is_long`, the update loads the graph whole and
-writes the state again with an empty log: a reader never replays more than an
-eighth of the graph's size in operations.
+When the log grows past :func:`log_is_long`, the graph is loaded whole and the
+state written again with an empty log: a reader never replays more than an eighth
+of the graph's size (and a floor) in operations. A command-line read leaves that
+fold to a detached process once it has answered (:mod:`~kgai_tui.core.model.graph_fold`).
 """
 
 from __future__ import annotations

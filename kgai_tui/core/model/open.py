@@ -513,12 +513,16 @@ def _bring_up_to_date(
     """Under the model lock: extend the model if it can be, else rebuild it (or
     return the replay and rebuild it in the background, see :func:`open_model`);
     without ``rebuild``, "stale" instead of a rebuild. ``seen`` gets the log the
-    model then holds, for a read of it that need not print the shards again."""
+    model then holds, for a read of it that need not print the shards again. A
+    ``background`` update that makes the graph log long leaves it to fold once
+    the lock is let go (:mod:`~kgai_tui.core.model.graph_fold`)."""
     from kgai_tui.core.engine.open import replay_log
+    from kgai_tui.core.model.graph_fold import fold_after, fold_due
     from kgai_tui.core.model.update import extend_if_cheaper
 
     log_dir, seen = root / "log", [] if seen is None else seen
-    with model_lock(path):
+    # The lock is let go (exited first) before ``later`` runs.
+    with contextlib.ExitStack() as later, model_lock(path):
         # The log as it is now: another process may have extended the model past
         # the listing taken before the lock (comparing with that one would look like
         # a log that shrank, and rebuild for nothing).
@@ -536,12 +540,14 @@ def _bring_up_to_date(
                     seen.append((listing, now))
                     return "warm"
                 if change == "append" and extend_if_cheaper(
-                    db, path, log_dir, stored, now, staged
+                    db, path, log_dir, stored, now, staged, fold_now=not background
                 ):
                     # Fold the log into the file when no reader holds it back
                     # (never waiting for one); sealed below, as it is then.
                     fold_log(db)
                     seen.append((listing, now))
+                    if background and fold_due(db):
+                        later.callback(fold_after, path)
                     return "append"
             except _FAILURES:
                 pass

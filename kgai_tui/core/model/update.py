@@ -330,6 +330,8 @@ def extend_if_cheaper(
     stored: Sequence[ShardPrint],
     now: Sequence[ShardPrint],
     staged: Staged | None = None,
+    *,
+    fold_now: bool = True,
 ) -> bool:
     """:func:`extend_model`, unless the lines appended since ``stored`` are a
     third of the log or more (``False``: nothing written, rebuild instead)."""
@@ -338,7 +340,7 @@ def extend_if_cheaper(
         p.size for p in now
     ):
         return False
-    return extend_model(db, model, log_dir, now, staged)
+    return extend_model(db, model, log_dir, now, staged, fold_now=fold_now)
 
 
 def extend_model(
@@ -347,6 +349,8 @@ def extend_model(
     log_dir: Path,
     now: Sequence[ShardPrint],
     staged: Staged | None = None,
+    *,
+    fold_now: bool = True,
 ) -> bool:
     """Apply what was appended to the shards since the model was written.
 
@@ -360,6 +364,9 @@ def extend_model(
     and applied again when they are exactly the ones the overlay applied on top of
     the stored state: the overlay's rows are written as they are, which saves
     loading the element graph a second time. Otherwise it is ignored.
+
+    Without ``fold_now``, a graph log this update makes long is left for
+    :func:`~kgai_tui.core.model.graph_fold.fold_after` (the caller answers first).
     """
     shard_meta = read_meta(db, "shards")
     stored = {s["print"][0]: s for s in shard_meta}
@@ -430,8 +437,10 @@ def extend_model(
         *graph.ops,
         *(("attrs", e, dict(zip(_ATTRS, a, strict=True))) for e, a in changed),
     ]
-    if graph_ops and log_is_long(
-        logged_count(db) + len(graph_ops), graph.number_of_nodes()
+    if (
+        fold_now
+        and graph_ops
+        and log_is_long(logged_count(db) + len(graph_ops), graph.number_of_nodes())
     ):
         graph.load()
     old_recall = read_meta(db, "recall")

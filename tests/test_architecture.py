@@ -151,8 +151,6 @@ _PROBES_ALLOWED = {
     "kgai_tui/core/__init__.py": 1,
     "kgai_tui/core/detached.py": 1,
     "kgai_tui/core/query/run.py": 1,
-    "kgai_tui/core/reads/as_of.py": 1,
-    "kgai_tui/core/reads/export.py": 2,
     "kgai_tui/core/search/backend.py": 1,
     "kgai_tui/core/store/config_file.py": 1,
     "kgai_tui/core/store/regular_file.py": 1,

@@ -89,7 +89,7 @@ def test_a_command_line_read_leaves_the_fold_until_it_has_answered(
     writes its rows and log, not the state: the fold is handed to a detached
     process once the lock is let go. The model answers as a whole replay does
     before the fold and after it, and stays sealed (the next read is warm)."""
-    from kgai_tui.core.model import graph_fold, seal
+    from kgai_tui.core.model import seal, tidy
 
     root, cache, w = linked_store(tmp_path)
     open_model(root, cache).close()
@@ -102,7 +102,7 @@ def test_a_command_line_read_leaves_the_fold_until_it_has_answered(
         handed.append(work)
         return True
 
-    monkeypatch.setattr(graph_fold, "run_detached", spied)
+    monkeypatch.setattr(tidy, "run_detached", spied)
     model = open_model(root, cache, background=True)
     assert model.how == "append"
     assert len(handed) == 1
@@ -110,9 +110,9 @@ def test_a_command_line_read_leaves_the_fold_until_it_has_answered(
     assert_same(model, root)
     model.close()
     path = model_path(root, cache)
-    assert graph_fold.fold_graph(path)
+    assert tidy.tidy(path)
     assert _log_rows(root, cache) == 0
-    assert not graph_fold.fold_graph(path)  # folded already: nothing to do
+    assert not tidy.tidy(path)  # folded already: nothing to do
     model = open_model(root, cache)
     assert model.how == "warm"
     assert_same(model, root)
@@ -124,21 +124,21 @@ def test_a_fold_gives_way_to_a_holder_of_the_lock(
 ) -> None:
     """The fold waits for the model's lock no longer than its patience, and
     then writes nothing; with the lock free it folds."""
-    from kgai_tui.core.model import graph_fold
+    from kgai_tui.core.model import tidy
     from kgai_tui.core.model.seal import model_lock
 
     root, cache, w = linked_store(tmp_path)
     open_model(root, cache).close()
     monkeypatch.setattr(graph_log, "_LOG_FLOOR", 0)
     append_files(root, {"i-one.ndjson": lines(w.events[2:])})
-    monkeypatch.setattr(graph_fold, "run_detached", lambda work: True)
+    monkeypatch.setattr(tidy, "run_detached", lambda work: True)
     open_model(root, cache, background=True).close()
     path = model_path(root, cache)
     assert _log_rows(root, cache) == 1
     with model_lock(path):
-        assert not graph_fold.fold_graph(path, patience=0.2)
+        assert not tidy.tidy(path, patience=0.2)
     assert _log_rows(root, cache) == 1
-    assert graph_fold.fold_graph(path, patience=0.2)
+    assert tidy.tidy(path, patience=0.2)
     assert _log_rows(root, cache) == 0
 
 

@@ -14,7 +14,7 @@ compares every order with a whole replay after appends in any split).
 When the log grows past :func:`log_is_long`, the graph is loaded whole and the
 state written again with an empty log: a reader never replays more than an eighth
 of the graph's size (and a floor) in operations. A command-line read leaves that
-fold to a detached process once it has answered (:mod:`~kgai_tui.core.model.graph_fold`).
+fold to a detached process once it has answered (:mod:`~kgai_tui.core.model.tidy`).
 """
 
 from __future__ import annotations

@@ -514,10 +514,10 @@ def _bring_up_to_date(
     return the replay and rebuild it in the background, see :func:`open_model`);
     without ``rebuild``, "stale" instead of a rebuild. ``seen`` gets the log the
     model then holds, for a read of it that need not print the shards again. A
-    ``background`` update that makes the graph log long leaves it to fold once
-    the lock is let go (:mod:`~kgai_tui.core.model.graph_fold`)."""
+    ``background`` update leaves its housekeeping until the lock is let go
+    (:mod:`~kgai_tui.core.model.tidy`)."""
     from kgai_tui.core.engine.open import replay_log
-    from kgai_tui.core.model.graph_fold import fold_after, fold_due
+    from kgai_tui.core.model.tidy import tidy_after, tidy_due
     from kgai_tui.core.model.update import extend_if_cheaper
 
     log_dir, seen = root / "log", [] if seen is None else seen
@@ -540,14 +540,14 @@ def _bring_up_to_date(
                     seen.append((listing, now))
                     return "warm"
                 if change == "append" and extend_if_cheaper(
-                    db, path, log_dir, stored, now, staged, fold_now=not background
+                    db, path, log_dir, stored, now, staged, tidy_now=not background
                 ):
                     # Fold the log into the file when no reader holds it back
                     # (never waiting for one); sealed below, as it is then.
                     fold_log(db)
                     seen.append((listing, now))
-                    if background and fold_due(db):
-                        later.callback(fold_after, path)
+                    if background and tidy_due(db):
+                        later.callback(tidy_after, path)
                     return "append"
             except _FAILURES:
                 pass

@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 __all__ = [
     "SEGMENT_EVERY",
     "load_recall",
+    "recall_tidy_due",
+    "update_recall",
     "write_element_file",
     "write_segment_file",
 ]
@@ -126,7 +128,9 @@ def write_delta_file(
         "attrs": attrs,
         "fields": _fields_out("d", element_fields(attrs), arrays),
     }
-    return _write(model, "eld", vals, arrays)
+    # How many elements it holds: a tidy after the answer writes the element
+    # file again once that passes its share (:func:`recall_tidy_due`).
+    return {**_write(model, "eld", vals, arrays), "size": len(vals["ids"])}
 
 
 def write_segment_file(model: Path, part: SegmentPart) -> dict[str, Any]:
@@ -279,7 +283,12 @@ def _elements(model: Path, recall: dict[str, Any], delta: ElementDelta) -> Eleme
 
 
 def _spill(
-    model: Path, recall: dict[str, Any], delta: ElementDelta, total: int
+    model: Path,
+    recall: dict[str, Any],
+    delta: ElementDelta,
+    total: int,
+    *,
+    any_size: bool = False,
 ) -> dict[str, Any] | None:
     """Write the delta file again with ``delta`` (positions among the element
     file's ids, then the delta file's new ones) folded into it; its meta entry,
@@ -300,7 +309,7 @@ def _spill(
         elif k - n >= len(filed.new):  # else one the delta file adds: in its new
             raise ModelCorruptError("the element delta does not fit its files")
     new = [*filed.new, *delta.new]
-    if (len(stale) + len(new)) * DELTA_FILE_SHARE > total:
+    if not any_size and (len(stale) + len(new)) * DELTA_FILE_SHARE > total:
         return None
     attrs = {**filed.attrs, **delta.attrs}
     return write_delta_file(model, ElementDelta(sorted(stale), new, attrs), base)
@@ -366,6 +375,7 @@ def update_recall(
     changed: Sequence[tuple[str, tuple[str, str, str]]],
     added: Sequence[str] | None,
     stale: Iterable[int],
+    later: bool = False,
 ) -> tuple[dict[str, Any], ElementDelta | None]:
     """The ``recall`` entry and the element delta (``None``: as stored) after an
     update of ``p`` (an overlay of the model whose connection is ``db``).
@@ -378,6 +388,11 @@ def update_recall(
     file is written; a segment over the decisions appended since the last one once
     there are :data:`SEGMENT_EVERY`, the newest stored segments merged into it as
     :func:`~kgai_tui.core.recall.tiers.merged_tail` says.
+
+    With ``later`` (a command-line read, which answers first), neither is
+    written here: the delta file takes every changed element, and
+    :mod:`~kgai_tui.core.model.tidy` writes the element file and the segment
+    once the answer is out (:func:`recall_tidy_due`).
     """
     out = dict(recall)
     out["stale"] = sorted(set(recall["stale"]) | set(stale))
@@ -393,7 +408,7 @@ def update_recall(
         if grown is not None:
             ids, delta = grown
             if len(delta.stale) + len(delta.new) > recall_delta.ELEMENT_DELTA_MAX:
-                filed = _spill(model, recall, delta, len(ids))
+                filed = _spill(model, recall, delta, len(ids), any_size=later)
                 stored = filed is not None
                 if filed is not None:
                     out["delta_file"], delta = filed, ElementDelta()
@@ -404,7 +419,7 @@ def update_recall(
             out["elements"] = write_element_file(model, elements)
             out.pop("delta_file", None)
             ids, delta = elements.ids, ElementDelta()
-    if n - covered < SEGMENT_EVERY:
+    if later or n - covered < SEGMENT_EVERY:
         return out, delta
     import numpy as np
 
@@ -424,6 +439,18 @@ def update_recall(
     segments.append(write_segment_file(model, segment_part(p, decs, ids)))
     out["segments"] = segments
     return out, delta
+
+
+def recall_tidy_due(recall: dict[str, Any], elements: int, decisions: int) -> bool:
+    """Whether an update left the recall files for a tidy to bring back in
+    shape: :data:`SEGMENT_EVERY` decisions or more past the segments, or a delta
+    file over 1/:data:`DELTA_FILE_SHARE` of the ``elements`` (its size is kept
+    in its entry; a file written before that was never over it)."""
+    covered = sum(int(e["count"]) for e in recall["segments"])
+    if decisions - covered >= SEGMENT_EVERY:
+        return True
+    filed = recall.get("delta_file")
+    return filed is not None and int(filed.get("size", 0)) * DELTA_FILE_SHARE > elements
 
 
 def _grown(

@@ -331,7 +331,7 @@ def extend_if_cheaper(
     now: Sequence[ShardPrint],
     staged: Staged | None = None,
     *,
-    fold_now: bool = True,
+    tidy_now: bool = True,
 ) -> bool:
     """:func:`extend_model`, unless the lines appended since ``stored`` are a
     third of the log or more (``False``: nothing written, rebuild instead)."""
@@ -340,7 +340,7 @@ def extend_if_cheaper(
         p.size for p in now
     ):
         return False
-    return extend_model(db, model, log_dir, now, staged, fold_now=fold_now)
+    return extend_model(db, model, log_dir, now, staged, tidy_now=tidy_now)
 
 
 def extend_model(
@@ -350,7 +350,7 @@ def extend_model(
     now: Sequence[ShardPrint],
     staged: Staged | None = None,
     *,
-    fold_now: bool = True,
+    tidy_now: bool = True,
 ) -> bool:
     """Apply what was appended to the shards since the model was written.
 
@@ -365,8 +365,9 @@ def extend_model(
     the stored state: the overlay's rows are written as they are, which saves
     loading the element graph a second time. Otherwise it is ignored.
 
-    Without ``fold_now``, a graph log this update makes long is left for
-    :func:`~kgai_tui.core.model.graph_fold.fold_after` (the caller answers first).
+    Without ``tidy_now``, a graph log this update makes long, an element file
+    or a recall segment due, are left for :func:`~kgai_tui.core.model.tidy.tidy_after`
+    (the caller answers first).
     """
     shard_meta = read_meta(db, "shards")
     stored = {s["print"][0]: s for s in shard_meta}
@@ -438,7 +439,7 @@ def extend_model(
         *(("attrs", e, dict(zip(_ATTRS, a, strict=True))) for e, a in changed),
     ]
     if (
-        fold_now
+        tidy_now
         and graph_ops
         and log_is_long(logged_count(db) + len(graph_ops), graph.number_of_nodes())
     ):
@@ -456,6 +457,7 @@ def extend_model(
         if graph.complete
         else [op[1] for op in graph.ops if op[0] == "node"],
         stale=overlay.decs.recall_stale(),
+        later=not tidy_now,
     )
     meta: dict[str, Any] = {
         "counts": overlay.counts(),

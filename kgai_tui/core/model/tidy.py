@@ -1,0 +1,151 @@
+"""What an update leaves until after the answer: the graph log folded into the
+state, the recall element file written again, the decisions past the last recall
+segment given one.
+
+An update logs what it did to the element graph (:mod:`~kgai_tui.core.model.graph_log`)
+and adds the elements it changed to the recall delta; once the log is long, or the
+delta file holds a quarter of the elements, the graph is loaded whole and the state
+or the element file written again, and every 512 decisions a recall segment is
+tokenized. At 10M decisions, on the read that happened to cross a line, that was
+~1 s (the graph's state), ~2 s (the element file) and ~0.1 s on every append (the
+segment and NumPy's import): one read in ten after appends of 1,000 events took
+2-3 s instead of 1 s.
+
+A command-line read now answers first and leaves that work to a detached grandchild
+(:func:`tidy_after`), which waits for the model's lock like the detached build
+does. Until it has run, readers replay the longer log and score the decisions past
+the last segment one by one, as they always could: the answers are the same. A
+process that may not fork (the explorer runs threads) tidies in line, and an
+update that is not a command-line read does it all in its own transaction, as
+before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from kgai_tui.core.detached import run_detached
+from kgai_tui.core.model.build_after import DETACHED_PATIENCE
+from kgai_tui.core.model.disk import read_meta
+from kgai_tui.core.model.graph_log import (
+    clear_log,
+    log_is_long,
+    logged_count,
+    stored_graph,
+)
+from kgai_tui.core.model.rows import ModelCorruptError
+from kgai_tui.core.model.seal import fold_log, model_lock, sealed, write_seal
+
+__all__ = ["tidy", "tidy_after", "tidy_due"]
+
+_DAMAGE = (sqlite3.Error, ModelCorruptError, KeyError, TypeError, ValueError)
+
+
+def tidy_due(db: sqlite3.Connection) -> bool:
+    """Whether the model has work left for a tidy (``False`` when that cannot be
+    read: housekeeping is never a reason for the update that asks to fail)."""
+    try:
+        return any(_due(db))
+    except (*_DAMAGE, OSError):
+        return False
+
+
+def _due(db: sqlite3.Connection) -> tuple[bool, bool]:
+    """Whether the graph log is long; whether the recall files are due."""
+    from kgai_tui.core.model.recall_store import recall_tidy_due
+
+    counts = read_meta(db, "counts")
+    elements, decisions = int(counts["elements"]), int(counts["decisions"])
+    return (
+        log_is_long(logged_count(db), elements),
+        recall_tidy_due(read_meta(db, "recall"), elements, decisions),
+    )
+
+
+def tidy(path: Path, *, patience: float = 0.0) -> bool:
+    """Do the work updates left in the model at ``path``, under its lock, when it
+    is sealed; whether anything was written.
+
+    The lock is waited for ``patience`` seconds at most; nothing is written when
+    another process keeps it (the next update leaves the work again, or does it).
+    """
+    if not sealed(path):
+        return False
+    try:
+        with model_lock(path, wait=False, patience=patience):
+            return _tidy(path)
+    except OSError:  # another keeps the lock, or the cache cannot be written
+        return False
+
+
+def _tidy(path: Path) -> bool:
+    from kgai_tui.core.model.build import graph_state, write_meta
+    from kgai_tui.core.model.disk import DiskProjection
+    from kgai_tui.core.model.recall_delta import ElementDelta
+    from kgai_tui.core.model.recall_files import listed, remove_unlisted
+    from kgai_tui.core.model.recall_store import (
+        DELTA_FILE_SHARE,
+        update_recall,
+        write_element_file,
+    )
+    from kgai_tui.core.recall.segments import element_part
+
+    if not sealed(path):
+        return False
+    db = sqlite3.connect(path, isolation_level=None, timeout=60.0)
+    try:
+        fold, recall_due = _due(db)
+        if not (fold or recall_due):
+            return False  # another process did it meanwhile
+        old = read_meta(db, "recall")
+        meta: dict[str, Any] = {}
+        if recall_due:
+            p = DiskProjection(db, path)
+            # The segment first: it numbers the elements as stored, which is the
+            # order the element file written again keeps (graph order).
+            recall, _ = update_recall(
+                path, p, old, db, changed=(), added=None, stale=()
+            )
+            filed = recall.get("delta_file")
+            if filed is not None and int(filed.get("size", 0)) * DELTA_FILE_SHARE > (
+                p.element_count()
+            ):
+                recall["elements"] = write_element_file(path, element_part(p))
+                recall.pop("delta_file")
+                meta["recall_delta"] = ElementDelta().value()
+                fold = True  # the graph was loaded whole anyway
+            meta["recall"] = recall
+        if fold:
+            meta["graph"] = graph_state(stored_graph(db, read_meta(db, "graph")))
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            write_meta(db, meta)
+            if fold:
+                clear_log(db)
+            db.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise
+        fold_log(db)
+        if "recall" in meta:
+            # A reader of the state before may still open the old files.
+            remove_unlisted(path, sorted(listed(meta["recall"]) | listed(old)))
+        return True
+    except _DAMAGE:
+        return False  # a damaged model: the next read rebuilds it
+    finally:
+        db.close()
+        # Sealed when we took the lock, so every byte since is ours (see
+        # moments_write._save: a connection closing last folds the write-ahead log).
+        write_seal(path)
+
+
+def tidy_after(path: Path) -> None:
+    """After an update that left work in the model: tidy in a detached
+    grandchild, else (this process runs threads) here."""
+    if not run_detached(lambda: tidy(path, patience=DETACHED_PATIENCE)):
+        tidy(path)

@@ -2,7 +2,7 @@
 (:mod:`kgai_tui.core.model.tidy`): the recall element file written again and the
 recall segment of the decisions past the last one.
 
-The store here crosses both lines in one append: 4,200 new elements (past the
+The store here crosses every line in one append: 4,200 new elements (past the
 4,096 a delta holds in the model's meta, and past a quarter of the elements) and
 520 decisions (past the 512 that get a segment). Recall reads the model before
 the tidy and after it, and both times equals a whole replay; the tidy leaves the
@@ -85,9 +85,19 @@ def _same_recall(model: ModelEngine, replay: Any) -> None:
         assert got == want, (paths, about)
 
 
+@pytest.mark.parametrize("share", [DELTA_FILE_SHARE, 0], ids=["rewrite", "spill"])
 def test_a_command_line_read_leaves_the_recall_files_until_it_has_answered(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, share: int
 ) -> None:
+    """Two background updates leave every changed element in the model's delta
+    (4,203: under LATER_SLACK times its size) and 525 decisions past the last
+    segment; recall through the model equals a whole replay. The tidy then
+    writes the segment and spills the delta into its file; past the file's
+    share (``rewrite``) it writes the element file instead, else (``spill``: the
+    share set so that it never passes) the delta file stays."""
+    from kgai_tui.core.model import recall_store
+
+    monkeypatch.setattr(recall_store, "DELTA_FILE_SHARE", share)
     root, cache, rest, retune = _store(tmp_path)
     open_model(root, cache).close()
     append_files(root, {"i-one.ndjson": rest})
@@ -100,13 +110,12 @@ def test_a_command_line_read_leaves_the_recall_files_until_it_has_answered(
 
     model = open_model(root, cache, background=True)
     assert model.how == "append" and len(handed) == 2
-    assert read_meta(model.db, "recall_delta")[0]  # stale in the meta's delta
     before = _recall(model)
+    assert "delta_file" not in before  # the changed elements in the model's delta
+    assert len(read_meta(model.db, "recall_delta")[1]) == 4200
     decisions = len(model.projection.dec_id)
     covered = sum(int(s["count"]) for s in before["segments"])
     assert decisions - covered >= SEGMENT_EVERY  # no segment written in line
-    filed = before["delta_file"]  # every changed element in the delta file
-    assert int(filed["size"]) * DELTA_FILE_SHARE > model.projection.element_count()
     _same_recall(model, replay)
     model.close()
 
@@ -116,12 +125,18 @@ def test_a_command_line_read_leaves_the_recall_files_until_it_has_answered(
     assert model.how == "warm"
     after = _recall(model)
     assert sum(int(s["count"]) for s in after["segments"]) == decisions
-    assert "delta_file" not in after
-    assert after["elements"]["file"] != before["elements"]["file"]
+    assert not any(read_meta(model.db, "recall_delta"))  # spilled or written
+    if share:
+        assert "delta_file" not in after
+        assert after["elements"]["file"] != before["elements"]["file"]
+    else:
+        assert int(after["delta_file"]["size"]) == 4200
+        assert after["elements"]["file"] == before["elements"]["file"]
     assert state(model.projection) == state(replay.projection)
     _same_recall(model, replay)
     files = {p.name for p in path.parent.joinpath(path.name + ".recall").iterdir()}
-    assert after["elements"]["file"] in files
+    listed = [after["elements"], *after["segments"], after.get("delta_file")]
+    assert {e["file"] for e in listed if e} <= files
     model.close()
     assert not tidy.tidy(path)  # nothing left to do
 
@@ -207,3 +222,28 @@ def test_a_real_read_answers_then_a_detached_process_tidies(tmp_path: Path) -> N
         assert cli("context", "--about", about) == cli(
             "context", "--about", about, KGAI_TUI_READ_MODEL="off"
         )
+
+
+def test_a_delta_past_its_size_alone_calls_for_a_tidy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wide decision alone (no segment due, the graph log's floor raised out
+    of reach): its 4,200 elements in the model's delta are enough for a tidy,
+    which spills them and, past the file's share, writes the element file."""
+    from kgai_tui.core.model import graph_log
+
+    monkeypatch.setattr(graph_log, "_LOG_FLOOR", 10**9)
+    root, cache, rest, _ = _store(tmp_path)
+    open_model(root, cache).close()
+    append_files(root, {"i-one.ndjson": rest.split(b"\n", 1)[0] + b"\n"})
+    handed: list[object] = []
+    monkeypatch.setattr(tidy, "run_detached", lambda work: handed.append(work) or True)
+    open_model(root, cache, background=True).close()
+    assert len(handed) == 1
+    path = model_path(root, cache)
+    assert tidy.tidy(path)
+    model = open_model(root, cache)
+    assert model.how == "warm"
+    assert not any(read_meta(model.db, "recall_delta"))
+    _same_recall(model, open_engine(root))
+    model.close()

@@ -42,6 +42,7 @@ __all__ = [
     "SEGMENT_EVERY",
     "load_recall",
     "recall_tidy_due",
+    "tidy_recall",
     "update_recall",
     "write_element_file",
     "write_segment_file",
@@ -52,6 +53,11 @@ SEGMENT_EVERY: Final = 512
 #: The element delta file holds at most this share (1/n) of the elements; past
 #: it, the element file is written again.
 DELTA_FILE_SHARE: Final = 4
+#: An update that leaves the recall files to a tidy keeps up to this many times
+#: :data:`~kgai_tui.core.model.recall_delta.ELEMENT_DELTA_MAX` elements in the
+#: model's delta before it writes the delta file itself (a tidy that keeps
+#: failing must not leave every recall read building the fields of them all).
+LATER_SLACK: Final = 4
 
 
 def _fields_out(prefix: str, f: Fields, arrays: dict[str, npt.NDArray[Any]]) -> Any:
@@ -390,9 +396,9 @@ def update_recall(
     :func:`~kgai_tui.core.recall.tiers.merged_tail` says.
 
     With ``later`` (a command-line read, which answers first), neither is
-    written here: the delta file takes every changed element, and
-    :mod:`~kgai_tui.core.model.tidy` writes the element file and the segment
-    once the answer is out (:func:`recall_tidy_due`).
+    written here, nor the delta file until the delta is :data:`LATER_SLACK`
+    times its size: :mod:`~kgai_tui.core.model.tidy` writes them once the answer
+    is out (:func:`recall_tidy_due`, :func:`tidy_recall`).
     """
     out = dict(recall)
     out["stale"] = sorted(set(recall["stale"]) | set(stale))
@@ -407,7 +413,8 @@ def update_recall(
         stored = grown is not None
         if grown is not None:
             ids, delta = grown
-            if len(delta.stale) + len(delta.new) > recall_delta.ELEMENT_DELTA_MAX:
+            most = recall_delta.ELEMENT_DELTA_MAX * (LATER_SLACK if later else 1)
+            if len(delta.stale) + len(delta.new) > most:
                 filed = _spill(model, recall, delta, len(ids), any_size=later)
                 stored = filed is not None
                 if filed is not None:
@@ -441,16 +448,46 @@ def update_recall(
     return out, delta
 
 
-def recall_tidy_due(recall: dict[str, Any], elements: int, decisions: int) -> bool:
+def recall_tidy_due(
+    recall: dict[str, Any], delta: ElementDelta, elements: int, decisions: int
+) -> bool:
     """Whether an update left the recall files for a tidy to bring back in
-    shape: :data:`SEGMENT_EVERY` decisions or more past the segments, or a delta
-    file over 1/:data:`DELTA_FILE_SHARE` of the ``elements`` (its size is kept
-    in its entry; a file written before that was never over it)."""
+    shape: :data:`SEGMENT_EVERY` decisions or more past the segments, a model's
+    ``delta`` over :data:`~kgai_tui.core.model.recall_delta.ELEMENT_DELTA_MAX`,
+    or a delta file over 1/:data:`DELTA_FILE_SHARE` of the ``elements`` (its
+    size is kept in its entry; a file written before that was never over it)."""
     covered = sum(int(e["count"]) for e in recall["segments"])
     if decisions - covered >= SEGMENT_EVERY:
         return True
+    if len(delta.stale) + len(delta.new) > recall_delta.ELEMENT_DELTA_MAX:
+        return True
     filed = recall.get("delta_file")
     return filed is not None and int(filed.get("size", 0)) * DELTA_FILE_SHARE > elements
+
+
+def tidy_recall(
+    model: Path, p: ProjectionView, recall: dict[str, Any], db: sqlite3.Connection
+) -> tuple[dict[str, Any], ElementDelta | None, bool]:
+    """What :func:`update_recall` left with ``later``, done: the segment of the
+    decisions past the last one, the model's delta spilled into the delta file,
+    and the element file written again once that file passes its share. Returns
+    the ``recall`` entry, the model's delta (``None``: as stored) and whether
+    the element file was written (``p``'s graph loaded whole)."""
+    from kgai_tui.core.recall.segments import element_part
+
+    out, _ = update_recall(model, p, recall, db, changed=(), added=None, stale=())
+    delta = stored_delta(db)
+    kept: ElementDelta | None = None
+    total = p.element_count()
+    if len(delta.stale) + len(delta.new) > recall_delta.ELEMENT_DELTA_MAX:
+        out["delta_file"] = _spill(model, out, delta, total, any_size=True)
+        kept = ElementDelta()
+    filed = out.get("delta_file")
+    if filed is None or int(filed.get("size", 0)) * DELTA_FILE_SHARE <= total:
+        return out, kept, False
+    out["elements"] = write_element_file(model, element_part(p))
+    out.pop("delta_file")
+    return out, ElementDelta(), True
 
 
 def _grown(

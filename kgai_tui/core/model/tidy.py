@@ -11,7 +11,8 @@ tokenized. At 10M decisions, on the read that happened to cross a line, that was
 segment and NumPy's import): one read in ten after appends of 1,000 events took
 2-3 s instead of 1 s.
 
-A command-line read now answers first and leaves that work to a detached grandchild
+A command-line read now answers first and leaves that work (and the spill of the
+element delta into its file, every four appends there) to a detached grandchild
 (:func:`tidy_after`), which waits for the model's lock like the detached build
 does. Until it has run, readers replay the longer log and score the decisions past
 the last segment one by one, as they always could: the answers are the same. A
@@ -55,13 +56,15 @@ def tidy_due(db: sqlite3.Connection) -> bool:
 
 def _due(db: sqlite3.Connection) -> tuple[bool, bool]:
     """Whether the graph log is long; whether the recall files are due."""
+    from kgai_tui.core.model.recall_delta import stored_delta
     from kgai_tui.core.model.recall_store import recall_tidy_due
 
     counts = read_meta(db, "counts")
     elements, decisions = int(counts["elements"]), int(counts["decisions"])
+    recall = read_meta(db, "recall")
     return (
         log_is_long(logged_count(db), elements),
-        recall_tidy_due(read_meta(db, "recall"), elements, decisions),
+        recall_tidy_due(recall, stored_delta(db), elements, decisions),
     )
 
 
@@ -84,14 +87,8 @@ def tidy(path: Path, *, patience: float = 0.0) -> bool:
 def _tidy(path: Path) -> bool:
     from kgai_tui.core.model.build import graph_state, write_meta
     from kgai_tui.core.model.disk import DiskProjection
-    from kgai_tui.core.model.recall_delta import ElementDelta
     from kgai_tui.core.model.recall_files import listed, remove_unlisted
-    from kgai_tui.core.model.recall_store import (
-        DELTA_FILE_SHARE,
-        update_recall,
-        write_element_file,
-    )
-    from kgai_tui.core.recall.segments import element_part
+    from kgai_tui.core.model.recall_store import tidy_recall
 
     if not sealed(path):
         return False
@@ -103,21 +100,11 @@ def _tidy(path: Path) -> bool:
         old = read_meta(db, "recall")
         meta: dict[str, Any] = {}
         if recall_due:
-            p = DiskProjection(db, path)
-            # The segment first: it numbers the elements as stored, which is the
-            # order the element file written again keeps (graph order).
-            recall, _ = update_recall(
-                path, p, old, db, changed=(), added=None, stale=()
-            )
-            filed = recall.get("delta_file")
-            if filed is not None and int(filed.get("size", 0)) * DELTA_FILE_SHARE > (
-                p.element_count()
-            ):
-                recall["elements"] = write_element_file(path, element_part(p))
-                recall.pop("delta_file")
-                meta["recall_delta"] = ElementDelta().value()
-                fold = True  # the graph was loaded whole anyway
+            recall, delta, loaded = tidy_recall(path, DiskProjection(db, path), old, db)
             meta["recall"] = recall
+            if delta is not None:
+                meta["recall_delta"] = delta.value()
+            fold = fold or loaded  # the graph was loaded whole anyway
         if fold:
             meta["graph"] = graph_state(stored_graph(db, read_meta(db, "graph")))
         db.execute("BEGIN IMMEDIATE")

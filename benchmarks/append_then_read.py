@@ -22,6 +22,12 @@ model format must be the same): each round appends, then one tree reads, the
 trees alternating. At 10M two caches do not both stay in the page cache, and
 every read would pay for disk; on one cache each read extends the model its
 turn-mate left, with the same pages at hand.
+
+``--pause S`` waits S seconds after each read, as a user does between commands:
+a command-line read leaves its housekeeping to a detached process
+(:mod:`kgai_tui.core.model.tidy`), and a read that comes before it has finished
+waits for the model's lock. The last lines give each tree's median, slowest
+round and how many rounds took over a second.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -67,6 +74,7 @@ def main() -> None:
     ap.add_argument("--before", nargs=2, metavar=("SRC", "CACHE"), required=True)
     ap.add_argument("--after", nargs=2, metavar=("SRC", "CACHE"), required=True)
     ap.add_argument("--taking-turns", action="store_true")
+    ap.add_argument("--pause", type=float, default=0.0)
     args = ap.parse_args()
     trees = [("before", *map(Path, args.before)), ("after", *map(Path, args.after))]
     if args.taking_turns:  # one cache: the --before one
@@ -78,6 +86,7 @@ def main() -> None:
     for name, src, cache in trees:
         if first_status(args.store, src, cache)[2] != total:
             raise SystemExit(f"{name}: the store does not hold {total} events")
+    times: dict[str, list[float]] = {}
     for r in range(args.rounds):
         append_store(
             args.store, GenParams(total, args.writers, args.elements), args.append
@@ -94,6 +103,14 @@ def main() -> None:
                 f"round {r + 1} ({total} events) {name}: {seconds:.2f} s, {peak} MB",
                 flush=True,
             )
+            times.setdefault(name, []).append(seconds)
+            time.sleep(args.pause)
+    for name, got in times.items():
+        over = sum(t > 1.0 for t in got)
+        print(
+            f"{name}: median {statistics.median(got):.2f} s, max {max(got):.2f} s,"
+            f" {over} of {len(got)} over 1 s"
+        )
     print(f"the store now holds {total} events")
 
 

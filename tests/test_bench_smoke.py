@@ -310,7 +310,9 @@ def test_append_then_read_grows_the_store_and_reads_it_with_both_trees(
         "round 2 (2200 events) after",
         "round 2 (2200 events) before",
     ]
-    assert out[4] == "the store now holds 2200 events"
+    assert [line.split(":")[0] for line in out[4:6]] == ["before", "after"]
+    assert " of 2 over 1 s" in out[4]
+    assert out[6] == "the store now holds 2200 events"
     size = sum(p.stat().st_size for p in (root / "log").iterdir())
     wrong = subprocess.run(
         [*argv, "--events", "2000"], capture_output=True, text=True, timeout=300
@@ -319,7 +321,7 @@ def test_append_then_read_grows_the_store_and_reads_it_with_both_trees(
     assert sum(p.stat().st_size for p in (root / "log").iterdir()) == size
     # Taking turns on one cache: one read per round, the trees alternating.
     turns = subprocess.run(
-        [*argv, "--events", "2200", "--taking-turns"],
+        [*argv, "--events", "2200", "--taking-turns", "--pause", "0.1"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -328,6 +330,8 @@ def test_append_then_read_grows_the_store_and_reads_it_with_both_trees(
     assert [line.split(":")[0] for line in turns.stdout.splitlines()] == [
         "round 1 (2300 events) before",
         "round 2 (2400 events) after",
+        "before",
+        "after",
         "the store now holds 2400 events",
     ]
 

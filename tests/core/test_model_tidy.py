@@ -247,3 +247,43 @@ def test_a_delta_past_its_size_alone_calls_for_a_tidy(
     assert not any(read_meta(model.db, "recall_delta"))
     _same_recall(model, open_engine(root))
     model.close()
+
+
+def test_a_tidy_made_before_an_update_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tidy makes its work from a snapshot without the lock; an update that
+    lands before it takes the lock makes that work stale: nothing is written,
+    the model answers as a whole replay, and the next tidy does the work."""
+    root, cache, rest, retune = _store(tmp_path)
+    open_model(root, cache).close()
+    append_files(root, {"i-one.ndjson": rest})
+    monkeypatch.setattr(tidy, "run_detached", lambda work: True)
+    open_model(root, cache, background=True).close()
+    path = model_path(root, cache)
+    made = tidy._plan
+
+    def then_an_update(at: Path) -> object:
+        plan = made(at)
+        append_files(root, {"i-one.ndjson": retune})
+        open_model(root, cache, background=True).close()
+        return plan
+
+    from kgai_tui.core.model.seal import model_lock
+
+    with model_lock(path):  # the work is made without the lock
+        assert made(path) is not None
+    monkeypatch.setattr(tidy, "_plan", then_an_update)
+    assert not tidy.tidy(path)
+    monkeypatch.setattr(tidy, "_plan", made)
+    model = open_model(root, cache)
+    assert model.how == "warm"
+    assert "delta_file" not in _recall(model)  # the stale plan's files unused
+    replay = open_engine(root)
+    assert state(model.projection) == state(replay.projection)
+    _same_recall(model, replay)
+    model.close()
+    assert tidy.tidy(path)
+    model = open_model(root, cache)
+    _same_recall(model, replay)
+    model.close()

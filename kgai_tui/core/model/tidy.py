@@ -13,8 +13,9 @@ segment and NumPy's import): one read in ten after appends of 1,000 events took
 
 A command-line read now answers first and leaves that work (and the spill of the
 element delta into its file, every four appends there) to a detached grandchild
-(:func:`tidy_after`), which waits for the model's lock like the detached build
-does. Until it has run, readers replay the longer log and score the decisions past
+(:func:`tidy_after`). It makes the work from a read snapshot, without the model's
+lock, and takes the lock (waiting for it like the detached build does) only to
+write it. Until it has run, readers replay the longer log and score the decisions past
 the last segment one by one, as they always could: the answers are the same. A
 process that may not fork (the explorer runs threads) tidies in line, and an
 update that is not a command-line read does it all in its own transaction, as
@@ -25,8 +26,10 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from kgai_tui.core.detached import run_detached
 from kgai_tui.core.model.build_after import DETACHED_PATIENCE
@@ -68,38 +71,62 @@ def _due(db: sqlite3.Connection) -> tuple[bool, bool]:
     )
 
 
-def tidy(path: Path, *, patience: float = 0.0) -> bool:
-    """Do the work updates left in the model at ``path``, under its lock, when it
-    is sealed; whether anything was written.
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """The tidy's writes, made from one snapshot of the model, and what that
+    snapshot was (its last applied event, counts and recall entry)."""
 
-    The lock is waited for ``patience`` seconds at most; nothing is written when
-    another process keeps it (the next update leaves the work again, or does it).
+    stamp: tuple[Any, ...]
+    meta: dict[str, Any]
+    old_recall: dict[str, Any]
+
+
+def tidy(path: Path, *, patience: float = 0.0) -> bool:
+    """Do the work updates left in the model at ``path``; whether anything was
+    written.
+
+    The work is made from one read snapshot, without the model's lock (at 10M
+    the graph loaded and the element file tokenized: 1-2 s), so that a read or
+    a write that comes meanwhile does not wait for it; the lock is taken, for
+    ``patience`` seconds at most, only to write it, and only when the model is
+    still sealed and no update came between (else nothing is written: the next
+    update leaves the work again, or does it).
     """
     if not sealed(path):
         return False
+    plan = _plan(path)
+    if plan is None:
+        return False
     try:
         with model_lock(path, wait=False, patience=patience):
-            return _tidy(path)
+            return _write(path, plan)
     except OSError:  # another keeps the lock, or the cache cannot be written
         return False
 
 
-def _tidy(path: Path) -> bool:
-    from kgai_tui.core.model.build import graph_state, write_meta
+def _stamp(db: sqlite3.Connection) -> tuple[Any, ...]:
+    return read_meta(db, "last"), read_meta(db, "counts"), read_meta(db, "recall")
+
+
+def _plan(path: Path) -> _Plan | None:
+    from kgai_tui.core.model.build import graph_state
     from kgai_tui.core.model.disk import DiskProjection
-    from kgai_tui.core.model.recall_files import listed, remove_unlisted
     from kgai_tui.core.model.recall_store import tidy_recall
 
-    if not sealed(path):
-        return False
-    db = sqlite3.connect(path, isolation_level=None, timeout=60.0)
+    db = sqlite3.connect(
+        f"file:{quote(str(path))}?mode=ro", uri=True, isolation_level=None
+    )
     try:
+        db.execute("BEGIN")  # one snapshot from the first row to the last
+        stamp = _stamp(db)
         fold, recall_due = _due(db)
         if not (fold or recall_due):
-            return False  # another process did it meanwhile
+            return None  # another process did it meanwhile
         old = read_meta(db, "recall")
         meta: dict[str, Any] = {}
         if recall_due:
+            # New files only (the segment, the delta file, the element file):
+            # unused, they are removed with the next update's unlisted files.
             recall, delta, loaded = tidy_recall(path, DiskProjection(db, path), old, db)
             meta["recall"] = recall
             if delta is not None:
@@ -107,20 +134,38 @@ def _tidy(path: Path) -> bool:
             fold = fold or loaded  # the graph was loaded whole anyway
         if fold:
             meta["graph"] = graph_state(stored_graph(db, read_meta(db, "graph")))
+        return _Plan(stamp, meta, old)
+    except (*_DAMAGE, OSError):
+        return None  # a damaged model: the next read rebuilds it
+    finally:
+        db.close()
+
+
+def _write(path: Path, plan: _Plan) -> bool:
+    from kgai_tui.core.model.build import write_meta
+    from kgai_tui.core.model.recall_files import listed, remove_unlisted
+
+    if not sealed(path):
+        return False
+    db = sqlite3.connect(path, isolation_level=None, timeout=60.0)
+    try:
+        if _stamp(db) != plan.stamp:
+            return False  # an update came between: its own tidy follows it
         db.execute("BEGIN IMMEDIATE")
         try:
-            write_meta(db, meta)
-            if fold:
-                clear_log(db)
+            write_meta(db, plan.meta)
+            if "graph" in plan.meta:
+                clear_log(db)  # every operation is in the state (same stamp)
             db.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 db.execute("ROLLBACK")
             raise
         fold_log(db)
-        if "recall" in meta:
+        if "recall" in plan.meta:
             # A reader of the state before may still open the old files.
-            remove_unlisted(path, sorted(listed(meta["recall"]) | listed(old)))
+            keep = listed(plan.meta["recall"]) | listed(plan.old_recall)
+            remove_unlisted(path, sorted(keep))
         return True
     except _DAMAGE:
         return False  # a damaged model: the next read rebuilds it

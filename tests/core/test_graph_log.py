@@ -93,7 +93,8 @@ def test_a_command_line_read_leaves_the_fold_until_it_has_answered(
 
     root, cache, w = linked_store(tmp_path)
     open_model(root, cache).close()
-    monkeypatch.setattr(graph_log, "_LOG_FLOOR", 0)
+    # Long (past an eighth of the elements plus 4), not four times as long.
+    monkeypatch.setattr(graph_log, "_LOG_FLOOR", 4)
     append_files(root, {"i-one.ndjson": lines(w.events[2:])})
     handed: list[object] = []
 
@@ -129,7 +130,8 @@ def test_a_fold_gives_way_to_a_holder_of_the_lock(
 
     root, cache, w = linked_store(tmp_path)
     open_model(root, cache).close()
-    monkeypatch.setattr(graph_log, "_LOG_FLOOR", 0)
+    # Long (past an eighth of the elements plus 4), not four times as long.
+    monkeypatch.setattr(graph_log, "_LOG_FLOOR", 4)
     append_files(root, {"i-one.ndjson": lines(w.events[2:])})
     monkeypatch.setattr(tidy, "run_detached", lambda work: True)
     open_model(root, cache, background=True).close()
@@ -177,3 +179,28 @@ def test_the_detached_fold_of_a_real_read_leaves_the_model_sealed(
         whole = subprocess.run(argv, env=off, capture_output=True, timeout=120)
         assert on.returncode == whole.returncode == 0, on.stderr
         assert on.stdout == whole.stdout, args
+
+
+def test_a_log_left_to_tidies_that_never_come_is_folded_at_four_times_the_length(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Background updates whose tidies never run leave the log long, until it is
+    LATER_SLACK times what calls for a fold: then the update folds it itself."""
+    from kgai_tui.core.model import tidy
+    from kgai_tui.core.model.recall_store import LATER_SLACK
+
+    root, cache, w = linked_store(tmp_path)
+    open_model(root, cache).close()
+    monkeypatch.setattr(graph_log, "_LOG_FLOOR", 2)
+    monkeypatch.setattr(tidy, "run_detached", lambda work: True)
+    rows = []
+    for n in range(2, 6):
+        append_files(root, {"i-one.ndjson": lines(w.events[n : n + 1])})
+        model = open_model(root, cache, background=True)
+        rows.append(_log_rows(root, cache))
+        assert_same(model, root)
+        model.close()
+    # Long from the first (5 operations > 2), left to a tidy; folded in line at
+    # 17 operations (17 // LATER_SLACK > 2).
+    assert rows == [1, 2, 3, 0]
+    assert LATER_SLACK == 4

@@ -287,3 +287,35 @@ def test_a_tidy_made_before_an_update_writes_nothing(
     model = open_model(root, cache)
     _same_recall(model, replay)
     model.close()
+
+
+def test_decisions_left_past_the_segments_get_one_at_four_times_the_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Background updates whose tidies never run leave the decisions past the
+    last segment to be scored one by one, until there are LATER_SLACK times
+    SEGMENT_EVERY of them: then the update writes their segment itself."""
+    from kgai_tui.core.model.recall_store import LATER_SLACK
+
+    root, cache = tmp_path / "store", tmp_path / "cache"
+    w = ShardWriter("i-one")
+    for n in range(SEGMENT_EVERY * LATER_SLACK + 1):
+        w.add(
+            decision(f"step {n}", [set_prop("feature", f"F{n % 50}", "k", str(n))]),
+            lamport=n + 1,
+            recorded_at=f"2026-02-01T{n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z",
+        )
+    write_store(root, {"i-one.ndjson": lines(w.events[:1])})
+    open_model(root, cache).close()
+    monkeypatch.setattr(tidy, "run_detached", lambda work: True)
+    uncovered = []
+    for lo, hi in ((1, 1 + SEGMENT_EVERY), (1 + SEGMENT_EVERY, len(w.events))):
+        append_files(root, {"i-one.ndjson": lines(w.events[lo:hi])})
+        model = open_model(root, cache, background=True)
+        covered = sum(int(s["count"]) for s in _recall(model)["segments"])
+        uncovered.append(len(model.projection.dec_id) - covered)
+        model.close()
+    assert uncovered == [SEGMENT_EVERY, 0]
+    model = open_model(root, cache)
+    _same_recall(model, open_engine(root))
+    model.close()

@@ -53,10 +53,12 @@ SEGMENT_EVERY: Final = 512
 #: The element delta file holds at most this share (1/n) of the elements; past
 #: it, the element file is written again.
 DELTA_FILE_SHARE: Final = 4
-#: An update that leaves the recall files to a tidy keeps up to this many times
-#: :data:`~kgai_tui.core.model.recall_delta.ELEMENT_DELTA_MAX` elements in the
-#: model's delta before it writes the delta file itself (a tidy that keeps
-#: failing must not leave every recall read building the fields of them all).
+#: An update that leaves its housekeeping to a tidy does it itself once this many
+#: times the usual amount is waiting: the model's element delta (of
+#: :data:`~kgai_tui.core.model.recall_delta.ELEMENT_DELTA_MAX`), the decisions past
+#: the last segment (of :data:`SEGMENT_EVERY`), the graph's log. Tidies that keep
+#: failing (or keep being overtaken by updates) must not leave every read
+#: building the fields of them all, or scoring them one by one.
 LATER_SLACK: Final = 4
 
 
@@ -395,9 +397,8 @@ def update_recall(
     there are :data:`SEGMENT_EVERY`, the newest stored segments merged into it as
     :func:`~kgai_tui.core.recall.tiers.merged_tail` says.
 
-    With ``later`` (a command-line read, which answers first), neither is
-    written here, nor the delta file until the delta is :data:`LATER_SLACK`
-    times its size: :mod:`~kgai_tui.core.model.tidy` writes them once the answer
+    With ``later`` (a command-line read, which answers first), none of them
+    is written here until :data:`LATER_SLACK` times as much is waiting: :mod:`~kgai_tui.core.model.tidy` writes them once the answer
     is out (:func:`recall_tidy_due`, :func:`tidy_recall`).
     """
     out = dict(recall)
@@ -426,7 +427,7 @@ def update_recall(
             out["elements"] = write_element_file(model, elements)
             out.pop("delta_file", None)
             ids, delta = elements.ids, ElementDelta()
-    if later or n - covered < SEGMENT_EVERY:
+    if n - covered < SEGMENT_EVERY * (LATER_SLACK if later else 1):
         return out, delta
     import numpy as np
 

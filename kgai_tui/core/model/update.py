@@ -45,7 +45,7 @@ from kgai_tui.core.model.moments_append import MomentsAppend, plan_append
 from kgai_tui.core.model.people_rows import people_delta, refresh_heads
 from kgai_tui.core.model.people_steps import drop_people_steps
 from kgai_tui.core.model.recall_files import listed, remove_unlisted
-from kgai_tui.core.model.recall_store import update_recall
+from kgai_tui.core.model.recall_store import LATER_SLACK, update_recall
 from kgai_tui.core.model.rows import (
     DecRows,
     ElementField,
@@ -438,11 +438,11 @@ def extend_model(
         *graph.ops,
         *(("attrs", e, dict(zip(_ATTRS, a, strict=True))) for e, a in changed),
     ]
-    if (
-        tidy_now
-        and graph_ops
-        and log_is_long(logged_count(db) + len(graph_ops), graph.number_of_nodes())
-    ):
+    # Left to a tidy, unless LATER_SLACK times as much is waiting (tidies that
+    # keep failing must not leave every reader replaying a log without end).
+    slack = 1 if tidy_now else LATER_SLACK
+    logged = logged_count(db) + len(graph_ops)
+    if graph_ops and log_is_long(logged // slack, graph.number_of_nodes()):
         graph.load()
     old_recall = read_meta(db, "recall")
     recall, delta = update_recall(

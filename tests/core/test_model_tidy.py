@@ -249,12 +249,13 @@ def test_a_delta_past_its_size_alone_calls_for_a_tidy(
     model.close()
 
 
-def test_a_tidy_made_before_an_update_writes_nothing(
+def test_a_tidy_overtaken_by_an_update_is_made_again_under_the_lock(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The tidy makes its work from a snapshot without the lock; an update that
-    lands before it takes the lock makes that work stale: nothing is written,
-    the model answers as a whole replay, and the next tidy does the work."""
+    lands before it takes the lock makes that work stale: it is not written,
+    but made again holding the lock, and the model then answers as a whole
+    replay with nothing left to do."""
     root, cache, rest, retune = _store(tmp_path)
     open_model(root, cache).close()
     append_files(root, {"i-one.ndjson": rest})
@@ -273,19 +274,21 @@ def test_a_tidy_made_before_an_update_writes_nothing(
 
     with model_lock(path):  # the work is made without the lock
         assert made(path) is not None
-    monkeypatch.setattr(tidy, "_plan", then_an_update)
-    assert not tidy.tidy(path)
-    monkeypatch.setattr(tidy, "_plan", made)
+    plans: list[object] = []
+
+    def once_then_as_made(at: Path) -> object:
+        plans.append(at)
+        return then_an_update(at) if len(plans) == 1 else made(at)
+
+    monkeypatch.setattr(tidy, "_plan", once_then_as_made)
+    assert tidy.tidy(path)
+    assert len(plans) == 2  # the stale work made again, under the lock
     model = open_model(root, cache)
     assert model.how == "warm"
-    assert "delta_file" not in _recall(model)  # the stale plan's files unused
     replay = open_engine(root)
     assert state(model.projection) == state(replay.projection)
     _same_recall(model, replay)
-    model.close()
-    assert tidy.tidy(path)
-    model = open_model(root, cache)
-    _same_recall(model, replay)
+    assert not tidy.tidy_due(model.db)
     model.close()
 
 

@@ -88,9 +88,10 @@ def tidy(path: Path, *, patience: float = 0.0) -> bool:
     The work is made from one read snapshot, without the model's lock (at 10M
     the graph loaded and the element file tokenized: 1-2 s), so that a read or
     a write that comes meanwhile does not wait for it; the lock is taken, for
-    ``patience`` seconds at most, only to write it, and only when the model is
-    still sealed and no update came between (else nothing is written: the next
-    update leaves the work again, or does it).
+    ``patience`` seconds at most, to write it when the model is still sealed
+    and no update came between. When one did, the work is made again holding
+    the lock (discarded each time, it would pile up behind reads that come back
+    to back until an update has to do it in line).
     """
     if not sealed(path):
         return False
@@ -99,7 +100,12 @@ def tidy(path: Path, *, patience: float = 0.0) -> bool:
         return False
     try:
         with model_lock(path, wait=False, patience=patience):
-            return _write(path, plan)
+            if _write(path, plan):
+                return True
+            # An update came between (reads back to back): made again under the
+            # lock, so that work overtaken once is not overtaken again.
+            plan = _plan(path)
+            return plan is not None and _write(path, plan)
     except OSError:  # another keeps the lock, or the cache cannot be written
         return False
 

@@ -11,10 +11,10 @@ log state the model holds, and kept usable across appends by
 
 from __future__ import annotations
 
-import contextlib
 import marshal
 import sqlite3
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,8 +30,7 @@ from kgai_tui.core.model.frames import (
 )
 from kgai_tui.core.model.moments import MOMENTS_KEY
 from kgai_tui.core.model.people_steps import drop_people_steps
-from kgai_tui.core.model.rows import ModelCorruptError
-from kgai_tui.core.model.seal import fold_log, model_lock, sealed, write_seal
+from kgai_tui.core.model.seal import model_lock, rewrite_sealed, sealed
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
@@ -205,48 +204,31 @@ def save_moments(
 def _save(
     path: Path, prints: list[Any], rows: MomentRows, meta: dict[str, Any]
 ) -> bool:
-    if not sealed(path):
-        return False
-    db = sqlite3.connect(path, isolation_level=None, timeout=60.0)
-    try:
+    def change(db: sqlite3.Connection) -> Callable[[], None] | None:
         shards = read_meta(db, "shards")
         if [s["print"] for s in shards] != prints:
-            return False  # the model moved on (or lags): a later as-of stores them
+            return None  # the model moved on (or lags): a later as-of stores them
         if read_meta(db, "counts")["decisions"] != meta["decisions"]:
-            return False
-        _write(db, rows, meta)
-        fold_log(db)
-        return True
-    except (sqlite3.Error, ModelCorruptError, KeyError, TypeError):
-        return False
-    finally:
-        db.close()
-        # Sealed when we took the lock, so every byte since is ours: a connection
-        # that only read, closing last, still folds and removes the write-ahead
-        # log, which left the seal broken and the next read rebuilding the model.
-        write_seal(path)
+            return None
+        return lambda: _write(db, rows, meta)
+
+    return rewrite_sealed(path, change)
 
 
 def _write(db: sqlite3.Connection, rows: MomentRows, meta: dict[str, Any]) -> None:
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        for table in ("at_el", "at_link", "at_dec", "at_multi"):
-            db.execute(f"DELETE FROM {table}")
-        drop_frames(db)
-        db.executemany("INSERT INTO at_el VALUES (?, ?, ?)", rows.els)
-        db.executemany("INSERT INTO at_link VALUES (?, ?, ?, ?)", rows.links)
-        db.executemany("INSERT INTO at_dec VALUES (?, ?, ?)", rows.decs)
-        db.executemany("INSERT INTO at_multi VALUES (?, ?)", rows.multi)
-        write_frames(db, rows.blocks)
-        db.execute(
-            "INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)",
-            (MOMENTS_KEY, marshal.dumps(meta)),
-        )
-        # Built against the at_dec rows just replaced: the next people --as-of
-        # builds them again.
-        drop_people_steps(db)
-        db.execute("COMMIT")
-    except BaseException:
-        with contextlib.suppress(sqlite3.Error):
-            db.execute("ROLLBACK")
-        raise
+    """Replace the moments (inside the caller's transaction)."""
+    for table in ("at_el", "at_link", "at_dec", "at_multi"):
+        db.execute(f"DELETE FROM {table}")
+    drop_frames(db)
+    db.executemany("INSERT INTO at_el VALUES (?, ?, ?)", rows.els)
+    db.executemany("INSERT INTO at_link VALUES (?, ?, ?, ?)", rows.links)
+    db.executemany("INSERT INTO at_dec VALUES (?, ?, ?)", rows.decs)
+    db.executemany("INSERT INTO at_multi VALUES (?, ?)", rows.multi)
+    write_frames(db, rows.blocks)
+    db.execute(
+        "INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)",
+        (MOMENTS_KEY, marshal.dumps(meta)),
+    )
+    # Built against the at_dec rows just replaced: the next people --as-of
+    # builds them again.
+    drop_people_steps(db)

@@ -25,11 +25,10 @@ moments written anew, drop them (the next ``people --as-of`` builds them again).
 
 from __future__ import annotations
 
-import contextlib
 import marshal
 import sqlite3
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -38,7 +37,10 @@ from kgai_tui.core.model.disk import read_meta
 from kgai_tui.core.model.moments import FOREVER
 from kgai_tui.core.model.people_rows import PersonTotals
 from kgai_tui.core.model.rows import ModelCorruptError
-from kgai_tui.core.model.seal import fold_log, model_lock, sealed, write_seal
+from kgai_tui.core.model.seal import (
+    model_lock,
+    rewrite_sealed,
+)
 from kgai_tui.core.model.sorted_times import InMemory, OnDisk, SortedTimes, encode
 from kgai_tui.core.store.decision_fields import ZERO_TIME
 
@@ -298,26 +300,9 @@ def save_people_steps(
 
 
 def _save(path: Path, shards: list[dict[str, Any]], steps: list[PersonSteps]) -> bool:
-    if not sealed(path):
-        return False
-    db = sqlite3.connect(path, isolation_level=None, timeout=60.0)
-    try:
+    def change(db: sqlite3.Connection) -> Callable[[], None] | None:
         if read_meta(db, "shards") != shards:
-            return False  # the model moved on since the read
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            write_people_steps(db, steps)
-            db.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                db.execute("ROLLBACK")
-            raise
-        fold_log(db)
-        return True
-    except (sqlite3.Error, ModelCorruptError, KeyError, TypeError):
-        return False
-    finally:
-        db.close()
-        # Sealed when we took the lock, so every byte since is ours (even a
-        # connection that only read may have touched the write-ahead log).
-        write_seal(path)
+            return None  # the model moved on since the read
+        return lambda: write_people_steps(db, steps)
+
+    return rewrite_sealed(path, change)

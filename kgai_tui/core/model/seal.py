@@ -29,6 +29,7 @@ __all__ = [
     "fold_log",
     "model_lock",
     "remove_stale_temporaries",
+    "rewrite_sealed",
     "sealed",
     "show_lock_waits",
     "temporary_prefix",
@@ -219,3 +220,42 @@ def fold_log(db: sqlite3.Connection) -> None:
         pass  # a reader or writer holds it: the passive checkpoint stands
     finally:
         db.execute(f"PRAGMA busy_timeout = {int(before)}")
+
+
+def rewrite_sealed(
+    path: Path, change: Callable[[sqlite3.Connection], Callable[[], object] | None]
+) -> bool:
+    """Change the sealed model at ``path`` in one transaction (the caller holds
+    the model's lock); whether it was changed.
+
+    ``change(db)`` reads what it must check on a write connection and returns
+    the writes to make (``None``: nothing, the model moved on). The write-ahead
+    log is folded after, and the seal written again as the connection closes:
+    sealed when the lock was taken, every byte since is ours, and even a
+    connection that only read may have touched the log. A model that does not
+    read as one (damaged, another layout) is left for the next read to rebuild.
+    """
+    from kgai_tui.core.model.rows import ModelCorruptError
+
+    if not sealed(path):
+        return False
+    db = sqlite3.connect(path, isolation_level=None, timeout=60.0)
+    try:
+        writes = change(db)
+        if writes is None:
+            return False
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            writes()
+            db.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise
+        fold_log(db)
+        return True
+    except (sqlite3.Error, ModelCorruptError, KeyError, TypeError, ValueError):
+        return False
+    finally:
+        db.close()
+        write_seal(path)

@@ -24,8 +24,8 @@ before.
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ from kgai_tui.core.model.graph_log import (
     stored_graph,
 )
 from kgai_tui.core.model.rows import ModelCorruptError
-from kgai_tui.core.model.seal import fold_log, model_lock, sealed, write_seal
+from kgai_tui.core.model.seal import model_lock, rewrite_sealed, sealed
 
 __all__ = ["tidy", "tidy_after", "tidy_due"]
 
@@ -151,35 +151,24 @@ def _write(path: Path, plan: _Plan) -> bool:
     from kgai_tui.core.model.build import write_meta
     from kgai_tui.core.model.recall_files import listed, remove_unlisted
 
-    if not sealed(path):
-        return False
-    db = sqlite3.connect(path, isolation_level=None, timeout=60.0)
-    try:
+    def change(db: sqlite3.Connection) -> Callable[[], None] | None:
         if _stamp(db) != plan.stamp:
-            return False  # an update came between: its own tidy follows it
-        db.execute("BEGIN IMMEDIATE")
-        try:
+            return None  # an update came between
+
+        def writes() -> None:
             write_meta(db, plan.meta)
             if "graph" in plan.meta:
                 clear_log(db)  # every operation is in the state (same stamp)
-            db.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                db.execute("ROLLBACK")
-            raise
-        fold_log(db)
-        if "recall" in plan.meta:
-            # A reader of the state before may still open the old files.
-            keep = listed(plan.meta["recall"]) | listed(plan.old_recall)
-            remove_unlisted(path, sorted(keep))
-        return True
-    except _DAMAGE:
-        return False  # a damaged model: the next read rebuilds it
-    finally:
-        db.close()
-        # Sealed when we took the lock, so every byte since is ours (see
-        # moments_write._save: a connection closing last folds the write-ahead log).
-        write_seal(path)
+
+        return writes
+
+    if not rewrite_sealed(path, change):
+        return False
+    if "recall" in plan.meta:
+        # A reader of the state before may still open the old files.
+        keep = listed(plan.meta["recall"]) | listed(plan.old_recall)
+        remove_unlisted(path, sorted(keep))
+    return True
 
 
 def tidy_after(path: Path) -> None:

@@ -251,6 +251,7 @@ def test_after_first_read_waits_for_the_build_and_compares_two_trees(
     detached build, then each read, both trees' time and peak, whether they
     printed the same bytes, and what each left in its cache (the model and the
     time index, never an engine cache)."""
+    import os
     import shutil
     import subprocess
     import sys
@@ -263,9 +264,13 @@ def test_after_first_read_waits_for_the_build_and_compares_two_trees(
     argv = [sys.executable, str(script), str(store)]
     argv += ["--before", str(repo), "--after", str(repo)]
     argv += ["--read", "diff 2026-01-01 2026-03-31 --json"]
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
     got = subprocess.run(
-        argv, capture_output=True, text=True, check=True, timeout=120
+        argv, capture_output=True, text=True, check=True, timeout=120, env=env
     ).stdout.splitlines()
+    assert not list(scratch.iterdir())  # its caches removed (0.8 GB each at 1M)
     assert got[0] == "| read | before | after | same bytes |", got
     assert got[2].startswith("| status --json (first read) |") and got[2].endswith(
         "| yes |"

@@ -398,8 +398,9 @@ def update_recall(
     :func:`~kgai_tui.core.recall.tiers.merged_tail` says.
 
     With ``later`` (a command-line read, which answers first), none of them
-    is written here until :data:`LATER_SLACK` times as much is waiting: :mod:`~kgai_tui.core.model.tidy` writes them once the answer
-    is out (:func:`recall_tidy_due`, :func:`tidy_recall`).
+    is written here until :data:`LATER_SLACK` times as much is waiting:
+    :mod:`~kgai_tui.core.model.tidy` writes them once the answer is out
+    (:func:`recall_tidy_due`, :func:`tidy_recall`).
     """
     out = dict(recall)
     out["stale"] = sorted(set(recall["stale"]) | set(stale))
@@ -458,10 +459,21 @@ def recall_tidy_due(
     or a delta file over 1/:data:`DELTA_FILE_SHARE` of the ``elements`` (its
     size is kept in its entry; a file written before that was never over it)."""
     covered = sum(int(e["count"]) for e in recall["segments"])
-    if decisions - covered >= SEGMENT_EVERY:
-        return True
-    if len(delta.stale) + len(delta.new) > recall_delta.ELEMENT_DELTA_MAX:
-        return True
+    return (
+        decisions - covered >= SEGMENT_EVERY
+        or _over_max(delta)
+        or _over_share(recall, elements)
+    )
+
+
+def _over_max(delta: ElementDelta) -> bool:
+    """Whether the model's delta holds more than it may (its file takes it)."""
+    return len(delta.stale) + len(delta.new) > recall_delta.ELEMENT_DELTA_MAX
+
+
+def _over_share(recall: dict[str, Any], elements: int) -> bool:
+    """Whether the delta file holds more than its share of the ``elements`` (the
+    element file is written again)."""
     filed = recall.get("delta_file")
     return filed is not None and int(filed.get("size", 0)) * DELTA_FILE_SHARE > elements
 
@@ -480,11 +492,10 @@ def tidy_recall(
     delta = stored_delta(db)
     kept: ElementDelta | None = None
     total = p.element_count()
-    if len(delta.stale) + len(delta.new) > recall_delta.ELEMENT_DELTA_MAX:
+    if _over_max(delta):
         out["delta_file"] = _spill(model, out, delta, total, any_size=True)
         kept = ElementDelta()
-    filed = out.get("delta_file")
-    if filed is None or int(filed.get("size", 0)) * DELTA_FILE_SHARE <= total:
+    if not _over_share(out, total):
         return out, kept, False
     out["elements"] = write_element_file(model, element_part(p))
     out.pop("delta_file")

@@ -59,6 +59,18 @@ class ModelCorruptError(KgaiError):
         self.reason = reason
 
 
+#: What a model that does not read as one raises while a writer that is only
+#: housekeeping (the moments, the people steps, a tidy) reads and writes it: the
+#: writer gives up, and the next read rebuilds the model.
+UNREADABLE_MODEL: Final = (
+    sqlite3.Error,
+    ModelCorruptError,
+    KeyError,
+    TypeError,
+    ValueError,
+)
+
+
 def _recall_inputs(row: list[Any]) -> tuple[Any, ...]:
     return (row[1], row[2], row[5], tuple(row[10]))
 

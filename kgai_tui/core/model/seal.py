@@ -235,7 +235,7 @@ def rewrite_sealed(
     connection that only read may have touched the log. A model that does not
     read as one (damaged, another layout) is left for the next read to rebuild.
     """
-    from kgai_tui.core.model.rows import ModelCorruptError
+    from kgai_tui.core.model.rows import UNREADABLE_MODEL
 
     if not sealed(path):
         return False
@@ -254,7 +254,7 @@ def rewrite_sealed(
             raise
         fold_log(db)
         return True
-    except (sqlite3.Error, ModelCorruptError, KeyError, TypeError, ValueError):
+    except UNREADABLE_MODEL:
         return False
     finally:
         db.close()

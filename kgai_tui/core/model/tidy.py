@@ -40,12 +40,10 @@ from kgai_tui.core.model.graph_log import (
     logged_count,
     stored_graph,
 )
-from kgai_tui.core.model.rows import ModelCorruptError
+from kgai_tui.core.model.rows import UNREADABLE_MODEL
 from kgai_tui.core.model.seal import model_lock, rewrite_sealed, sealed
 
 __all__ = ["tidy", "tidy_after", "tidy_due"]
-
-_DAMAGE = (sqlite3.Error, ModelCorruptError, KeyError, TypeError, ValueError)
 
 
 def tidy_due(db: sqlite3.Connection) -> bool:
@@ -53,7 +51,7 @@ def tidy_due(db: sqlite3.Connection) -> bool:
     read: housekeeping is never a reason for the update that asks to fail)."""
     try:
         return any(_due(db))
-    except (*_DAMAGE, OSError):
+    except (*UNREADABLE_MODEL, OSError):
         return False
 
 
@@ -141,7 +139,7 @@ def _plan(path: Path) -> _Plan | None:
         if fold:
             meta["graph"] = graph_state(stored_graph(db, read_meta(db, "graph")))
         return _Plan(stamp, meta, old)
-    except (*_DAMAGE, OSError):
+    except (*UNREADABLE_MODEL, OSError):
         return None  # a damaged model: the next read rebuilds it
     finally:
         db.close()

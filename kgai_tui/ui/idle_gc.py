@@ -56,6 +56,10 @@ class IdleCollector:
         self._busy_at = monotonic()
         self._pending = True
 
+    def still_for(self) -> float:
+        """Seconds since the user last asked for something (:meth:`busy`)."""
+        return monotonic() - self._busy_at
+
     def tick(self) -> int:
         """Collect: the young generations, or everything once idle after work.
 

@@ -1,6 +1,7 @@
 """Reading the store for the explorer: the present from the read model (built on a
 first open, its history saved from the same replay right after), the slider's
-history once it is asked for, and the graph at the slider's moment.
+history (with the first view, once the user is still, or when a key asks), and
+the graph at the slider's moment.
 
 A mixin of :class:`~kgai_tui.ui.app.KgaiApp`. All store work runs in thread
 workers; results come back to the UI thread and are handed to the views as an
@@ -39,9 +40,17 @@ if TYPE_CHECKING:
 
 
 #: Below this many bytes of log (about 10k decisions) the slider's history comes
-#: with the first view; above it, when a key asks for it (at 1M decisions the
-#: index takes ~2 s and ~300 MB to load, which a look at the present never needs).
+#: with the first view; above it, once the user has been still for a moment
+#: after it (:data:`PRELOAD_IDLE_SECONDS`), or when a key asks for it.
 EAGER_HISTORY_BYTES: Final = 8 << 20
+#: Up to this many bytes of log (about 2.5M decisions) the history is read
+#: unasked once the present is on screen and the user is still: at 1M decisions
+#: it takes ~0.6 s and ~110 MB, which the first step back then waited on. Above
+#: it a look at the present never pays for it (it grows with the log), and a
+#: key asks.
+PRELOAD_HISTORY_BYTES: Final = 2 << 30
+#: How long the user is still (no load, no slider move) before the preload.
+PRELOAD_IDLE_SECONDS: Final = 1.0
 
 
 class StoreLoading(Navigation):
@@ -193,6 +202,7 @@ class StoreLoading(Navigation):
             slider.set_moments([], keep=False)
             slider.on_demand = True
             self._present(opened, opened.projection, None, None, prepared)
+            self.set_timer(PRELOAD_IDLE_SECONDS, lambda: self._preload(opened))
             return
         self._history_wanted = True  # it came: every reload brings it from now on
         if not keep_moment or slider.at_now:
@@ -217,8 +227,9 @@ class StoreLoading(Navigation):
         it when it is there (no notification that outlives the wait)."""
         event.stop()
         self._after_history = event.then
-        if self._history_wanted:
-            return  # on its way
+        if self._history_wanted:  # on its way (asked before, or read unasked)
+            self.query_one(TimeSlider).loading = True
+            return
         self._history_wanted = True
         self.query_one(TimeSlider).loading = True
         if self._history_saving:
@@ -226,21 +237,43 @@ class StoreLoading(Navigation):
         if self.engine is None:
             self._load(keep_moment=True)
         else:
-            self._history_in_worker(self.engine)
+            self._history_in_worker(self.engine, asked=True)
+
+    def _preload(self, engine: Store) -> None:
+        """Read the slider's history unasked once the user is still, for a log
+        small enough (:data:`PRELOAD_HISTORY_BYTES`): the first step back then
+        shows at once. Nothing on screen changes until it is there."""
+        if engine is not self.engine or self._history_wanted:
+            return  # replaced by a newer load, or read already
+        still = self.collector.still_for()
+        if self._history_saving or still < PRELOAD_IDLE_SECONDS:
+            wait = max(PRELOAD_IDLE_SECONDS - still, 0.1)
+            self.set_timer(wait, lambda: self._preload(engine))
+            return
+        if log_extent(self.root / "log")[1] >= PRELOAD_HISTORY_BYTES:
+            return
+        self._history_wanted = True
+        self._history_in_worker(engine, asked=False)
 
     @thread_worker("history")
-    def _history_in_worker(self, engine: Store) -> None:
+    def _history_in_worker(self, engine: Store, *, asked: bool) -> None:
         """The history of the store on screen (its time index), without opening
         it again: a reload re-read and re-drew the present first (at 1M, the first
         step back took 1.5 s, a third of it that). A log that changed meanwhile
-        is reloaded by the live poll, which brings the history too."""
+        is reloaded by the live poll, which brings the history too.
+
+        When it fails, history a key ``asked`` for is read with a fresh open;
+        a preload's only leaves the slider as it was (a key asks again)."""
         from kgai_tui.core.reads.moments import TimeCursor
 
         try:
             cursor = TimeCursor.of_store(engine)
-            cursor.warm()  # the user waits on this step anyway
+            cursor.warm()  # the first step back needs it
         except Exception:
-            self.call_from_thread(self._load, True)  # read it with a fresh open
+            if asked:
+                self.call_from_thread(self._load, True)  # read it with a fresh open
+            else:
+                self.call_from_thread(self._history_failed, engine)
             raise
         self.call_from_thread(self._cursor_ready, engine, cursor, True)
 

@@ -186,6 +186,7 @@ def test_a_big_logs_history_is_read_through_the_model_once_the_slider_moves_back
     from kgai_tui.ui.widgets.time_slider import TimeSlider
 
     monkeypatch.setattr(loading, "EAGER_HISTORY_BYTES", 0)
+    monkeypatch.setattr(loading, "PRELOAD_HISTORY_BYTES", 0)  # a key asks
     open_model(demo_store).close()
     opened = counting_opens(monkeypatch)
     app = KgaiApp(demo_store, live=False)
@@ -313,6 +314,7 @@ def test_a_big_logs_first_open_shows_its_replay_then_reads_the_model(
     from kgai_tui.ui.widgets.time_slider import TimeSlider
 
     monkeypatch.setattr(loading, "EAGER_HISTORY_BYTES", 0)
+    monkeypatch.setattr(loading, "PRELOAD_HISTORY_BYTES", 0)  # a key asks
     shown: list[str] = []
     real_loaded = KgaiApp._store_loaded
 

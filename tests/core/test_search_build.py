@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -149,13 +151,60 @@ def test_a_helper_whose_builder_is_gone_removes_its_output(
     done = subprocess.run([*argv, "4", *paths], check=False)
     assert done.returncode == 1
     assert not out.exists()
-    # With its real parent, it writes every chunk.
+    # With its real parent, it writes every chunk, and stays until they are taken.
     out.mkdir()
     search_build._write_spec(mixed, keys, str(out / "work.npz"))
-    code = search_build._helper(str(out / "work.npz"), str(out), os.getppid(), paths)
-    assert code == 0
-    lines = (out / "000000.ndjson").read_bytes().splitlines()
+    spec, parent = str(out / "work.npz"), os.getppid()
+    codes: list[int] = []
+    run = threading.Thread(
+        target=lambda: codes.append(search_build._helper(spec, str(out), parent, paths))
+    )
+    run.start()
+    chunk = out / "000000.ndjson"
+    deadline = time.monotonic() + 30
+    while not chunk.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    assert run.is_alive() and not codes, "it left before its chunk was taken"
+    lines = chunk.read_bytes().splitlines()
+    chunk.unlink()
+    run.join(30)
+    assert codes == [0]
     assert len(lines) == len(keys)
+
+
+def test_a_helper_done_whose_builder_dies_removes_its_output(
+    mixed: Engine, tmp_path: Path
+) -> None:
+    """Every chunk written, none taken, and the building process is killed: the
+    helper removes its output (it would otherwise stay in memory, in tmpfs)."""
+    out = tmp_path / "scratch"
+    out.mkdir()
+    search_build._write_spec(mixed, mixed.decision_order(), str(out / "work.npz"))
+    assert mixed.log_dir is not None
+    paths = [str(mixed.log_dir / scan.name) for scan in mixed.scans]
+    builder = (
+        "import os, subprocess, sys, time\n"
+        "spec, out, *paths = sys.argv[1:]\n"
+        "subprocess.Popen([sys.executable, '-m', 'kgai_tui.core.search.build',"
+        " spec, out, str(os.getpid()), '4', *paths])\n"
+        "time.sleep(120)\n"
+    )
+    spec = str(out / "work.npz")
+    proc = subprocess.Popen([sys.executable, "-c", builder, spec, str(out), *paths])
+    try:
+        chunk = out / "000000.ndjson"
+        deadline = time.monotonic() + 60
+        while not chunk.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert chunk.exists(), "the helper wrote nothing"
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 30
+    while out.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not out.exists(), "the helper left its output behind"
 
 
 def _launches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, bool]]:
@@ -187,10 +236,11 @@ def test_a_helper_started_early_is_the_one_the_build_takes(
     _, scratch, proc = search_build._EARLY[id(mixed)]
     mine = os.getpriority(os.PRIO_PROCESS, 0)
     assert os.getpriority(os.PRIO_PROCESS, proc.pid) == min(mine + 10, 19)  # later
+    chunk = Path(scratch) / "000000.ndjson"  # a small store: its one chunk
     deadline = time.monotonic() + 30
-    while proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)  # a small store: every chunk fits ahead
-    assert proc.returncode == 0 and any(Path(scratch).glob("*.ndjson"))
+    while not chunk.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert chunk.exists() and proc.poll() is None  # written ahead, waiting
     assert contents(build(mixed, tmp_path / "early")) == want
     assert len(started) == 1, "the build started a helper of its own"
     assert not search_build._EARLY and not Path(scratch).exists()

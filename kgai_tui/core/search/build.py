@@ -286,7 +286,7 @@ def _helper(
     chunks of :data:`_CHUNK` events written to ``out`` (see :class:`_Chunks`).
 
     It stays at most ``ahead`` chunks ahead of what the building process has
-    taken (the scratch directory is usually memory), and when that process is gone
+    taken, and exits once that process has taken every chunk (the scratch directory is usually memory), and when that process is gone
     (``parent`` is no longer its parent) it removes what it wrote and stops.
 
     Returns:
@@ -337,6 +337,15 @@ def _helper(
         for m in maps.values():
             if isinstance(m, mmap.mmap):
                 m.close()
+    # Stay until every chunk is taken: output whose reader is gone (a build
+    # killed, or one that never came) is removed, not left in memory.
+    while os.getppid() == parent and any(
+        name.endswith(".ndjson") for name in os.listdir(out)
+    ):
+        time.sleep(0.01)
+    if os.getppid() != parent:
+        shutil.rmtree(out, ignore_errors=True)
+        return 1
     return 0
 
 

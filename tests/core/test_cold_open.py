@@ -318,7 +318,7 @@ def test_without_a_scratch_directory_results_come_through_the_pipe(
     def refuse(*_args: object, **_kw: object) -> object:
         raise OSError("no space left on device")
 
-    monkeypatch.setattr(pool.tempfile, "TemporaryDirectory", refuse)
+    monkeypatch.setattr(pool, "make_scratch", refuse)
     engine = open_engine(store)
     assert parallel == ["verified"]
     assert _state(engine.projection) == _state(_sequential(store).projection)

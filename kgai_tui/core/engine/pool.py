@@ -8,10 +8,13 @@ back through files in a scratch directory rather than the pool's pipe.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
-import tempfile
+import shutil
 from typing import TypeVar
+
+from kgai_tui.core.scratch import make_scratch
 
 __all__ = ["Scratch", "die_with_parent", "received", "sent", "start_resource_tracker"]
 
@@ -75,25 +78,20 @@ class Scratch:
     """
 
     def __init__(self) -> None:
-        self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._dir: str | None = None
 
     def __enter__(self) -> Scratch:
-        shm = "/dev/shm"
-        for where in ((shm,) if os.access(shm, os.W_OK) else ()) + (None,):
-            try:
-                self._dir = tempfile.TemporaryDirectory(prefix="kgai-open-", dir=where)
-                break
-            except OSError:
-                continue
+        with contextlib.suppress(OSError):
+            self._dir = make_scratch("open")
         return self
 
     def path_for(self, name: str) -> str | None:
         """Where a worker writes the result called ``name`` (``None``: the pipe)."""
-        return None if self._dir is None else os.path.join(self._dir.name, name)
+        return None if self._dir is None else os.path.join(self._dir, name)
 
     def __exit__(self, *exc: object) -> None:
         if self._dir is not None:
-            self._dir.cleanup()
+            shutil.rmtree(self._dir, ignore_errors=True)
 
 
 T = TypeVar("T")

@@ -23,7 +23,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 import orjson
 
+from kgai_tui.core.scratch import make_scratch
 from kgai_tui.core.search.docs import history_fields
 from kgai_tui.core.store.logscan import DECISION_ID_OK
 from kgai_tui.core.store.regular_file import open_regular
@@ -136,7 +136,10 @@ def _launch(
     """Start the helper on ``theirs`` in a new scratch directory (``later``: at a
     lower priority); ``None`` if it cannot start."""
     assert engine.log_dir is not None  # _split checked
-    tmp = tempfile.mkdtemp(prefix="kgai-index-", dir=_scratch())
+    try:
+        tmp = make_scratch("index")
+    except OSError:
+        return None
     spec = os.path.join(tmp, "work.npz")
     paths = [str(engine.log_dir / scan.name) for scan in engine.scans]
     argv = [sys.executable, "-m", __name__, spec, tmp, str(os.getpid()), str(ahead)]
@@ -239,11 +242,6 @@ class _Chunks:
             lines = fh.read().decode().splitlines()
         os.unlink(path)
         return iter(lines)
-
-
-def _scratch() -> str | None:
-    shm = "/dev/shm"
-    return shm if os.access(shm, os.W_OK) else None
 
 
 def _write_spec(engine: Engine, keys: Sequence[_Key], path: str) -> None:

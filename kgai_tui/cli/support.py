@@ -44,7 +44,6 @@ from kgai_tui.core.errors import (
     UsageError,
     WriteError,
 )
-from kgai_tui.core.model.build_after import DetachedWork
 from kgai_tui.core.reads.store import Store, StoreSource, WholeSource
 from kgai_tui.core.safe_text import visible
 from kgai_tui.core.store.discovery import StoreLocation, locate_store
@@ -501,7 +500,7 @@ def open_model_engine(store: str | None) -> Store:
     # A first read answers from its replay while a detached process writes the
     # model (see open_model): it costs the replay, not the replay and the model.
     with progress(lambda: what.format(log_size(root))):
-        engine = read_store(root, background=True, more=_SEARCH_AFTER_BUILD)
+        engine = read_store(root, background=True, then=_index_for_search)
     # A first read answers from the whole replay: held like open_engine's (2.1 s
     # of a 1M first answer went to freeing it before the answer was printed).
     _hold(engine)
@@ -522,28 +521,9 @@ def _index_for_search(engine: Engine) -> None:
     for it (:meth:`~kgai_tui.core.search.index.SearchIndex.once_built`)."""
     if sum(scan.size for scan in engine.scans) < SEARCH_IN_BACKGROUND_MIN:
         return
-    from kgai_tui.core.search.build import stop_early
     from kgai_tui.core.search.index import SearchIndex
 
-    try:
-        SearchIndex.for_engine(engine)
-    finally:
-        stop_early(engine)  # the index was current: its helper was not needed
-
-
-def _helper_for_search(engine: Engine) -> None:
-    """In the same build, before the read model: the search index's helper
-    process, which makes most of its documents on the other core meanwhile."""
-    if sum(scan.size for scan in engine.scans) < SEARCH_IN_BACKGROUND_MIN:
-        return
-    from kgai_tui.core.search.build import start_early
-
-    start_early(engine)
-
-
-_SEARCH_AFTER_BUILD: Final = DetachedWork(
-    start=_helper_for_search, then=_index_for_search
-)
+    SearchIndex.for_engine(engine)
 
 
 def model_source(store: str | None) -> StoreSource:

@@ -13,9 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 from test_model_moments import _cli
-from test_search_build import contents
 
 from benchmarks.genlog import GenParams, write_store
 from kgai_tui.cli.support import SEARCH_IN_BACKGROUND_MIN
@@ -87,58 +85,3 @@ def test_a_search_waits_for_an_index_being_built(tmp_path: Path) -> None:
     assert index is not None
     hits = index.search("reshape E000017", limit=3)
     assert hits is not None and hits
-
-
-def test_a_detached_build_starts_the_search_helper_before_its_model(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The command line's work for a first read's detached build
-    (``DetachedWork``): the search index's helper starts before the read model
-    is built, at a lower priority, and the index built after the model and its
-    moments takes it; the index answers as the whole store does."""
-    import shutil
-
-    from kgai_tui.cli import support
-    from kgai_tui.core.engine.open import replay_log
-    from kgai_tui.core.model import build_after
-    from kgai_tui.core.model.schema import model_path
-    from kgai_tui.core.model.seal import sealed
-    from kgai_tui.core.search import build as search_build
-    from kgai_tui.demo import DEMO_STORE
-
-    monkeypatch.setattr(support, "SEARCH_IN_BACKGROUND_MIN", 0)
-    monkeypatch.setattr(search_build, "HELPER_MIN", 0)
-    monkeypatch.setattr(build_after.os, "nice", lambda _: 0)  # not this process
-    root = shutil.copytree(DEMO_STORE, tmp_path / "store")
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("KGAI_TUI_CACHE_DIR", str(cache))
-    path = model_path(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    engine = replay_log(root)
-    real_launch = search_build._launch
-    launched: list[tuple[bool, bool]] = []
-    scratch: list[Path] = []
-
-    def launch(e: object, theirs: object, ahead: int, *, later: bool = False) -> object:
-        launched.append((later, path.exists() and sealed(path)))
-        got = real_launch(e, theirs, ahead, later=later)  # type: ignore[arg-type]
-        if got is not None:
-            scratch.append(Path(got[0]))
-        return got
-
-    monkeypatch.setattr(search_build, "_launch", launch)
-    work = support._SEARCH_AFTER_BUILD
-    build_after._build_then_moments(engine, path, work.then, work.start)
-    assert launched == [(True, False)], "started once, before the model was sealed"
-    assert not search_build._EARLY and scratch and not scratch[0].exists()
-    # A build whose index is current already: the helper started early is stopped.
-    assert work.start is not None and work.then is not None
-    work.start(engine)
-    assert search_build._EARLY and len(scratch) == 2
-    work.then(engine)
-    assert not search_build._EARLY and not scratch[1].exists()
-    index = SearchIndex.for_engine(engine)
-    assert index.info.how == "cached" and index.info.history_docs > 0
-    whole = SearchIndex.for_engine(open_engine(root), cache_base=tmp_path / "whole")
-    assert whole.info.how == "built"
-    assert contents(index) == contents(whole)

@@ -148,7 +148,7 @@ def test_a_helper_whose_builder_is_gone_removes_its_output(
     not_parent = str(os.getpid() + 1_000_000)
     spec = str(out / "work.npz")
     argv = [sys.executable, "-m", search_build.__name__, spec, str(out), not_parent]
-    done = subprocess.run([*argv, "4", *paths], check=False)
+    done = subprocess.run([*argv, *paths], check=False)
     assert done.returncode == 1
     assert not out.exists()
     # With its real parent, it writes every chunk, and stays until they are taken.
@@ -187,7 +187,7 @@ def test_a_helper_done_whose_builder_dies_removes_its_output(
         "import os, subprocess, sys, time\n"
         "spec, out, *paths = sys.argv[1:]\n"
         "subprocess.Popen([sys.executable, '-m', 'kgai_tui.core.search.build',"
-        " spec, out, str(os.getpid()), '4', *paths])\n"
+        " spec, out, str(os.getpid()), *paths])\n"
         "time.sleep(120)\n"
     )
     spec = str(out / "work.npz")
@@ -205,65 +205,3 @@ def test_a_helper_done_whose_builder_dies_removes_its_output(
     while out.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not out.exists(), "the helper left its output behind"
-
-
-def _launches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, bool]]:
-    """Every helper started from now on: (chunks it may write ahead, later)."""
-    started: list[tuple[int, bool]] = []
-    real = search_build._launch
-
-    def counted(engine: Engine, theirs: Any, ahead: int, *, later: bool = False) -> Any:
-        started.append((ahead, later))
-        return real(engine, theirs, ahead, later=later)
-
-    monkeypatch.setattr(search_build, "_launch", counted)
-    return started
-
-
-@pytest.mark.usefixtures("helper")
-def test_a_helper_started_early_is_the_one_the_build_takes(
-    mixed: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A first read's detached build starts the helper before its read model:
-    the index build that follows takes it (no second helper), with its lines
-    written ahead, and the index holds what one process makes."""
-    import time
-
-    want = contents(build(mixed, tmp_path / "one"))  # HELPER_MIN 0: two cores
-    started = _launches(monkeypatch)
-    search_build.start_early(mixed)
-    assert started == [(search_build._EARLY_AHEAD, True)]
-    _, scratch, proc = search_build._EARLY[id(mixed)]
-    mine = os.getpriority(os.PRIO_PROCESS, 0)
-    assert os.getpriority(os.PRIO_PROCESS, proc.pid) == min(mine + 10, 19)  # later
-    chunk = Path(scratch) / "000000.ndjson"  # a small store: its one chunk
-    deadline = time.monotonic() + 30
-    while not chunk.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert chunk.exists() and proc.poll() is None  # written ahead, waiting
-    assert contents(build(mixed, tmp_path / "early")) == want
-    assert len(started) == 1, "the build started a helper of its own"
-    assert not search_build._EARLY and not Path(scratch).exists()
-
-
-@pytest.mark.usefixtures("helper")
-def test_an_early_helper_no_build_takes_is_stopped(mixed: Engine) -> None:
-    """The index was current, so no build came: the helper is stopped and its
-    output removed (it would otherwise wait, its chunks in memory, until the
-    detached build exits)."""
-    search_build.start_early(mixed)
-    _, scratch, proc = search_build._EARLY[id(mixed)]
-    search_build.stop_early(mixed)
-    assert proc.returncode is not None
-    assert not Path(scratch).exists() and not search_build._EARLY
-    search_build.stop_early(mixed)  # nothing held: nothing to do
-
-
-def test_a_small_log_starts_no_early_helper(
-    mixed: Engine, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Below :data:`~kgai_tui.core.search.build.HELPER_MIN` one process builds."""
-    monkeypatch.setattr(search_build, "HELPER_MIN", 10**9)
-    started = _launches(monkeypatch)
-    search_build.start_early(mixed)
-    assert started == [] and not search_build._EARLY

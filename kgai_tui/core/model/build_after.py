@@ -8,14 +8,13 @@ import contextlib
 import gc
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
 
-__all__ = ["DETACHED_PATIENCE", "DetachedWork", "build_detached", "build_now"]
+__all__ = ["DETACHED_PATIENCE", "build_detached", "build_now"]
 
 #: How long (seconds) a detached build waits for the model lock before it writes
 #: the moments or the per-author steps. A read that follows the first one takes the
@@ -23,17 +22,6 @@ __all__ = ["DETACHED_PATIENCE", "DetachedWork", "build_detached", "build_now"]
 #: then left the moments for the first ``as-of`` to build (1M: 34 s). Bounded, so
 #: the build does not hold its whole replay in memory through someone's rebuild.
 DETACHED_PATIENCE = 10.0
-
-
-@dataclass(frozen=True, slots=True)
-class DetachedWork:
-    """A caller's work for a first read's detached build, with its replay:
-    ``start`` right after the fork, before the model is built (what runs beside
-    it on the other core: the search index's helper process); ``then`` once the
-    model and its moments are stored (the search index)."""
-
-    start: Callable[[Engine], object] | None = None
-    then: Callable[[Engine], object] | None = None
 
 
 def build_now(engine: Engine, path: Path) -> None:
@@ -46,13 +34,9 @@ def build_now(engine: Engine, path: Path) -> None:
 
 
 def build_detached(
-    engine: Engine,
-    path: Path,
-    then: Callable[[Engine], object] | None = None,
-    start: Callable[[Engine], object] | None = None,
+    engine: Engine, path: Path, then: Callable[[Engine], object] | None = None
 ) -> bool:
-    """Build the model in a detached grandchild that inherits the model lock
-    (``start`` and ``then``: as :class:`DetachedWork` has them).
+    """Build the model in a detached grandchild that inherits the model lock.
 
     The lock is an ``flock`` on an open file description the children share, so
     it stays held until the grandchild has sealed the model: a reader meanwhile
@@ -60,14 +44,11 @@ def build_detached(
     """
     from kgai_tui.core.detached import run_detached
 
-    return run_detached(lambda: _build_then_moments(engine, path, then, start))
+    return run_detached(lambda: _build_then_moments(engine, path, then))
 
 
 def _build_then_moments(
-    engine: Engine,
-    path: Path,
-    then: Callable[[Engine], object] | None = None,
-    start: Callable[[Engine], object] | None = None,
+    engine: Engine, path: Path, then: Callable[[Engine], object] | None = None
 ) -> None:
     """The model, then (its lock let go, at a lower priority) the time index and
     the moments from the same replay, the index saved beside the model: without
@@ -79,8 +60,6 @@ def _build_then_moments(
     from kgai_tui.core.model.moments_write import engine_prints, save_moments
     from kgai_tui.core.model.seal import let_go_held_locks
 
-    if start is not None:
-        start(engine)
     build_now(engine, path)
     let_go_held_locks()
     with contextlib.suppress(OSError):

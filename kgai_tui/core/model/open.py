@@ -27,7 +27,6 @@ from urllib.parse import quote
 from kgai_tui.core.errors import StoreNotFoundError
 from kgai_tui.core.model.build_after import (
     DETACHED_PATIENCE,
-    DetachedWork,
     build_detached,
     build_now,
 )
@@ -322,7 +321,7 @@ def open_model(
     *,
     background: bool = False,
     staged: Staged | None = None,
-    more: DetachedWork | None = None,
+    then: Callable[[Engine], object] | None = None,
     any_thread: bool = False,
     replayed: Callable[[Engine], object] | None = None,
 ) -> ModelEngine:
@@ -338,10 +337,10 @@ def open_model(
     ``staged``: a write session's overlay holding the lines it just appended (see
     :func:`~kgai_tui.core.model.update.extend_model`), written as the extension.
 
-    ``more``: more work for that detached child, with the replay (the command
-    line starts the search index's helper before the model is built, and builds
-    the index once the model, its moments and the slider's history are written:
-    else the first search replays the whole store again).
+    ``then``: more work for that detached child, with the replay, once the model,
+    its moments and the slider's history are written (the command line builds
+    the search index there, which would otherwise replay the whole store again on
+    the first search).
 
     ``replayed``: given the replay a build is made from, as soon as it is made and
     before the model is written here (the explorer shows it meanwhile and saves
@@ -355,7 +354,7 @@ def open_model(
     """
     try:
         return _open_model(
-            root, cache_base, background, staged, more, any_thread, replayed
+            root, cache_base, background, staged, then, any_thread, replayed
         )
     except (sqlite3.Error, UnicodeError, ModelCorruptError) as exc:
         raise ModelUnavailableError(f"the read model is unavailable: {exc}") from exc
@@ -447,7 +446,7 @@ def _open_model(
     cache_base: Path | None,
     background: bool,
     staged: Staged | None,
-    more: DetachedWork | None = None,
+    then: Callable[[Engine], object] | None = None,
     any_thread: bool = False,
     replayed: Callable[[Engine], object] | None = None,
 ) -> ModelEngine:
@@ -467,7 +466,7 @@ def _open_model(
         if read is not None:
             return read
         done = _bring_up_to_date(
-            root, path, background, staged, more, replayed=replayed, seen=seen
+            root, path, background, staged, then, replayed=replayed, seen=seen
         )
         if not isinstance(done, str):
             return done  # type: ignore[return-value]  # the replay answers this once
@@ -505,7 +504,7 @@ def _bring_up_to_date(
     path: Path,
     background: bool = False,
     staged: Staged | None = None,
-    more: DetachedWork | None = None,
+    then: Callable[[Engine], object] | None = None,
     *,
     rebuild: bool = True,
     replayed: Callable[[Engine], object] | None = None,
@@ -567,9 +566,8 @@ def _bring_up_to_date(
         engine = replay_log(root)
         if replayed is not None:
             replayed(engine)
-        more = more or DetachedWork()
-        after = partial(_after_build, path=path, then=more.then)
-        if background and build_detached(engine, path, after, more.start):
+        after = partial(_after_build, path=path, then=then)
+        if background and build_detached(engine, path, after):
             return engine
         build_now(engine, path)
         return "cold"

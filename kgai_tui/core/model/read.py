@@ -14,7 +14,6 @@ from kgai_tui.core.model.schema import model_enabled
 
 if TYPE_CHECKING:
     from kgai_tui.core.engine.engine import Engine
-    from kgai_tui.core.model.build_after import DetachedWork
     from kgai_tui.core.model.open import ModelEngine
 
 __all__ = ["read_store"]
@@ -26,14 +25,14 @@ def read_store(
     replayed: Callable[[Engine], object] | None = None,
     any_thread: bool = False,
     background: bool = False,
-    more: DetachedWork | None = None,
+    then: Callable[[Engine], object] | None = None,
     whole: Callable[[Path], Engine] | None = None,
 ) -> ModelEngine | Engine:
     """The store at ``root`` as a read opens it (see the module). Close it before
     a write: a read connection closed after the write's extension would change
     the files it sealed.
 
-    ``replayed``, ``any_thread``, ``background`` and ``more``: as
+    ``replayed``, ``any_thread``, ``background`` and ``then``: as
     :func:`~kgai_tui.core.model.open.open_model` takes them (the replay a build
     is made from, before the model is written; a connection for any thread; a
     first build left to a detached child, and what that child does after it).
@@ -54,7 +53,7 @@ def read_store(
                 replayed=replayed,
                 any_thread=any_thread,
                 background=background,
-                more=more,
+                then=then,
             )
         except OSError:
             pass  # the model cannot be written here: the replay answers

@@ -40,13 +40,7 @@ if TYPE_CHECKING:
 
     from kgai_tui.core.engine.engine import Engine
 
-__all__ = [
-    "HELPER_MIN",
-    "history_fields_json",
-    "history_items",
-    "start_early",
-    "stop_early",
-]
+__all__ = ["HELPER_MIN", "history_fields_json", "history_items"]
 
 #: Below this many decision events one process is quicker (the helper takes about
 #: half a second to start).
@@ -77,48 +71,13 @@ def history_items(
 
     ``make_docs(engine, keys)`` makes this process's documents (tantivy
     documents); the helper's come as JSON text, for ``IndexWriter.add_json``, a
-    chunk at a time as the helper finishes them, between this process's own. A
-    helper :func:`start_early` started for this engine is the one used.
+    chunk at a time as the helper finishes them, between this process's own.
     """
     keys = engine.decision_order()
-    split = _split(engine, keys)
-    held = _EARLY.pop(id(engine), None)
-    if held is not None and (held[0] is not engine or split is None):
-        _stop(held[1], held[2])
-        held = None
-    if split is None:
+    log_dir = engine.log_dir
+    if len(keys) < HELPER_MIN or log_dir is None or len(os.sched_getaffinity(0)) < 2:
         yield from make_docs(engine, keys)
         return
-    mine, theirs = split
-    launched = held[1:] if held is not None else _launch(engine, theirs, _AHEAD)
-    if launched is None:
-        yield from make_docs(engine, keys)
-        return
-    tmp, proc = launched
-    try:
-        chunks = _Chunks(tmp, proc, len(theirs))
-        for n, doc in enumerate(make_docs(engine, mine), 1):
-            yield doc
-            if n % _LOOK_EVERY == 0:
-                yield from chunks.ready()
-        yield from chunks.rest()
-        if chunks.failed_at is not None:
-            yield from make_docs(engine, theirs[chunks.failed_at * _CHUNK :])
-    finally:  # done, failed or abandoned: the helper stops, its output goes
-        _stop(tmp, proc)
-
-
-def _split(
-    engine: Engine, keys: Sequence[_Key]
-) -> tuple[Sequence[_Key], Sequence[_Key]] | None:
-    """This process's keys and the helper's (the same for the same engine), or
-    ``None`` when one process is quicker or the helper cannot read the log."""
-    if (
-        len(keys) < HELPER_MIN
-        or engine.log_dir is None
-        or len(os.sched_getaffinity(0)) < 2
-    ):
-        return None
     cut = len(keys) - int(len(keys) * _HELPER_SHARE)
     mine, theirs = keys[:cut], keys[cut:]
     if any(scan.slow for scan in engine.scans):
@@ -127,77 +86,40 @@ def _split(
         scans = engine.scans
         mine = [*mine, *(k for k in theirs if k[5] in scans[k[4]].slow)]
         theirs = [k for k in theirs if k[5] not in scans[k[4]].slow]
-    return mine, theirs
-
-
-def _launch(
-    engine: Engine, theirs: Sequence[_Key], ahead: int, *, later: bool = False
-) -> tuple[str, subprocess.Popen[bytes]] | None:
-    """Start the helper on ``theirs`` in a new scratch directory (``later``: at a
-    lower priority); ``None`` if it cannot start."""
-    assert engine.log_dir is not None  # _split checked
     try:
         tmp = make_scratch("index")
     except OSError:
-        return None
-    spec = os.path.join(tmp, "work.npz")
-    paths = [str(engine.log_dir / scan.name) for scan in engine.scans]
-    argv = [sys.executable, "-m", __name__, spec, tmp, str(os.getpid()), str(ahead)]
+        yield from make_docs(engine, keys)
+        return
     try:
+        spec = os.path.join(tmp, "work.npz")
         _write_spec(engine, theirs, spec)
-        proc = subprocess.Popen(
-            [*argv, *paths],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            # Only a detached build starts one early: it runs no thread.
-            preexec_fn=_lower_priority if later else None,
-        )
-    except OSError:
+        paths = [str(log_dir / scan.name) for scan in engine.scans]
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", __name__, spec, tmp, str(os.getpid()), *paths],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        except OSError:
+            yield from make_docs(engine, keys)
+            return
+        chunks = _Chunks(tmp, proc, len(theirs))
+        try:
+            for n, doc in enumerate(make_docs(engine, mine), 1):
+                yield doc
+                if n % _LOOK_EVERY == 0:
+                    yield from chunks.ready()
+            yield from chunks.rest()
+        except BaseException:  # the build failed or was abandoned: stop the helper
+            proc.kill()
+            proc.wait()
+            raise
+        if chunks.failed_at is not None:
+            yield from make_docs(engine, theirs[chunks.failed_at * _CHUNK :])
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        return None
-    return tmp, proc
-
-
-def _lower_priority() -> None:
-    os.nice(10)
-
-
-def _stop(tmp: str, proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait()
-    shutil.rmtree(tmp, ignore_errors=True)
-
-
-#: The helper :func:`start_early` started: ``id(engine)`` -> (the engine, its
-#: scratch directory, the process).
-_EARLY: dict[int, tuple[Engine, str, subprocess.Popen[bytes]]] = {}
-#: Chunks a helper started early may write before the build takes any (at 1M
-#: decisions a chunk is ~10 MB of JSON, in memory): it works on the other core
-#: while the read model and its history are built on this one, which a build
-#: started later leaves idle.
-_EARLY_AHEAD: Final = 24
-
-
-def start_early(engine: Engine) -> None:
-    """Start the helper of the index build that will follow now, at a lower
-    priority (a first read's detached build, before its read model: 40 s at 1M
-    during which one core is idle). :func:`history_items` takes it for this
-    engine; :func:`stop_early` stops it if no build does."""
-    split = _split(engine, engine.decision_order())
-    if split is not None:
-        launched = _launch(engine, split[1], _EARLY_AHEAD, later=True)
-        if launched is not None:
-            _EARLY[id(engine)] = (engine, *launched)
-
-
-def stop_early(engine: Engine) -> None:
-    """Stop the helper started early for ``engine`` if no build took it (the
-    index was current), and remove its output."""
-    held = _EARLY.pop(id(engine), None)
-    if held is not None:
-        _stop(held[1], held[2])
 
 
 class _Chunks:
@@ -277,15 +199,14 @@ def history_fields_json(obj: dict[str, Any], id_ok: bool) -> bytes | None:
     return orjson.dumps(fields)
 
 
-def _helper(
-    spec: str, out: str, parent: int, paths: list[str], ahead: int = _AHEAD
-) -> int:
+def _helper(spec: str, out: str, parent: int, paths: list[str]) -> int:
     """The helper process: the documents of the given events, a JSON line each, in
     chunks of :data:`_CHUNK` events written to ``out`` (see :class:`_Chunks`).
 
-    It stays at most ``ahead`` chunks ahead of what the building process has
-    taken, and exits once that process has taken every chunk (the scratch directory is usually memory), and when that process is gone
-    (``parent`` is no longer its parent) it removes what it wrote and stops.
+    It stays at most :data:`_AHEAD` chunks ahead of what the building process has
+    taken, and until that process has taken every chunk (the scratch directory is
+    usually memory); when that process is gone (``parent`` is no longer its
+    parent) it removes what it wrote and stops.
 
     Returns:
         The exit status: 0 when every chunk was written.
@@ -321,7 +242,7 @@ def _helper(
                     for m in maps.values():
                         if isinstance(m, mmap.mmap):
                             m.madvise(mmap.MADV_DONTNEED)
-            behind = os.path.join(out, f"{j - ahead:06d}.ndjson")
+            behind = os.path.join(out, f"{j - _AHEAD:06d}.ndjson")
             while os.path.exists(behind) and os.getppid() == parent:
                 time.sleep(0.005)  # far enough ahead: wait for the reader
             if os.getppid() != parent:
@@ -348,8 +269,4 @@ def _helper(
 
 
 if __name__ == "__main__":
-    sys.exit(
-        _helper(
-            sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[5:], int(sys.argv[4])
-        )
-    )
+    sys.exit(_helper(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]))

@@ -8,6 +8,13 @@ automatic collector off and collects itself: the young generations every tick,
 everything once the user has been still for a moment after a step (or after half
 a minute of other use). Reference counting frees
 what holds no cycle as before; only cycles wait, a second at most while moving.
+
+What a load brings (the model's rows, the slider's history) lives until the next
+load, and a full collection walked all of it every time: 200 ms on the UI thread
+at 1M with the history read, every half minute. The first full collection after a
+load walks everything once, then sets what survived aside (``gc.freeze``); later
+ones walk only what came since. A new load puts it back (``gc.unfreeze``) so the
+old store's cycles are collected with the next full pass.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ class IdleCollector:
         self._busy_at = monotonic()
         self._pending = False
         self._ticks = 0
+        self._refreeze = False
 
     @property
     def running(self) -> bool:
@@ -54,6 +62,12 @@ class IdleCollector:
     def busy(self) -> None:
         """The user asked for something: hold the full collection back."""
         self._busy_at = monotonic()
+        self._pending = True
+
+    def loaded(self) -> None:
+        """A store or its history was loaded: the next full collection sets
+        what survives it aside (see the module)."""
+        self._refreeze = True
         self._pending = True
 
     def still_for(self) -> float:
@@ -73,7 +87,13 @@ class IdleCollector:
         if due and monotonic() - self._busy_at >= self._idle:
             self._pending = False
             self._ticks = 0
-            gc.collect()
+            if self._refreeze:
+                self._refreeze = False
+                gc.unfreeze()  # what the last load kept may be garbage now
+                gc.collect()
+                gc.freeze()
+            else:
+                gc.collect()
             return 2
         gc.collect(1)
         return 1
@@ -82,4 +102,5 @@ class IdleCollector:
         """Give the automatic collector back (the session ends)."""
         if self._restore:
             self._restore = False
+            gc.unfreeze()
             gc.enable()

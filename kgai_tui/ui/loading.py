@@ -213,6 +213,7 @@ class StoreLoading(Navigation):
         self, engine: Store, problems: list[str], status: SyncStatus | None
     ) -> None:
         self.engine, self.cursor, self.problems = engine, None, problems
+        self.collector.loaded()
         if status is not None:
             self.sync_status = status
             self._show_remote()
@@ -304,6 +305,7 @@ class StoreLoading(Navigation):
         if engine is not self.engine:
             return  # a newer load replaced it
         self.cursor = cursor
+        self.collector.loaded()
         slider = self.query_one(TimeSlider)
         slider.loading = False
         slider.set_moments(cursor.moments, keep=keep_moment)

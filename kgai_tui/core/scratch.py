@@ -5,8 +5,10 @@ and the search index's helper its documents, both in tmpfs (``/dev/shm``) when
 there is one. A process that is killed (SIGKILL, the kernel's OOM killer: a first
 read at 10M on a small machine) runs no cleanup, and in tmpfs what it left holds
 memory until the machine restarts. So each directory is named for the process
-that owns it (``kgai-<kind>-<pid>-<random>``), and making one first removes the
-directories of that kind whose owner is gone.
+that owns it (``kgai-<kind>-<pid namespace>-<pid>-<random>``), and making one
+first removes the directories of that kind whose owner is gone. Only owners in
+this process's pid namespace are asked after: a container sharing ``/dev/shm``
+numbers its processes apart.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ __all__ = ["SHM", "make_scratch", "sweep_scratch"]
 
 #: Where scratch goes when it is writable (memory); else the system's temp dir.
 SHM: Final = "/dev/shm"
-#: A directory an earlier release made (no owner in its name) is removed once
-#: it is this old (seconds): no open or build runs for a day.
+#: A directory without an owner in its name (an earlier release's) is removed
+#: once it is this old (seconds): no open or build runs for a day.
 _UNOWNED_AFTER: Final = 24 * 3600
 
 
@@ -44,7 +46,7 @@ def make_scratch(kind: str, where: str | None = None) -> str:
     for place in places:
         sweep_scratch(kind, place)
         try:
-            return tempfile.mkdtemp(prefix=f"kgai-{kind}-{os.getpid()}-", dir=place)
+            return tempfile.mkdtemp(prefix=f"kgai-{kind}-{_owner()}-", dir=place)
         except OSError as exc:
             failed = exc
     raise failed
@@ -60,13 +62,25 @@ def sweep_scratch(kind: str, where: str) -> None:
             if not name.startswith(prefix):
                 continue
             path = os.path.join(where, name)
-            owner = name[len(prefix) :].partition("-")[0]
-            if owner.isdigit():
-                if _alive(int(owner)):
+            parts = name[len(prefix) :].split("-")
+            if len(parts) == 3 and parts[1].isdigit():
+                if parts[0] != _namespace() or _alive(int(parts[1])):
                     continue
             elif time.time() - os.lstat(path).st_mtime < _UNOWNED_AFTER:
                 continue
             shutil.rmtree(path, ignore_errors=True)
+
+
+def _namespace() -> str:
+    """This process's pid namespace (its inode), ``0`` where there is none."""
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return "0"
+
+
+def _owner() -> str:
+    return f"{_namespace()}-{os.getpid()}"
 
 
 def _alive(pid: int) -> bool:

@@ -30,23 +30,26 @@ def _dead_pid() -> int:
 def test_a_dead_owners_directory_goes_and_the_others_stay(tmp_path: Path) -> None:
     where = tmp_path / "shm"
     where.mkdir()
-    dead = where / f"kgai-open-{_dead_pid()}-abc"
-    alive = where / f"kgai-open-{os.getppid()}-def"
-    other_kind = where / f"kgai-index-{_dead_pid()}-ghi"
+    ns = str(os.stat("/proc/self/ns/pid").st_ino)
+    dead = where / f"kgai-open-{ns}-{_dead_pid()}-abc"
+    alive = where / f"kgai-open-{ns}-{os.getppid()}-def"
+    other_ns = where / f"kgai-open-{int(ns) + 1}-{_dead_pid()}-jkl"
+    other_kind = where / f"kgai-index-{ns}-{_dead_pid()}-ghi"
     old_unowned = where / "kgai-open-jb71sirt"
     new_unowned = where / "kgai-open-xy12ab34"
     stranger = where / "someone-elses"
-    for d in (dead, alive, other_kind, old_unowned, new_unowned, stranger):
+    for d in (dead, alive, other_ns, other_kind, old_unowned, new_unowned, stranger):
         d.mkdir()
         (d / "result").write_bytes(b"x" * 1000)
     day_ago = time.time() - 25 * 3600
     os.utime(old_unowned, (day_ago, day_ago))
     made = Path(make_scratch("open", str(where)))
-    assert made.name.startswith(f"kgai-open-{os.getpid()}-") and made.is_dir()
+    assert made.name.startswith(f"kgai-open-{ns}-{os.getpid()}-") and made.is_dir()
     left = {p.name for p in where.iterdir()}
     assert left == {
         made.name,
         alive.name,
+        other_ns.name,  # another pid namespace's: its owner cannot be asked
         other_kind.name,
         new_unowned.name,
         stranger.name,

@@ -76,6 +76,10 @@ class KgaiApp(OrderedKeys, StoreLoading):
         # Whether the slider's history was asked for (every load brings it from
         # then on), and what the key that asked for it does once it is there.
         self._history_wanted = False
+        # The history was read unasked and the slider not moved since (a reload
+        # then drops it), and whether this session read it unasked already.
+        self._history_preloaded = False
+        self._preload_spent = False
         self._after_history: str | datetime | None = None
         #: Where Escape and q go back to: (view, element shown there).
         self.back_stack: list[tuple[str, str | None]] = []

@@ -47,7 +47,7 @@ EAGER_HISTORY_BYTES: Final = 8 << 20
 #: unasked once the present is on screen and the user is still: at 1M decisions
 #: it takes ~0.6 s and ~110 MB, which the first step back then waited on. Above
 #: it a look at the present never pays for it (it grows with the log), and a
-#: key asks.
+#: key asks. Once a session: a reload before the slider moved drops it.
 PRELOAD_HISTORY_BYTES: Final = 2 << 30
 #: How long the user is still (no load, no slider move) before the preload.
 PRELOAD_IDLE_SECONDS: Final = 1.0
@@ -66,6 +66,8 @@ class StoreLoading(Navigation):
     _projections_asked: int
     _history_saving: bool
     _history_wanted: bool
+    _history_preloaded: bool
+    _preload_spent: bool
     _after_history: str | datetime | None
     _focus_after_load: tuple[str, str] | None
     collector: IdleCollector
@@ -77,6 +79,10 @@ class StoreLoading(Navigation):
         for this log; the slider's history comes with it once it is wanted."""
         self._loads_asked += 1
         self.collector.busy()
+        if self._history_preloaded:
+            # Read unasked and never used: not kept current at every append (at
+            # 1M, 3-4 s of folding and a 230 MB save each); a key asks again.
+            self._history_preloaded = self._history_wanted = False
         # A reload while the present is shown (a teammate's events arrived, a
         # write) shows the new present first: bringing the history up to date
         # folds the appended lines into it and saves it (at 1M decisions, ~4 s
@@ -202,7 +208,8 @@ class StoreLoading(Navigation):
             slider.set_moments([], keep=False)
             slider.on_demand = True
             self._present(opened, opened.projection, None, None, prepared)
-            self.set_timer(PRELOAD_IDLE_SECONDS, lambda: self._preload(opened))
+            if not self._preload_spent:
+                self.set_timer(PRELOAD_IDLE_SECONDS, lambda: self._preload(opened))
             return
         self._history_wanted = True  # it came: every reload brings it from now on
         if not keep_moment or slider.at_now:
@@ -253,7 +260,7 @@ class StoreLoading(Navigation):
             return
         if log_extent(self.root / "log")[1] >= PRELOAD_HISTORY_BYTES:
             return
-        self._history_wanted = True
+        self._history_wanted = self._history_preloaded = self._preload_spent = True
         self._history_in_worker(engine, asked=False)
 
     @thread_worker("history")
@@ -337,6 +344,7 @@ class StoreLoading(Navigation):
 
     @on(TimeSlider.Changed)
     def _slid(self, event: TimeSlider.Changed) -> None:
+        self._history_preloaded = False  # used: kept current like one asked for
         self._project(event.slider.moment)
 
     def _project(self, moment: datetime | None) -> None:

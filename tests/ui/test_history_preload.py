@@ -199,3 +199,55 @@ def test_a_key_during_the_preload_says_so_and_is_done_when_it_comes(
         asyncio.run(main())
     finally:
         release.set()
+
+
+def test_a_reload_drops_a_preloaded_history_the_slider_never_used(
+    big_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A teammate's append (a reload) before the slider moved: the history read
+    unasked is dropped, not brought up to date (at 1M, 3-4 s of folding and a
+    230 MB save per append), and not read unasked again this session; a key
+    still reads it."""
+    reads = _counting_history(monkeypatch)
+    app = KgaiApp(big_log, live=False)
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            slider = app.query_one(TimeSlider)
+            assert await _until(pilot, lambda: bool(slider.moments))
+            await settle(pilot)
+            assert len(reads) == 1
+            app.action_reload()
+            await settle(pilot)
+            await pilot.pause(1.0)  # past the idle time: no second preload
+            await settle(pilot)
+            assert len(reads) == 1, "the reload read the history"
+            assert slider.on_demand and not slider.moments and app.cursor is None
+            await pilot.press("left_square_bracket")
+            await settle(pilot)
+            assert len(reads) == 2 and slider.moments and not slider.at_now
+
+    asyncio.run(main())
+
+
+def test_a_preloaded_history_the_slider_used_is_kept_current(
+    big_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the slider moved, a reload brings the history with it, as after a
+    history a key asked for."""
+    reads = _counting_history(monkeypatch)
+    app = KgaiApp(big_log, live=False)
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            slider = app.query_one(TimeSlider)
+            assert await _until(pilot, lambda: bool(slider.moments))
+            await settle(pilot)
+            await pilot.press("left_square_bracket")
+            await settle(pilot)
+            assert len(reads) == 1 and not slider.at_now
+            app.action_reload()
+            await settle(pilot)
+            assert len(reads) == 2 and slider.moments and not slider.at_now
+
+    asyncio.run(main())

@@ -251,3 +251,39 @@ def test_a_preloaded_history_the_slider_used_is_kept_current(
             assert len(reads) == 2 and slider.moments and not slider.at_now
 
     asyncio.run(main())
+
+
+def test_a_first_open_preloads_the_history_it_saved_without_a_second_replay(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An empty cache: the present comes from the replay the model is built
+    from, the history is saved from that replay, and the preload waits for the
+    save, then reads it through the model: one replay in all."""
+    from test_first_view import counting_replays
+
+    monkeypatch.setattr(loading, "EAGER_HISTORY_BYTES", 0)
+    monkeypatch.setattr(loading, "PRELOAD_IDLE_SECONDS", 0.3)
+    from kgai_tui.core.model import history
+
+    real_save = history.save_history
+
+    def slow_save(*args: Any) -> Any:
+        time.sleep(1.0)  # the preload's timer comes first: it must wait
+        return real_save(*args)
+
+    monkeypatch.setattr(history, "save_history", slow_save)
+    replays = counting_replays(monkeypatch)
+    app = KgaiApp(demo_store, live=False)
+    whole = list(TimeCursor.of_store(open_engine(demo_store)).moments)
+    replays.clear()
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            slider = app.query_one(TimeSlider)
+            assert await _until(pilot, lambda: bool(slider.moments))
+            await settle(pilot)
+            assert isinstance(app.engine, ModelEngine)
+            assert list(slider.moments) == whole and slider.at_now
+
+    asyncio.run(main())
+    assert replays == [demo_store], "one replay: the model, its history, the preload"

@@ -162,10 +162,19 @@ def _head_rows(
     heads: list[dict[str, Any]] = []
     conflicts: list[dict[str, Any]] = []
     for eid, kind, name, gs in entries:
-        if len(gs) > 1:
-            order = sorted(gs, key=lambda g: (-fields[g][2], fields[g][0]))
-        else:
-            order = list(gs)
+        if len(gs) == 1:  # nearly every element: no order to make, no conflict
+            did, title, _ = fields[gs[0]]
+            heads.append(
+                {
+                    "element_id": eid,
+                    "heads": [did],
+                    "kind": kind,
+                    "name": name,
+                    "titles": [title],
+                }
+            )
+            continue
+        order = sorted(gs, key=lambda g: (-fields[g][2], fields[g][0]))
         ids = [fields[g][0] for g in order]
         titles = [fields[g][1] for g in order]
         heads.append(

@@ -89,9 +89,14 @@ def test_the_history_comes_unasked_and_the_first_step_back_reads_nothing(
     assert opened == [], "the history came through the model"
 
 
-def test_the_preload_waits_while_the_user_moves(big_log: Path) -> None:
+def test_the_preload_waits_while_the_user_moves(
+    big_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """While the user keeps asking for things the history is not read; once
     they are still it comes."""
+    # Asked every 0.05 s: a second still is far more than a loaded machine's
+    # longest pause between two asks.
+    monkeypatch.setattr(loading, "PRELOAD_IDLE_SECONDS", 1.0)
     app = KgaiApp(big_log, live=False)
 
     async def main() -> None:

@@ -22,7 +22,6 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import quote
 
 from kgai_tui.core.errors import StoreNotFoundError
 from kgai_tui.core.model.build_after import (
@@ -33,7 +32,7 @@ from kgai_tui.core.model.build_after import (
 from kgai_tui.core.model.disk import DiskProjection, read_meta
 from kgai_tui.core.model.recall_files import check_recall
 from kgai_tui.core.model.rows import ModelCorruptError
-from kgai_tui.core.model.schema import header, model_path
+from kgai_tui.core.model.schema import connect_model, header, model_path
 from kgai_tui.core.model.seal import (
     fold_log,
     model_lock,
@@ -63,8 +62,6 @@ __all__ = [
     "peek_model",
 ]
 
-# Seconds a writer waits for readers to finish (and a reader for a writer's commit).
-_BUSY: Final = 60.0
 # Rounds of "the log grew again while we extended" before answering from the model
 # as it is (a consistent prefix of the log).
 _ROUNDS: Final = 4
@@ -288,21 +285,6 @@ class ModelEngine:
             self.db.close()
 
 
-def _connect(
-    path: Path, *, write: bool, any_thread: bool = False
-) -> sqlite3.Connection:
-    if write:
-        return sqlite3.connect(path, isolation_level=None, timeout=_BUSY)
-    uri = f"file:{quote(str(path))}?mode=ro"
-    return sqlite3.connect(
-        uri,
-        uri=True,
-        isolation_level=None,
-        timeout=_BUSY,
-        check_same_thread=not any_thread,
-    )
-
-
 def _stored_prints(db: sqlite3.Connection, root: Path, path: Path) -> list[ShardPrint]:
     if read_meta(db, "header") != header(root):
         raise ModelCorruptError("built for another format, version or store")
@@ -423,7 +405,7 @@ def _read(
         return None
     db: sqlite3.Connection | None = None
     try:
-        db = _connect(path, write=False, any_thread=any_thread)
+        db = connect_model(path, write=False, any_thread=any_thread)
         db.execute("BEGIN")
         change = compare_prints(_stored_prints(db, root, path), now, root / "log")
         if change == "same" or as_it_is:
@@ -533,7 +515,7 @@ def _bring_up_to_date(
         if sealed(path):
             db = None
             try:
-                db = _connect(path, write=True)
+                db = connect_model(path, write=True)
                 stored = _stored_prints(db, root, path)
                 change = compare_prints(stored, now, log_dir)
                 if change == "same":  # another process did it while we waited

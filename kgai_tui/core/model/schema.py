@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Final
+from urllib.parse import quote
 
 from kgai_tui import __version__
 from kgai_tui.core.store.cache_file import store_cache_dir
@@ -196,3 +198,24 @@ def model_enabled() -> bool:
     """Whether reads and writes go through the model (``KGAI_TUI_READ_MODEL=off``:
     every open replays the log into memory instead, as before the model)."""
     return os.environ.get("KGAI_TUI_READ_MODEL", "").lower() not in ("off", "0", "no")
+
+
+#: How long a connection to the model waits for another's write (seconds).
+BUSY_SECONDS: Final = 60.0
+
+
+def connect_model(
+    path: Path, *, write: bool, any_thread: bool = False
+) -> sqlite3.Connection:
+    """A connection to the model at ``path`` in autocommit mode: read-only unless
+    ``write`` (a read never creates or changes the file), usable from any thread
+    with ``any_thread`` (the explorer's workers)."""
+    if write:
+        return sqlite3.connect(path, isolation_level=None, timeout=BUSY_SECONDS)
+    return sqlite3.connect(
+        f"file:{quote(str(path))}?mode=ro",
+        uri=True,
+        isolation_level=None,
+        timeout=BUSY_SECONDS,
+        check_same_thread=not any_thread,
+    )

@@ -236,10 +236,11 @@ def rewrite_sealed(
     read as one (damaged, another layout) is left for the next read to rebuild.
     """
     from kgai_tui.core.model.rows import UNREADABLE_MODEL
+    from kgai_tui.core.model.schema import connect_model
 
     if not sealed(path):
         return False
-    db = sqlite3.connect(path, isolation_level=None, timeout=60.0)
+    db = connect_model(path, write=True)
     try:
         writes = change(db)
         if writes is None:

@@ -29,7 +29,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from kgai_tui.core.detached import run_detached
 from kgai_tui.core.model.build_after import DETACHED_PATIENCE
@@ -41,6 +40,7 @@ from kgai_tui.core.model.graph_log import (
     stored_graph,
 )
 from kgai_tui.core.model.rows import UNREADABLE_MODEL
+from kgai_tui.core.model.schema import connect_model
 from kgai_tui.core.model.seal import model_lock, rewrite_sealed, sealed
 
 __all__ = ["tidy", "tidy_after", "tidy_due"]
@@ -117,9 +117,7 @@ def _plan(path: Path) -> _Plan | None:
     from kgai_tui.core.model.disk import DiskProjection
     from kgai_tui.core.model.recall_store import tidy_recall
 
-    db = sqlite3.connect(
-        f"file:{quote(str(path))}?mode=ro", uri=True, isolation_level=None
-    )
+    db = connect_model(path, write=False)
     try:
         db.execute("BEGIN")  # one snapshot from the first row to the last
         stamp = _stamp(db)

@@ -47,6 +47,14 @@ async def _until(pilot: Pilot[None], done: Any, timeout_s: float = 10.0) -> bool
     return bool(done())
 
 
+async def _preloaded(pilot: Pilot[None], app: KgaiApp) -> TimeSlider:
+    """The slider once the history read unasked is in it, the app settled."""
+    slider = app.query_one(TimeSlider)
+    assert await _until(pilot, lambda: bool(slider.moments))
+    await settle(pilot)
+    return slider
+
+
 @pytest.fixture
 def big_log(demo_store: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The demo store read as a big log: its history is not in the first view."""
@@ -218,9 +226,7 @@ def test_a_reload_drops_a_preloaded_history_the_slider_never_used(
 
     async def main() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            slider = app.query_one(TimeSlider)
-            assert await _until(pilot, lambda: bool(slider.moments))
-            await settle(pilot)
+            slider = await _preloaded(pilot, app)
             assert len(reads) == 1
             app.action_reload()
             await settle(pilot)
@@ -245,9 +251,7 @@ def test_a_preloaded_history_the_slider_used_is_kept_current(
 
     async def main() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            slider = app.query_one(TimeSlider)
-            assert await _until(pilot, lambda: bool(slider.moments))
-            await settle(pilot)
+            slider = await _preloaded(pilot, app)
             await pilot.press("left_square_bracket")
             await settle(pilot)
             assert len(reads) == 1 and not slider.at_now
@@ -284,9 +288,7 @@ def test_a_first_open_preloads_the_history_it_saved_without_a_second_replay(
 
     async def main() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            slider = app.query_one(TimeSlider)
-            assert await _until(pilot, lambda: bool(slider.moments))
-            await settle(pilot)
+            slider = await _preloaded(pilot, app)
             assert isinstance(app.engine, ModelEngine)
             assert list(slider.moments) == whole and slider.at_now
 
